@@ -1,0 +1,355 @@
+package cmf
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Part is one content part of a message. The set of implementations is
+// closed: the twelve types of this package. Each knows its own
+// [ContentType], so the "content_type" discriminator written to JSON is
+// derived from the Go type and can never disagree with the payload.
+type Part interface {
+	// ContentType is the part's JSON discriminator.
+	ContentType() ContentType
+	// Validate checks the part's fields; the error names the bad field.
+	Validate() error
+	isPart()
+}
+
+// Text is plain text.
+type Text struct {
+	Text string `json:"text"`
+}
+
+// Thinking is chain-of-thought or reasoning output. Signature is the
+// provider's integrity token (e.g. Anthropic's thinking signature, OpenAI's
+// encrypted reasoning) that must be echoed back unmodified on the next call
+// to the same provider. It is only trusted when it comes from the server's
+// own history; agentui drops signatures that a client sends.
+type Thinking struct {
+	Text      string `json:"text"`
+	Signature string `json:"signature,omitempty"`
+}
+
+// ToolCall is a request to invoke a tool. Arguments is a JSON object kept
+// as raw bytes so that numbers and key order survive untouched.
+type ToolCall struct {
+	ToolCallID string          `json:"tool_call_id"`
+	Name       string          `json:"name"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Namespace  string          `json:"namespace,omitempty"`
+}
+
+// ToolResult is the result of a tool execution. Content is any JSON value.
+type ToolResult struct {
+	ToolCallID string          `json:"tool_call_id"`
+	ToolName   string          `json:"tool_name"`
+	Content    json.RawMessage `json:"content"`
+	IsError    bool            `json:"is_error,omitempty"`
+}
+
+// Resource is an embedded resource (MCP). It carries Content (text) or Blob
+// (bytes), never both.
+type Resource struct {
+	ResourceRequestID string                     `json:"resource_request_id"`
+	URI               string                     `json:"uri"`
+	Name              string                     `json:"name,omitempty"`
+	Description       string                     `json:"description,omitempty"`
+	ResourceType      ResourceType               `json:"resource_type"`
+	Content           *string                    `json:"content,omitempty"`
+	Blob              []byte                     `json:"blob,omitempty"`
+	MimeType          string                     `json:"mime_type,omitempty"`
+	SizeBytes         *int64                     `json:"size_bytes,omitempty"`
+	Annotations       map[string]json.RawMessage `json:"annotations,omitempty"`
+	Version           string                     `json:"version,omitempty"`
+}
+
+// ResourceRef is a lightweight reference to a resource, optionally to a
+// range of it (lines or byte offsets) or to a selector within it.
+type ResourceRef struct {
+	ResourceRequestID string       `json:"resource_request_id"`
+	URI               string       `json:"uri"`
+	Name              string       `json:"name,omitempty"`
+	ResourceType      ResourceType `json:"resource_type"`
+	RangeStart        *int64       `json:"range_start,omitempty"`
+	RangeEnd          *int64       `json:"range_end,omitempty"`
+	Selector          string       `json:"selector,omitempty"`
+}
+
+// PromptRequest invokes a prompt template (MCP). Arguments is a JSON object.
+type PromptRequest struct {
+	PromptRequestID string          `json:"prompt_request_id"`
+	Name            string          `json:"name"`
+	Arguments       json.RawMessage `json:"arguments"`
+	ServerID        string          `json:"server_id,omitempty"`
+}
+
+// PromptResult is a rendered prompt template: messages, or a single text.
+type PromptResult struct {
+	PromptRequestID string    `json:"prompt_request_id"`
+	PromptName      string    `json:"prompt_name"`
+	Messages        []Message `json:"messages,omitempty"`
+	Content         *string   `json:"content,omitempty"`
+	IsError         bool      `json:"is_error,omitempty"`
+	ErrorMessage    string    `json:"error_message,omitempty"`
+}
+
+// MediaSource locates media bytes: a URL, or the bytes themselves as base64.
+type MediaSource struct {
+	Type      SourceType `json:"type"`
+	Data      string     `json:"data"`
+	MediaType string     `json:"media_type,omitempty"`
+}
+
+// Image is image content.
+type Image struct {
+	MediaSource
+}
+
+// Video is video content.
+type Video struct {
+	MediaSource
+	DurationMs *int64 `json:"duration_ms,omitempty"`
+}
+
+// Audio is audio content.
+type Audio struct {
+	MediaSource
+	DurationMs *int64 `json:"duration_ms,omitempty"`
+}
+
+// Document is document content (PDF, Word, …).
+type Document struct {
+	MediaSource
+	Title string `json:"title,omitempty"`
+}
+
+// ContentType implementations: the discriminator comes from the type.
+
+func (Text) ContentType() ContentType          { return ContentText }
+func (Thinking) ContentType() ContentType      { return ContentThinking }
+func (ToolCall) ContentType() ContentType      { return ContentToolCall }
+func (ToolResult) ContentType() ContentType    { return ContentToolResult }
+func (Resource) ContentType() ContentType      { return ContentResource }
+func (ResourceRef) ContentType() ContentType   { return ContentResourceRef }
+func (PromptRequest) ContentType() ContentType { return ContentPromptRequest }
+func (PromptResult) ContentType() ContentType  { return ContentPromptResult }
+func (Image) ContentType() ContentType         { return ContentImage }
+func (Video) ContentType() ContentType         { return ContentVideo }
+func (Audio) ContentType() ContentType         { return ContentAudio }
+func (Document) ContentType() ContentType      { return ContentDocument }
+
+func (Text) isPart()          {}
+func (Thinking) isPart()      {}
+func (ToolCall) isPart()      {}
+func (ToolResult) isPart()    {}
+func (Resource) isPart()      {}
+func (ResourceRef) isPart()   {}
+func (PromptRequest) isPart() {}
+func (PromptResult) isPart()  {}
+func (Image) isPart()         {}
+func (Video) isPart()         {}
+func (Audio) isPart()         {}
+func (Document) isPart()      {}
+
+// Media returns the media source of an image, video, audio or document part.
+func Media(p Part) (MediaSource, bool) {
+	switch p := p.(type) {
+	case Image:
+		return p.MediaSource, true
+	case Video:
+		return p.MediaSource, true
+	case Audio:
+		return p.MediaSource, true
+	case Document:
+		return p.MediaSource, true
+	}
+	return MediaSource{}, false
+}
+
+// The *JSON types have the fields of their part but none of its methods, so
+// encoding/json can (un)marshal them without recursing into MarshalJSON.
+type (
+	textJSON          Text
+	thinkingJSON      Thinking
+	toolCallJSON      ToolCall
+	toolResultJSON    ToolResult
+	resourceJSON      Resource
+	resourceRefJSON   ResourceRef
+	promptRequestJSON PromptRequest
+	promptResultJSON  PromptResult
+	imageJSON         Image
+	videoJSON         Video
+	audioJSON         Audio
+	documentJSON      Document
+)
+
+// MarshalJSON writes the part with its "content_type" discriminator.
+func (p Text) MarshalJSON() ([]byte, error) { return marshalTagged(ContentText, textJSON(p)) }
+
+// MarshalJSON writes the part with its "content_type" discriminator.
+func (p Thinking) MarshalJSON() ([]byte, error) {
+	return marshalTagged(ContentThinking, thinkingJSON(p))
+}
+
+// MarshalJSON writes the part with its "content_type" discriminator.
+func (p ToolCall) MarshalJSON() ([]byte, error) {
+	return marshalTagged(ContentToolCall, toolCallJSON(p))
+}
+
+// MarshalJSON writes the part with its "content_type" discriminator.
+func (p ToolResult) MarshalJSON() ([]byte, error) {
+	return marshalTagged(ContentToolResult, toolResultJSON(p))
+}
+
+// MarshalJSON writes the part with its "content_type" discriminator.
+func (p Resource) MarshalJSON() ([]byte, error) {
+	return marshalTagged(ContentResource, resourceJSON(p))
+}
+
+// MarshalJSON writes the part with its "content_type" discriminator.
+func (p ResourceRef) MarshalJSON() ([]byte, error) {
+	return marshalTagged(ContentResourceRef, resourceRefJSON(p))
+}
+
+// MarshalJSON writes the part with its "content_type" discriminator.
+func (p PromptRequest) MarshalJSON() ([]byte, error) {
+	return marshalTagged(ContentPromptRequest, promptRequestJSON(p))
+}
+
+// MarshalJSON writes the part with its "content_type" discriminator.
+func (p PromptResult) MarshalJSON() ([]byte, error) {
+	return marshalTagged(ContentPromptResult, promptResultJSON(p))
+}
+
+// MarshalJSON writes the part with its "content_type" discriminator.
+func (p Image) MarshalJSON() ([]byte, error) { return marshalTagged(ContentImage, imageJSON(p)) }
+
+// MarshalJSON writes the part with its "content_type" discriminator.
+func (p Video) MarshalJSON() ([]byte, error) { return marshalTagged(ContentVideo, videoJSON(p)) }
+
+// MarshalJSON writes the part with its "content_type" discriminator.
+func (p Audio) MarshalJSON() ([]byte, error) { return marshalTagged(ContentAudio, audioJSON(p)) }
+
+// MarshalJSON writes the part with its "content_type" discriminator.
+func (p Document) MarshalJSON() ([]byte, error) {
+	return marshalTagged(ContentDocument, documentJSON(p))
+}
+
+// marshalTagged encodes v (a struct) and puts the discriminator first.
+func marshalTagged(ct ContentType, v any) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(body)+len(ct)+20)
+	out = append(out, `{"content_type":"`...)
+	out = append(out, ct...)
+	out = append(out, '"')
+	if len(body) > 2 { // body is "{...}": splice its fields after the tag
+		out = append(out, ',')
+	}
+	return append(out, body[1:]...), nil
+}
+
+// ErrUnknownContentType is returned (wrapped) when a part's content_type is
+// not one of the twelve CMF types. Unknown parts are never skipped or turned
+// into text: a policy engine must not miss a part it cannot see.
+var ErrUnknownContentType = errors.New("cmf: unknown content type")
+
+// UnmarshalPart decodes one content part, choosing its type from the
+// "content_type" field, and validates it.
+func UnmarshalPart(b []byte) (Part, error) {
+	var head struct {
+		ContentType *string `json:"content_type"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("cmf: content part: %w", err)
+	}
+	if head.ContentType == nil {
+		return nil, errors.New("cmf: content part has no content_type")
+	}
+	p, err := decodePart(ContentType(*head.ContentType), b)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func decodePart(ct ContentType, b []byte) (Part, error) {
+	switch ct {
+	case ContentText:
+		return decodeAs[textJSON, Text](b)
+	case ContentThinking:
+		return decodeAs[thinkingJSON, Thinking](b)
+	case ContentToolCall:
+		p, err := decodeAs[toolCallJSON, ToolCall](b)
+		p.Arguments = compactJSON(p.Arguments)
+		return p, err
+	case ContentToolResult:
+		p, err := decodeAs[toolResultJSON, ToolResult](b)
+		p.Content = compactJSON(p.Content)
+		return p, err
+	case ContentResource:
+		p, err := decodeAs[resourceJSON, Resource](b)
+		if len(p.Blob) == 0 {
+			p.Blob = nil
+		}
+		p.Annotations = compactMap(p.Annotations)
+		return p, err
+	case ContentResourceRef:
+		return decodeAs[resourceRefJSON, ResourceRef](b)
+	case ContentPromptRequest:
+		p, err := decodeAs[promptRequestJSON, PromptRequest](b)
+		p.Arguments = compactJSON(p.Arguments)
+		return p, err
+	case ContentPromptResult:
+		p, err := decodeAs[promptResultJSON, PromptResult](b)
+		if len(p.Messages) == 0 {
+			p.Messages = nil
+		}
+		return p, err
+	case ContentImage:
+		return decodeAs[imageJSON, Image](b)
+	case ContentVideo:
+		return decodeAs[videoJSON, Video](b)
+	case ContentAudio:
+		return decodeAs[audioJSON, Audio](b)
+	case ContentDocument:
+		return decodeAs[documentJSON, Document](b)
+	}
+	return nil, fmt.Errorf("%w %q", ErrUnknownContentType, string(ct))
+}
+
+// decodeAs decodes b into the method-less twin W of part type P.
+func decodeAs[W any, P Part](b []byte) (P, error) {
+	var w W
+	if err := json.Unmarshal(b, &w); err != nil {
+		var zero P
+		return zero, fmt.Errorf("cmf: %s part: %w", zeroType[P](), err)
+	}
+	return any(w).(interface{ part() P }).part(), nil
+}
+
+func zeroType[P Part]() ContentType {
+	var p P
+	return p.ContentType()
+}
+
+func (w textJSON) part() Text                   { return Text(w) }
+func (w thinkingJSON) part() Thinking           { return Thinking(w) }
+func (w toolCallJSON) part() ToolCall           { return ToolCall(w) }
+func (w toolResultJSON) part() ToolResult       { return ToolResult(w) }
+func (w resourceJSON) part() Resource           { return Resource(w) }
+func (w resourceRefJSON) part() ResourceRef     { return ResourceRef(w) }
+func (w promptRequestJSON) part() PromptRequest { return PromptRequest(w) }
+func (w promptResultJSON) part() PromptResult   { return PromptResult(w) }
+func (w imageJSON) part() Image                 { return Image(w) }
+func (w videoJSON) part() Video                 { return Video(w) }
+func (w audioJSON) part() Audio                 { return Audio(w) }
+func (w documentJSON) part() Document           { return Document(w) }

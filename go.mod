@@ -1,0 +1,3 @@
+module github.com/agentui/agentui
+
+go 1.26
