@@ -1,0 +1,109 @@
+// Package agent runs conversations: it takes CMF messages and produces a
+// stream of events that protocol encoders turn into wire frames. It knows
+// nothing of HTTP or of any protocol.
+//
+// [Loop] is the tool-calling loop over a streaming [Model]: it calls the
+// model, streams its parts, runs server tools (concurrently when the model
+// asks for several), pauses for tools that need the user's approval and for
+// tools the client executes, and resumes from the [Resolution]s the next
+// run brings.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+
+	"github.com/agentui/agentui/cmf"
+)
+
+// Agent runs one turn of a conversation.
+//
+// Run returns the turn's events in order. The stream is balanced (see
+// [Event]). A non-nil error ends it: the run failed, and everything it
+// started has ended. When ctx is cancelled the run ends promptly with
+// [RunFinished] whose StopReason is [cmf.StopAborted]. A consumer may stop
+// iterating at any time; the run then stops and leaves no goroutine behind.
+type Agent interface {
+	Run(ctx context.Context, in *Input) iter.Seq2[Event, error]
+}
+
+// Input is what a run gets.
+type Input struct {
+	// Messages is the conversation, oldest first, already trusted and
+	// sanitized. It ends with the new user message, or with an assistant
+	// turn whose pending tool calls Resume answers.
+	Messages []cmf.Message
+
+	// Instructions is the server's system prompt. Client-supplied system
+	// and developer messages never get here; this does.
+	Instructions string
+
+	// ClientTools are tools the frontend declared and executes itself
+	// (AG-UI "tools"). A call to one pauses the run until the client sends
+	// its output.
+	ClientTools []ToolSpec
+
+	// Resume answers tool calls the conversation shows as pending.
+	Resume []Resolution
+
+	// State is the client's shared state (AG-UI), or nil.
+	State json.RawMessage
+
+	// Context is application context from the client (AG-UI "context"). The
+	// model sees it as data, never as instructions.
+	Context []ContextItem
+
+	// MessageID is the id for the first assistant message the run
+	// produces; one is generated when empty.
+	MessageID string
+}
+
+// ToolSpec describes a tool to the model.
+type ToolSpec struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // a JSON Schema; nil means any object
+}
+
+// ContextItem is one piece of application context.
+type ContextItem struct {
+	Description string
+	Value       string
+}
+
+// ResolutionKind says how a pending tool call was answered.
+type ResolutionKind uint8
+
+// The ways to answer a pending tool call.
+const (
+	Approve      ResolutionKind = iota + 1 // run the tool (with EditedArgs when set)
+	Deny                                   // don't run it; the model learns why (Reason)
+	ClientOutput                           // a client tool's output (Output)
+	ClientError                            // a client tool failed (ErrorText)
+)
+
+func (k ResolutionKind) String() string {
+	switch k {
+	case Approve:
+		return "approve"
+	case Deny:
+		return "deny"
+	case ClientOutput:
+		return "client output"
+	case ClientError:
+		return "client error"
+	}
+	return "unknown"
+}
+
+// Resolution answers a pending tool call.
+type Resolution struct {
+	ToolCallID string
+	Kind       ResolutionKind
+	Reason     string          // Deny: why, if the user said
+	EditedArgs json.RawMessage // Approve: replaces the arguments (re-validated)
+	Output     json.RawMessage // ClientOutput
+	ErrorText  string          // ClientError
+	MessageID  string          // the client's id for the tool message, if it has one
+}

@@ -1,0 +1,224 @@
+package agent
+
+import (
+	"encoding/json"
+
+	"github.com/agentui/agentui/cmf"
+)
+
+// Event is one thing that happened during a run. The set is closed: the
+// event types of this package.
+//
+// A run's stream is balanced: it starts with [RunStarted]; every
+// [StepStarted] is followed by its [StepFinished]; every [PartStarted] by
+// its [PartEnded]; and it ends with [RunFinished], or, when the run fails,
+// with the iterator's non-nil error (after which nothing follows). Parts and
+// steps are ended before either end, also when the run fails or is
+// cancelled.
+type Event interface{ isEvent() }
+
+// RunStarted opens a run. MessageID is the id of the first assistant
+// message the run produces.
+type RunStarted struct {
+	MessageID string
+}
+
+// StepStarted opens a step: one model call and the tool calls it makes.
+// MessageID is the id of the assistant message the step produces.
+type StepStarted struct {
+	Step      int // 1-based
+	MessageID string
+}
+
+// StepFinished closes a step.
+type StepFinished struct {
+	Step       int
+	StopReason cmf.StopReason
+	Usage      Usage
+}
+
+// PartKind is the kind of a streamed part.
+type PartKind uint8
+
+// The streamed part kinds.
+const (
+	PartText PartKind = iota + 1
+	PartThinking
+	PartToolCall
+)
+
+func (k PartKind) String() string {
+	switch k {
+	case PartText:
+		return "text"
+	case PartThinking:
+		return "thinking"
+	case PartToolCall:
+		return "tool_call"
+	}
+	return "unknown"
+}
+
+// PartStarted opens a text, thinking or tool-call part. For a tool call, ID
+// is the tool call id and ToolName is set.
+type PartStarted struct {
+	Kind      PartKind
+	ID        string
+	ToolName  string
+	MessageID string // the assistant message the part belongs to
+}
+
+// PartDelta is a fragment of an open part: text, thinking, or a fragment of
+// the tool call's argument JSON.
+type PartDelta struct {
+	Kind  PartKind
+	ID    string
+	Delta string
+}
+
+// PartEnded closes a part. Part is the complete part as it is stored: a
+// [cmf.Text], a [cmf.Thinking] (with the provider's signature) or a
+// [cmf.ToolCall]. For a tool call whose arguments are not valid JSON or do
+// not match the tool's schema, InputError says why; the call is then not
+// executed and its result is an error the model sees.
+type PartEnded struct {
+	Kind       PartKind
+	ID         string
+	Part       cmf.Part
+	InputError string
+}
+
+// ToolResult is the result of a tool call: executed by the server, denied
+// by the user, or supplied by the client for a client tool (FromClient,
+// which protocols need not send back). For errors and denials, Output is a
+// JSON string with the error text.
+type ToolResult struct {
+	ToolCallID string
+	ToolName   string
+	Output     json.RawMessage
+	IsError    bool
+	Approved   bool // the call ran (or failed validation) after the user approved it
+	Denied     bool
+	Reason     string // the denial reason, when given
+	FromClient bool
+	MessageID  string // the tool message that holds the result
+}
+
+// ErrorText returns the error text of an error result (Output unquoted).
+func (r *ToolResult) ErrorText() string {
+	var s string
+	if json.Unmarshal(r.Output, &s) == nil {
+		return s
+	}
+	return string(r.Output)
+}
+
+// ApprovalRequested says a tool call needs the user's approval before it
+// runs. The run then finishes paused. Signature is empty when the agent
+// emits the event; the handler that serves the run fills it in (an HMAC
+// that lets it verify the approval when it comes back).
+type ApprovalRequested struct {
+	ToolCallID string
+	ToolName   string
+	ApprovalID string
+	Input      json.RawMessage
+	Signature  string
+}
+
+// ClientToolCall says a tool call is for the client to execute. The run
+// then finishes paused; the client's output resumes it.
+type ClientToolCall struct {
+	ToolCallID string
+	ToolName   string
+	Input      json.RawMessage
+}
+
+// StateSnapshot replaces the shared state.
+type StateSnapshot struct {
+	State json.RawMessage
+}
+
+// StateDelta changes the shared state with an RFC 6902 JSON Patch.
+type StateDelta struct {
+	Patch json.RawMessage
+}
+
+// Data is application data for the UI: Vercel data-* parts, AG-UI custom
+// events. A Transient value is shown, not stored. A non-transient value
+// with an ID replaces an earlier one with the same name and ID.
+type Data struct {
+	Name      string
+	ID        string
+	Value     json.RawMessage
+	Transient bool
+}
+
+// RunFinished closes a run. A run that paused for approvals or client
+// tools has StopReason [cmf.StopPaused] and lists what it waits for.
+type RunFinished struct {
+	StopReason cmf.StopReason
+	Usage      Usage
+	Pending    []PendingCall
+}
+
+// PendingKind says what a paused tool call waits for.
+type PendingKind uint8
+
+// What a pending call waits for.
+const (
+	PendingApproval PendingKind = iota + 1 // the user's approval
+	PendingClient                          // the client's output
+)
+
+// PendingCall is a tool call a paused run waits for.
+type PendingCall struct {
+	Kind       PendingKind
+	ToolCallID string
+	ToolName   string
+	ApprovalID string // for PendingApproval
+	Input      json.RawMessage
+}
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens       int64
+	OutputTokens      int64
+	ReasoningTokens   int64 // part of OutputTokens
+	CachedInputTokens int64 // part of InputTokens
+	TotalTokens       int64
+}
+
+// Add adds o to u.
+func (u *Usage) Add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.ReasoningTokens += o.ReasoningTokens
+	u.CachedInputTokens += o.CachedInputTokens
+	u.TotalTokens += o.TotalTokens
+}
+
+// IsZero reports whether nothing was counted.
+func (u Usage) IsZero() bool { return u == Usage{} }
+
+// CMF converts the usage to CMF token usage.
+func (u Usage) CMF() *cmf.TokenUsage {
+	total := u.TotalTokens
+	if total == 0 {
+		total = u.InputTokens + u.OutputTokens
+	}
+	return &cmf.TokenUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: total}
+}
+
+func (*RunStarted) isEvent()        {}
+func (*StepStarted) isEvent()       {}
+func (*StepFinished) isEvent()      {}
+func (*PartStarted) isEvent()       {}
+func (*PartDelta) isEvent()         {}
+func (*PartEnded) isEvent()         {}
+func (*ToolResult) isEvent()        {}
+func (*ApprovalRequested) isEvent() {}
+func (*ClientToolCall) isEvent()    {}
+func (*StateSnapshot) isEvent()     {}
+func (*StateDelta) isEvent()        {}
+func (*Data) isEvent()              {}
+func (*RunFinished) isEvent()       {}

@@ -1,0 +1,159 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/agentui/agentui/cmf"
+)
+
+func record(events []Event) *Recorder {
+	rec := NewRecorder()
+	for _, ev := range events {
+		rec.Add(ev)
+	}
+	return rec
+}
+
+func TestRecorderApprovalRecords(t *testing.T) {
+	m := &scripted{replies: []reply{
+		{chunks: concat(
+			[]Chunk{{Kind: ChunkThinking, Delta: "plan", Signature: "sig"}, {Kind: ChunkText, Delta: "Working."}},
+			toolCall("w", "get_weather", `{"city":"Oslo"}`),
+			toolCall("d1", "delete_file", `{"path":"/a"}`),
+			toolCall("d2", "delete_file", `{"path":"/b"}`),
+			toolCall("loc", "get_location", `{}`),
+			[]Chunk{finish(cmf.StopCall)})},
+		{chunks: text("Done.")},
+	}}
+	l := newLoop(t, m, nil)
+	in := &Input{Messages: []cmf.Message{userMsg("go")}, MessageID: "a1"}
+	events, err := collect(t, l, context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record(events)
+	msgs := rec.Messages()
+	// One assistant message (the step) and one tool message (the weather).
+	if len(msgs) != 2 || msgs[0].ID() != "a1" || msgs[0].Role != cmf.RoleAssistant || msgs[1].Role != cmf.RoleTool {
+		t.Fatalf("recorded %d messages: %+v", len(msgs), msgs)
+	}
+	if th := msgs[0].Content[0].(cmf.Thinking); th.Signature != "sig" || th.Text != "plan" {
+		t.Fatalf("thinking = %+v", th)
+	}
+	if c := msgs[0].Extensions.Completion; c.StopReason != cmf.StopPaused {
+		t.Fatalf("paused step recorded as %s", c.StopReason)
+	}
+	for i := range msgs {
+		if err := msgs[i].Validate(); err != nil {
+			t.Fatalf("recorded message %d is invalid: %v", i, err)
+		}
+	}
+	pending := PendingCalls(msgs)
+	if len(pending) != 3 || pending[0].Kind != PendingApproval || pending[2].Kind != PendingClient || pending[0].ApprovalID == "" {
+		t.Fatalf("pending = %+v", pending)
+	}
+	fin := last[*RunFinished](t, events)
+	for i := range pending {
+		if pending[i].ApprovalID != fin.Pending[i].ApprovalID || pending[i].ToolCallID != fin.Pending[i].ToolCallID {
+			t.Fatalf("recorded pending calls %+v differ from RunFinished %+v", pending, fin.Pending)
+		}
+	}
+
+	// Approve one, deny one, answer the client: the records say how.
+	next := continueFrom(in, events,
+		Resolution{ToolCallID: "d1", Kind: Approve},
+		Resolution{ToolCallID: "d2", Kind: Deny, Reason: "no"},
+		Resolution{ToolCallID: "loc", Kind: ClientOutput, Output: json.RawMessage(`{"city":"Oslo"}`)})
+	events2, err := collect(t, l, context.Background(), next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(append([]cmf.Message(nil), next.Messages...), record(events2).Messages()...)
+	states := CallStates(all)
+	byID := map[string]CallState{}
+	for _, s := range states {
+		byID[s.Call.ToolCallID] = s
+	}
+	if s := byID["w"]; s.Result == nil || s.ApprovalID != "" || s.Approved != nil || s.Pending() {
+		t.Errorf("weather = %+v", s)
+	}
+	if s := byID["d1"]; s.Result == nil || s.ApprovalID == "" || s.Approved == nil || !*s.Approved {
+		t.Errorf("approved delete = %+v", s)
+	}
+	if s := byID["d2"]; s.Result == nil || !s.Result.IsError || s.Approved == nil || *s.Approved || s.Reason != "no" {
+		t.Errorf("denied delete = %+v", s)
+	}
+	if s := byID["loc"]; s.Result == nil || !s.Client || s.MessageID != "a1" {
+		t.Errorf("client call = %+v", s)
+	}
+	if len(PendingCalls(all)) != 0 {
+		t.Error("calls still pending after every one was answered")
+	}
+}
+
+func TestRecorderInterrupt(t *testing.T) {
+	rec := NewRecorder()
+	for _, ev := range []Event{
+		&RunStarted{MessageID: "m"},
+		&StepStarted{Step: 1, MessageID: "m"},
+		&PartStarted{Kind: PartThinking, ID: "t"},
+		&PartDelta{Kind: PartThinking, ID: "t", Delta: "mulling"},
+		&PartEnded{Kind: PartThinking, ID: "t", Part: cmf.Thinking{Text: "mulling"}},
+		&PartStarted{Kind: PartText, ID: "x"},
+		&PartDelta{Kind: PartText, ID: "x", Delta: "Half an ans"},
+		&PartStarted{Kind: PartToolCall, ID: "c", ToolName: "get_weather"},
+		&PartDelta{Kind: PartToolCall, ID: "c", Delta: `{"ci`},
+	} {
+		rec.Add(ev)
+	}
+	rec.Interrupt(cmf.StopAborted)
+	msgs := rec.Messages()
+	if len(msgs) != 1 || len(msgs[0].Content) != 2 {
+		t.Fatalf("messages = %+v", msgs)
+	}
+	if msgs[0].Content[1].(cmf.Text).Text != "Half an ans" {
+		t.Fatalf("partial text = %+v", msgs[0].Content[1])
+	}
+	if msgs[0].Extensions.Completion.StopReason != cmf.StopAborted {
+		t.Fatal("stop reason not recorded")
+	}
+	if err := msgs[0].Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRecorderPartsOutsideAStep(t *testing.T) {
+	// An Agent other than Loop may skip steps; the recorder still keeps
+	// its parts.
+	rec := record([]Event{
+		&RunStarted{},
+		&PartStarted{Kind: PartText, ID: "x"},
+		&PartEnded{Kind: PartText, ID: "x", Part: cmf.Text{Text: "hi"}},
+		&Data{Name: "n", Value: json.RawMessage(`1`)},
+		&RunFinished{StopReason: cmf.StopEnd},
+	})
+	if msgs := rec.Messages(); len(msgs) != 1 || msgs[0].Text() != "hi" || msgs[0].ID() == "" || len(DataRecords(&msgs[0])) != 1 {
+		t.Fatalf("messages = %+v", msgs)
+	}
+}
+
+func TestEventHelpers(t *testing.T) {
+	r := &ToolResult{Output: json.RawMessage(`{"not":"a string"}`)}
+	if r.ErrorText() != `{"not":"a string"}` {
+		t.Fatal("ErrorText of a non-string")
+	}
+	if PartToolCall.String() != "tool_call" || PartKind(9).String() != "unknown" || Approve.String() != "approve" ||
+		ClientError.String() != "client error" || ResolutionKind(0).String() != "unknown" {
+		t.Fatal("String methods")
+	}
+	u := Usage{InputTokens: 2, OutputTokens: 3}
+	if c := u.CMF(); c.TotalTokens != 5 {
+		t.Fatalf("CMF usage = %+v", c)
+	}
+	for _, ev := range []Event{&RunStarted{}, &StepStarted{}, &StepFinished{}, &PartStarted{}, &PartDelta{}, &PartEnded{},
+		&ToolResult{}, &ApprovalRequested{}, &ClientToolCall{}, &StateSnapshot{}, &StateDelta{}, &Data{}, &RunFinished{}} {
+		ev.isEvent() // the seal
+	}
+}
