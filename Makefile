@@ -3,9 +3,18 @@ GO      ?= go
 # The cmf package keeps at least this much statement coverage (review finding 3).
 CMF_MIN_COVERAGE ?= 96
 
-.PHONY: test vet unit cover-cmf fuzz
+JS_PACKAGES = conformance/js
 
-test: vet unit cover-cmf
+.PHONY: test vet unit cover-cmf fuzz js-deps
+
+test: js-deps vet unit cover-cmf
+
+# Install the JavaScript packages the tests drive (pinned by their lockfiles)
+# when they are missing or older than the lockfile.
+js-deps: $(addsuffix /node_modules/.package-lock.json,$(JS_PACKAGES))
+
+%/node_modules/.package-lock.json: %/package-lock.json
+	cd $* && npm ci --no-audit --no-fund --loglevel=error
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

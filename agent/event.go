@@ -100,6 +100,7 @@ type ToolResult struct {
 	Approved   bool // the call ran (or failed validation) after the user approved it
 	Denied     bool
 	Reason     string // the denial reason, when given
+	ApprovalID string // for approved and denied calls: the approval answered, when known
 	FromClient bool
 	MessageID  string // the tool message that holds the result
 }

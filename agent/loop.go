@@ -181,6 +181,7 @@ type call struct {
 	args     json.RawMessage
 	tool     *tool
 	result   *ToolResult
+	approval string          // the approval id, for calls resumed after an approval
 	approved bool            // the user approved this call
 	rawArgs  strings.Builder // arguments as they stream
 }
@@ -239,6 +240,7 @@ func (r *run) resume() ([]PendingCall, bool) {
 				continue
 			}
 		case info.ApprovalID != "" || t.needsApproval(tc.Arguments):
+			c.approval = info.ApprovalID
 			switch {
 			case resolved && res.Kind == Approve:
 				c.approved = true
@@ -391,6 +393,9 @@ func (r *run) runCalls(batch []*call) bool {
 		<-done[i]
 		res := c.result
 		res.ToolCallID, res.ToolName, res.Approved = c.id, c.name, c.approved
+		if c.approved || res.Denied {
+			res.ApprovalID = c.approval
+		}
 		if res.MessageID == "" {
 			res.MessageID = ids.New()
 		}

@@ -75,6 +75,9 @@ func DataRecords(m *cmf.Message) []DataRecord {
 	return recs
 }
 
+// SetDataRecords stores UI data records on a message.
+func SetDataRecords(m *cmf.Message, recs []DataRecord) { setCustom(m, dataKey, recs) }
+
 func setCustom(m *cmf.Message, key string, v any) {
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -220,7 +223,7 @@ func (r *Recorder) Add(ev Event) {
 		if !replaced {
 			recs = append(recs, rec)
 		}
-		setCustom(m, dataKey, recs)
+		SetDataRecords(m, recs)
 	case *StepFinished:
 		if r.step >= 0 {
 			setCompletion(&r.msgs[r.step], e.StopReason, e.Usage)

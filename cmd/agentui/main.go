@@ -1,0 +1,87 @@
+// Command agentui serves AI chat frontends: the Vercel AI SDK UI message
+// stream at POST /api/chat. Every flag has an AGENTUI_… environment twin;
+// see docs/configuration.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentui/agentui/internal/server"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "agentui:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("agentui", flag.ContinueOnError)
+	addr := fs.String("addr", env("AGENTUI_ADDR", "127.0.0.1:8080"), "address to listen on (env AGENTUI_ADDR)")
+	model := fs.String("model", env("AGENTUI_MODEL", "demo"), "model: demo, or openai:<model> with OPENAI_API_KEY and OPENAI_BASE_URL (env AGENTUI_MODEL)")
+	history := fs.String("history", env("AGENTUI_HISTORY", "none"), "where conversations are kept: none (env AGENTUI_HISTORY)")
+	secret := fs.String("secret", env("AGENTUI_SECRET", ""), "key that signs approval requests; random per process when empty (env AGENTUI_SECRET)")
+	logLevel := fs.String("log-level", env("AGENTUI_LOG_LEVEL", "info"), "debug, info, warn or error (env AGENTUI_LOG_LEVEL)")
+	delayDefault, err := time.ParseDuration(env("AGENTUI_DEMO_DELAY", "25ms"))
+	if err != nil {
+		return fmt.Errorf("AGENTUI_DEMO_DELAY: %w", err)
+	}
+	demoDelay := fs.Duration("demo-delay", delayDefault, "pause between words of the demo model's replies (env AGENTUI_DEMO_DELAY)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("-log-level: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	srv, err := server.New(server.Config{Model: *model, History: *history, Secret: *secret, DemoDelay: *demoDelay, Logger: logger})
+	if err != nil {
+		return err
+	}
+	if srv.RandomSecret {
+		logger.Warn("no -secret: approval requests are signed with a random key, so approvals pending when the process restarts will be refused")
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("agentui listening on http://%s (%s)\n", ln.Addr(), srv.Description)
+
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && strings.TrimSpace(v) != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,258 @@
+// Runs one useChat flow against an agentui server with the real AI SDK:
+// the Chat class (what useChat wraps) and DefaultChatTransport drive the
+// conversation; every response is also checked chunk by chunk with the
+// SDK's uiMessageChunkSchema and rebuilt with readUIMessageStream.
+//
+//   node vercel.mjs <base-url> <flow>
+//
+// Prints a JSON summary and exits 0, or prints the failure and exits 1.
+import assert from 'node:assert/strict';
+import { Chat } from '@ai-sdk/react';
+import {
+  DefaultChatTransport,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  lastAssistantMessageIsCompleteWithToolCalls,
+  readUIMessageStream,
+  uiMessageChunkSchema,
+  validateUIMessages,
+} from 'ai';
+
+const [base, flow] = process.argv.slice(2);
+const checks = [];
+
+// checkingFetch tees every chat response: the client reads one copy, the
+// other is validated here.
+async function checkingFetch(input, init) {
+  const res = await fetch(input, init);
+  if (!res.ok || !res.body) return res;
+  const body = JSON.parse(init.body);
+  const last = body.messages.at(-1);
+  const [forClient, forCheck] = res.body.tee();
+  const check = checkStream(res.headers, forCheck, last.role === 'assistant' ? last : undefined).catch((e) => {
+    if (init.signal?.aborted) return { aborted: true, chunks: [], errors: [] }; // the client stopped reading
+    throw e;
+  });
+  check.catch(() => {}); // reported where awaited
+  checks.push(check);
+  return new Response(forClient, { status: res.status, statusText: res.statusText, headers: res.headers });
+}
+
+async function checkStream(headers, body, continued) {
+  assert.equal(headers.get('content-type'), 'text/event-stream');
+  assert.equal(headers.get('x-vercel-ai-ui-message-stream'), 'v1');
+  const text = await new Response(body).text();
+  assert.ok(text.endsWith('data: [DONE]\n\n'), 'the stream ends with data: [DONE]');
+  assert.ok(!text.includes('\r'), 'LF framing');
+  const chunks = [];
+  for (const frame of text.split('\n\n')) {
+    if (frame === '') continue;
+    assert.ok(frame.startsWith('data: ') && !frame.includes('\n'), 'one data line per frame: ' + frame);
+    const data = frame.slice('data: '.length);
+    if (data === '[DONE]') continue;
+    const chunk = JSON.parse(data);
+    const result = await uiMessageChunkSchema().validate(chunk);
+    if (!result.success) throw new Error(`uiMessageChunkSchema rejects ${data}: ${result.error}`);
+    chunks.push(chunk);
+  }
+  assert.equal(chunks[0].type, 'start', 'start comes first');
+  assert.ok(['finish', 'abort'].includes(chunks.at(-1).type), 'finish or abort comes last');
+  // Rebuild the message with the SDK's own stream processor.
+  const stream = new ReadableStream({
+    start(c) {
+      for (const ch of chunks) c.enqueue(ch);
+      c.close();
+    },
+  });
+  const errors = [];
+  let message;
+  for await (const m of readUIMessageStream({ stream, message: continued && structuredClone(continued), onError: (e) => errors.push(e) })) {
+    message = m;
+  }
+  return { chunks, message, errors };
+}
+
+async function until(cond, what, ms = 10000) {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for ' + what);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function newChat(options = {}) {
+  return new Chat({
+    id: `conformance-${flow}-${Math.random().toString(36).slice(2)}`,
+    transport: new DefaultChatTransport({ api: base + '/api/chat', fetch: checkingFetch }),
+    ...options,
+  });
+}
+
+const assistant = (chat) => chat.messages.filter((m) => m.role === 'assistant').at(-1);
+const texts = (m) => m.parts.filter((p) => p.type === 'text').map((p) => p.text).join('');
+const toolPart = (m, name) => m.parts.find((p) => p.type === 'tool-' + name);
+
+async function settled(chat) {
+  await until(() => chat.status === 'ready' || chat.status === 'error', 'the chat to settle');
+  await Promise.all(checks);
+}
+
+const flows = {
+  async chat() {
+    const chat = newChat();
+    await chat.sendMessage({ text: 'Hello there' });
+    await settled(chat);
+    assert.equal(chat.status, 'ready');
+    assert.equal(chat.messages.length, 2);
+    assert.equal(texts(assistant(chat)), 'You said: Hello there');
+    return chat;
+  },
+
+  async reasoning() {
+    const chat = newChat();
+    await chat.sendMessage({ text: 'think about it' });
+    await settled(chat);
+    const m = assistant(chat);
+    const reasoning = m.parts.find((p) => p.type === 'reasoning');
+    assert.equal(reasoning.text, 'Thinking about: think about it');
+    assert.equal(reasoning.state, 'done');
+    assert.equal(texts(m), 'You said: think about it');
+    return chat;
+  },
+
+  async serverTool() {
+    const chat = newChat();
+    await chat.sendMessage({ text: 'What is the weather in Paris?' });
+    await settled(chat);
+    const m = assistant(chat);
+    const tool = toolPart(m, 'get_weather');
+    assert.equal(tool.state, 'output-available');
+    assert.deepEqual(tool.input, { city: 'Paris' });
+    assert.deepEqual(tool.output, { city: 'Paris', forecast: 'sunny', temperature_c: 21 });
+    assert.equal(texts(m), 'The weather in Paris is sunny, 21°C.');
+    assert.equal(m.parts.filter((p) => p.type === 'step-start').length, 2);
+    return chat;
+  },
+
+  async approvalGranted() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'delete /tmp/x.txt' });
+    await settled(chat);
+    const asked = toolPart(assistant(chat), 'delete_file');
+    assert.equal(asked.state, 'approval-requested');
+    assert.ok(asked.approval.signature, 'the approval request is signed');
+    const id = assistant(chat).id;
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
+    await until(() => chat.status === 'ready' && texts(assistant(chat)) !== '', 'the continuation');
+    await settled(chat);
+    const m = assistant(chat);
+    assert.equal(chat.messages.length, 2, 'the continuation continues the same message');
+    assert.equal(m.id, id);
+    assert.equal(toolPart(m, 'delete_file').state, 'output-available');
+    assert.deepEqual(toolPart(m, 'delete_file').output, { deleted: '/tmp/x.txt' });
+    assert.equal(texts(m), 'Deleted /tmp/x.txt.');
+    return chat;
+  },
+
+  async approvalDenied() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'delete /tmp/x.txt' });
+    await settled(chat);
+    const asked = toolPart(assistant(chat), 'delete_file');
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: false, reason: 'user said no' });
+    await until(() => chat.status === 'ready' && texts(assistant(chat)) !== '', 'the continuation');
+    await settled(chat);
+    const m = assistant(chat);
+    assert.equal(chat.messages.length, 2);
+    assert.equal(toolPart(m, 'delete_file').state, 'output-denied');
+    assert.equal(texts(m), 'Okay, I did not delete /tmp/x.txt (reason: user said no).');
+    return chat;
+  },
+
+  async clientTool() {
+    let chat;
+    chat = newChat({
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
+      onToolCall: ({ toolCall }) => {
+        if (toolCall.toolName === 'get_location') {
+          chat.addToolOutput({ tool: 'get_location', toolCallId: toolCall.toolCallId, output: { city: 'Paris' } });
+        }
+      },
+    });
+    await chat.sendMessage({ text: 'Where am I?' });
+    await until(() => chat.status === 'ready' && texts(assistant(chat)) !== '', 'the client tool round trip');
+    await settled(chat);
+    const m = assistant(chat);
+    assert.equal(chat.messages.length, 2);
+    assert.equal(toolPart(m, 'get_location').state, 'output-available');
+    assert.equal(texts(m), 'You are in Paris.');
+    return chat;
+  },
+
+  async regenerate() {
+    const chat = newChat();
+    await chat.sendMessage({ text: 'Say something' });
+    await settled(chat);
+    const first = assistant(chat).id;
+    await chat.regenerate();
+    await settled(chat);
+    assert.equal(chat.messages.length, 2);
+    assert.notEqual(assistant(chat).id, first, 'a regenerated message has a new id');
+    assert.equal(texts(assistant(chat)), 'You said: Say something');
+    return chat;
+  },
+
+  async count5000() {
+    const chat = newChat();
+    await chat.sendMessage({ text: 'count to 5000' });
+    await settled(chat);
+    const want = Array.from({ length: 5000 }, (_, i) => `${i + 1} `).join('');
+    assert.equal(texts(assistant(chat)), want);
+    const { chunks } = await checks.at(-1);
+    assert.equal(chunks.filter((c) => c.type === 'text-delta').length, 5000);
+    return chat;
+  },
+
+  async modelError() {
+    const chat = newChat();
+    await chat.sendMessage({ text: 'fail' });
+    await settled(chat);
+    assert.equal(chat.status, 'error');
+    assert.equal(chat.error.message, 'An error occurred.');
+    assert.equal(texts(assistant(chat)), 'Working on it', 'the partial message is kept');
+    const { chunks, errors } = await checks.at(-1);
+    assert.deepEqual(chunks.find((c) => c.type === 'error'), { type: 'error', errorText: 'An error occurred.' });
+    assert.equal(errors.length, 1);
+    return chat;
+  },
+
+  async clientAbort() {
+    const chat = newChat();
+    const sent = chat.sendMessage({ text: 'wait 5000 ms' });
+    // The start chunk adds the assistant message (status stays 'submitted'
+    // until content arrives, as with the SDK's own server).
+    await until(() => chat.messages.length === 2, 'the stream to start');
+    const started = Date.now();
+    await chat.stop();
+    await sent;
+    await until(() => chat.status === 'ready', 'the chat to stop');
+    assert.ok(Date.now() - started < 2000, 'stop returns promptly');
+    // The server keeps serving.
+    await chat.sendMessage({ text: 'still there?' });
+    await until(() => chat.status === 'ready' && texts(assistant(chat)) === 'You said: still there?', 'the next reply');
+    return chat;
+  },
+};
+
+try {
+  const run = flows[flow];
+  if (!run) throw new Error('unknown flow ' + flow);
+  const chat = await run();
+  const results = await Promise.all(checks);
+  // What the chat holds is valid by the SDK's own message validation.
+  await validateUIMessages({ messages: chat.messages });
+  console.log(JSON.stringify({ flow, ok: true, responses: results.length, chunks: results.reduce((n, r) => n + r.chunks.length, 0) }));
+  process.exit(0);
+} catch (e) {
+  console.error(`flow ${flow} failed:`, e?.stack ?? e);
+  process.exit(1);
+}

@@ -1,0 +1,75 @@
+package conformance
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentui/agentui/internal/server"
+	"github.com/agentui/agentui/internal/testutil"
+)
+
+// startServer runs the binary's server in-process on a real port.
+func startServer(t *testing.T, cfg server.Config) (*httptest.Server, *testutil.LogBuffer) {
+	t.Helper()
+	logs := &testutil.LogBuffer{}
+	if cfg.Model == "" {
+		cfg.Model = "demo"
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return ts, logs
+}
+
+// runNode runs one script flow in js/ and fails the test with its output
+// when it fails.
+func runNode(t *testing.T, node string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Dir = "js"
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestVercelAISDK runs useChat's Chat class through every flow the demo
+// model supports; see js/vercel.mjs for what each flow asserts.
+func TestVercelAISDK(t *testing.T) {
+	node := testutil.Node(t)
+	testutil.NodeModules(t, "js")
+	ts, logs := startServer(t, server.Config{})
+	flows := []string{"chat", "reasoning", "serverTool", "approvalGranted", "approvalDenied",
+		"clientTool", "regenerate", "count5000", "modelError", "clientAbort"}
+	t.Run("flows", func(t *testing.T) {
+		for _, flow := range flows {
+			t.Run(flow, func(t *testing.T) {
+				t.Parallel()
+				t.Log(runNode(t, node, "vercel.mjs", ts.URL, flow))
+			})
+		}
+	})
+	if t.Failed() {
+		t.Logf("server log:\n%s", logs)
+		return
+	}
+	// The client's stop() reached the server: the run was cancelled.
+	if !strings.Contains(logs.String(), "client disconnected; run cancelled") {
+		t.Errorf("the aborted run was not cancelled on the server; log:\n%s", logs)
+	}
+	if !strings.Contains(logs.String(), "agent run failed") || !strings.Contains(logs.String(), "the model failed, as asked") {
+		t.Errorf("the model error was not logged with its cause; log:\n%s", logs)
+	}
+}

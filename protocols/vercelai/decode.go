@@ -1,0 +1,340 @@
+package vercelai
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/ids"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// Request is the body DefaultChatTransport POSTs. Other fields (the
+// transport's custom body) are ignored.
+type Request struct {
+	ID        string      `json:"id"`
+	Messages  []UIMessage `json:"messages"`
+	Trigger   string      `json:"trigger"`
+	MessageID string      `json:"messageId"`
+}
+
+// Triggers.
+const (
+	TriggerSubmit     = "submit-message"
+	TriggerRegenerate = "regenerate-message"
+)
+
+// Decode reads a useChat request into a Turn. It is strict about structure
+// (a chat id, a non-empty message list, known roles and triggers, boolean
+// approvals) and tolerant where the SDK evolves (unknown fields and part
+// types are skipped).
+func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error) {
+	var req Request
+	if err := json.Unmarshal(body, &req); err != nil {
+		if errors.Is(err, errApprovedNotBool) {
+			return nil, uiadapter.BadRequest(errApprovedNotBool.Error())
+		}
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return nil, uiadapter.BadRequest("request body is not valid JSON")
+		}
+		return nil, uiadapter.BadRequest("malformed request: " + jsonFieldError(err))
+	}
+	if req.ID == "" {
+		return nil, uiadapter.BadRequest(`missing chat "id"`)
+	}
+	if len(req.Messages) == 0 {
+		return nil, uiadapter.BadRequest(`"messages" must be a non-empty array`)
+	}
+	if req.Trigger != "" && req.Trigger != TriggerSubmit && req.Trigger != TriggerRegenerate {
+		return nil, uiadapter.BadRequest(`unknown "trigger": ` + strconv.Quote(req.Trigger))
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case "system", "user", "assistant":
+		default:
+			return nil, uiadapter.BadRequest("messages[" + strconv.Itoa(i) + "]: unknown role " + strconv.Quote(m.Role))
+		}
+	}
+	turn := &uiadapter.Turn{ChatID: req.ID, RunID: ids.New(), Intent: uiadapter.Submit}
+	last := &req.Messages[len(req.Messages)-1]
+	switch {
+	case last.Role == "assistant":
+		turn.Intent, turn.MessageID = uiadapter.Continue, last.ID
+	case req.Trigger == TriggerRegenerate:
+		turn.Intent, turn.MessageID = uiadapter.Regenerate, req.MessageID
+	case last.Role != "user":
+		return nil, uiadapter.BadRequest("the last message must be a user or assistant message")
+	}
+	for i := range req.Messages {
+		isLast := i == len(req.Messages)-1
+		msgs, res := p.toCMF(&req.Messages[i], isLast && turn.Intent == uiadapter.Continue)
+		turn.Messages = append(turn.Messages, msgs...)
+		turn.Resolutions = append(turn.Resolutions, res...)
+	}
+	return turn, nil
+}
+
+// jsonFieldError names the field of a type error without echoing input.
+func jsonFieldError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return te.Field + " has the wrong type"
+	}
+	return "wrong JSON types"
+}
+
+// toCMF converts one UI message. An assistant message becomes one CMF
+// assistant message per step (split at step-start) followed by a tool
+// message per tool result. resolve says the message is the one being
+// continued: its last step's answered tool parts become resolutions.
+func (p *Protocol) toCMF(ui *UIMessage, resolve bool) ([]cmf.Message, []uiadapter.Resolution) {
+	id := ui.ID
+	if id == "" {
+		id = ids.New()
+	}
+	switch ui.Role {
+	case "system", "user":
+		role := cmf.RoleUser
+		if ui.Role == "system" {
+			role = cmf.RoleSystem
+		}
+		m := newMessage(role, id)
+		for i := range ui.Parts {
+			p.addContent(&m, &ui.Parts[i])
+		}
+		return []cmf.Message{m}, nil
+	}
+
+	// Assistant: group parts into steps.
+	var steps [][]*Part
+	cur := []*Part{}
+	for i := range ui.Parts {
+		part := &ui.Parts[i]
+		if part.Type == "step-start" {
+			if len(cur) > 0 {
+				steps = append(steps, cur)
+			}
+			cur = []*Part{}
+			continue
+		}
+		cur = append(cur, part)
+	}
+	if len(cur) > 0 || len(steps) == 0 {
+		steps = append(steps, cur)
+	}
+	var out []cmf.Message
+	var resolutions []uiadapter.Resolution
+	for n, step := range steps {
+		stepID := id
+		if n > 0 {
+			stepID = id + "-step" + strconv.Itoa(n+1)
+		}
+		m := newMessage(cmf.RoleAssistant, stepID)
+		var results []cmf.Message
+		for _, part := range step {
+			if !part.IsTool() {
+				p.addContent(&m, part)
+				continue
+			}
+			if r := p.addTool(&m, part); r != nil {
+				results = append(results, *r)
+			}
+			if resolve && n == len(steps)-1 {
+				if res, ok := resolution(part); ok {
+					resolutions = append(resolutions, res)
+				}
+			}
+		}
+		out = append(out, m)
+		out = append(out, results...)
+	}
+	return out, resolutions
+}
+
+func newMessage(role cmf.Role, id string) cmf.Message {
+	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: role}
+	m.SetID(id)
+	return m
+}
+
+// addContent adds a non-tool part.
+func (p *Protocol) addContent(m *cmf.Message, part *Part) {
+	switch {
+	case part.Type == "text":
+		m.Content = append(m.Content, cmf.Text{Text: deref(part.Text)})
+	case part.Type == "reasoning":
+		if m.Role == cmf.RoleAssistant {
+			m.Content = append(m.Content, cmf.Thinking{Text: deref(part.Text)})
+		}
+	case part.Type == "file":
+		if media := fileToMedia(part); media != nil {
+			m.Content = append(m.Content, media)
+		}
+	case part.Type == "source-url":
+		m.Content = append(m.Content, cmf.ResourceRef{ResourceRequestID: nonEmpty(part.SourceID), URI: nonEmpty(part.URL), Name: part.Title, ResourceType: cmf.ResourceURI})
+	case part.Type == "source-document":
+		r := cmf.Resource{ResourceRequestID: nonEmpty(part.SourceID), URI: sourceDocumentURI + part.SourceID, Name: part.Title, MimeType: part.MediaType, ResourceType: cmf.ResourceArtifact}
+		if part.Filename != "" {
+			fn, _ := json.Marshal(part.Filename)
+			r.Annotations = map[string]json.RawMessage{"filename": fn}
+		}
+		m.Content = append(m.Content, r)
+	case strings.HasPrefix(part.Type, "data-"):
+		recs := agent.DataRecords(m)
+		recs = append(recs, agent.DataRecord{Name: strings.TrimPrefix(part.Type, "data-"), ID: part.ID, Value: orNull(part.Data), Index: len(m.Content)})
+		agent.SetDataRecords(m, recs)
+	default:
+		p.log.Debug("skipping an unknown UI message part", "type", part.Type)
+	}
+}
+
+// sourceDocumentURI prefixes the URI agentui gives AI SDK source documents,
+// which have an id but no URI of their own.
+const sourceDocumentURI = "urn:ai-sdk:source-document:"
+
+// addTool adds a tool call to the step and returns the tool message with
+// its result, if the part has one.
+func (p *Protocol) addTool(m *cmf.Message, part *Part) *cmf.Message {
+	switch part.State {
+	case StateInputAvailable, StateApprovalRequested, StateApprovalResponded, StateOutputAvailable, StateOutputError, StateOutputDenied:
+	default: // input-streaming (incomplete) or a state this version does not know
+		p.log.Debug("skipping a tool part", "state", part.State)
+		return nil
+	}
+	if part.ToolCallID == "" || part.Tool() == "" {
+		return nil
+	}
+	args := json.RawMessage(`{}`)
+	if isObject(part.Input) {
+		args = part.Input
+	}
+	m.Content = append(m.Content, cmf.ToolCall{ToolCallID: part.ToolCallID, Name: part.Tool(), Arguments: args})
+	if part.Approval != nil && part.Approval.ID != "" {
+		agent.SetCallInfo(m, part.ToolCallID, agent.CallInfo{ApprovalID: part.Approval.ID})
+	}
+	var result cmf.ToolResult
+	var info *agent.CallInfo
+	switch part.State {
+	case StateOutputAvailable:
+		result = cmf.ToolResult{Content: orNull(part.Output)}
+		if a := part.Approval; a != nil && a.Approved != nil {
+			info = &agent.CallInfo{Approved: a.Approved}
+		}
+	case StateOutputError:
+		result = cmf.ToolResult{Content: jsonString(deref(part.ErrorText)), IsError: true}
+	case StateOutputDenied:
+		no := false
+		text := "The user denied this tool call."
+		reason := ""
+		if part.Approval != nil {
+			reason = part.Approval.Reason
+		}
+		if reason != "" {
+			text += " Reason: " + reason
+		}
+		result = cmf.ToolResult{Content: jsonString(text), IsError: true}
+		info = &agent.CallInfo{Approved: &no, Reason: reason}
+	default:
+		return nil
+	}
+	result.ToolCallID, result.ToolName = part.ToolCallID, part.Tool()
+	tm := newMessage(cmf.RoleTool, m.ID()+"-result-"+part.ToolCallID)
+	tm.Content = []cmf.Part{result}
+	if info != nil {
+		agent.SetCallInfo(&tm, part.ToolCallID, *info)
+	}
+	return &tm
+}
+
+// resolution reads the client's answer from a tool part of the message
+// being continued: an approval response, or a client tool's output.
+func resolution(part *Part) (uiadapter.Resolution, bool) {
+	res := uiadapter.Resolution{Resolution: agent.Resolution{ToolCallID: part.ToolCallID}}
+	switch part.State {
+	case StateApprovalResponded:
+		a := part.Approval
+		if a == nil || a.Approved == nil {
+			return res, false
+		}
+		res.ApprovalID, res.Signature = a.ID, a.Signature
+		if *a.Approved {
+			res.Kind = agent.Approve
+		} else {
+			res.Kind, res.Reason = agent.Deny, a.Reason
+		}
+	case StateOutputAvailable:
+		if part.Approval != nil {
+			return res, false // a tool the server ran after approval
+		}
+		res.Kind, res.Output = agent.ClientOutput, orNull(part.Output)
+	case StateOutputError:
+		if part.Approval != nil {
+			return res, false
+		}
+		res.Kind, res.ErrorText = agent.ClientError, deref(part.ErrorText)
+	default:
+		return res, false
+	}
+	return res, true
+}
+
+func fileToMedia(part *Part) cmf.Part {
+	if part.URL == "" {
+		return nil
+	}
+	src := cmf.MediaSource{Type: cmf.SourceURL, Data: part.URL, MediaType: part.MediaType}
+	if rest, ok := strings.CutPrefix(part.URL, "data:"); ok {
+		if meta, data, ok := strings.Cut(rest, ","); ok && strings.HasSuffix(meta, ";base64") {
+			src = cmf.MediaSource{Type: cmf.SourceBase64, Data: data, MediaType: part.MediaType}
+			if src.MediaType == "" {
+				src.MediaType = strings.TrimSuffix(meta, ";base64")
+			}
+		}
+	}
+	switch {
+	case strings.HasPrefix(part.MediaType, "image/"):
+		return cmf.Image{MediaSource: src}
+	case strings.HasPrefix(part.MediaType, "audio/"):
+		return cmf.Audio{MediaSource: src}
+	case strings.HasPrefix(part.MediaType, "video/"):
+		return cmf.Video{MediaSource: src}
+	}
+	return cmf.Document{MediaSource: src, Title: part.Filename}
+}
+
+func isObject(raw json.RawMessage) bool {
+	var v map[string]json.RawMessage
+	return len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &v) == nil
+}
+
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// nonEmpty keeps required CMF fields valid when a client omits them.
+func nonEmpty(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

@@ -1,0 +1,349 @@
+package vercelai
+
+import (
+	"encoding/json"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/jsonw"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// encoder writes a run as UI message stream chunks. It keeps the grammar
+// useChat needs whatever the agent does: one start first; text and
+// reasoning deltas only for open ids, closed before finish-step; tool
+// output only for calls in the message; one terminal chunk; [DONE] last.
+type encoder struct {
+	w          *uiadapter.SSEWriter
+	v7         bool
+	continueID string // on a continuation, the assistant message being continued
+
+	started    bool
+	stepOpen   bool
+	terminated bool                     // finish, abort or error written
+	open       map[string]agent.PartKind // open text and reasoning ids
+	openOrder  []string
+	tools      map[string]string // tool call id → tool name, for calls in this message
+	inputError map[string]bool   // calls that ended with tool-input-error
+}
+
+func (p *Protocol) newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) *encoder {
+	e := &encoder{w: w, v7: p.v7, open: map[string]agent.PartKind{}, tools: map[string]string{}, inputError: map[string]bool{}}
+	if t != nil && t.Intent == uiadapter.Continue {
+		e.continueID = t.MessageID
+		// The continued message's calls exist on the client: their results
+		// may be written.
+		for _, m := range t.Messages {
+			for _, part := range m.Content {
+				if tc, ok := part.(cmf.ToolCall); ok {
+					e.tools[tc.ToolCallID] = tc.Name
+				}
+			}
+		}
+	}
+	return e
+}
+
+func (e *encoder) Encode(ev agent.Event) error {
+	if e.terminated {
+		return nil
+	}
+	switch ev := ev.(type) {
+	case *agent.RunStarted:
+		id := ev.MessageID
+		if e.continueID != "" {
+			id = e.continueID // useChat continues the same message only if the id matches
+		}
+		e.start(id)
+	case *agent.StepStarted:
+		e.start("")
+		e.endStep()
+		e.chunk(`{"type":"start-step"}`)
+		e.stepOpen = true
+	case *agent.PartStarted:
+		e.start("")
+		e.startPart(ev)
+	case *agent.PartDelta:
+		e.delta(ev)
+	case *agent.PartEnded:
+		e.endPart(ev)
+	case *agent.ToolResult:
+		e.result(ev)
+	case *agent.ApprovalRequested:
+		if _, ok := e.tools[ev.ToolCallID]; !ok {
+			return nil
+		}
+		b := append(e.w.Start(), `{"type":"tool-approval-request","approvalId":`...)
+		b = jsonw.String(b, ev.ApprovalID)
+		b = jsonw.StringField(b, "toolCallId", ev.ToolCallID)
+		if ev.Signature != "" {
+			b = jsonw.StringField(b, "signature", ev.Signature)
+		}
+		e.w.End(append(b, '}'))
+	case *agent.StateSnapshot:
+		e.start("")
+		e.data("state-snapshot", "", ev.State, true)
+	case *agent.StateDelta:
+		e.start("")
+		e.data("state-delta", "", ev.Patch, true)
+	case *agent.Data:
+		e.start("")
+		e.data(ev.Name, ev.ID, ev.Value, ev.Transient)
+	case *agent.StepFinished:
+		e.endStep()
+	case *agent.RunFinished:
+		e.start("")
+		e.closeParts()
+		e.endStep()
+		if ev.StopReason == cmf.StopAborted {
+			e.chunk(`{"type":"abort"}`)
+		} else {
+			b := append(e.w.Start(), `{"type":"finish","finishReason":"`...)
+			b = append(b, finishReason(ev.StopReason)...)
+			e.w.End(append(b, `"}`...))
+		}
+		e.terminated = true
+	}
+	return nil
+}
+
+// Fail writes an error chunk after closing what is open, then ends the
+// step and the message as streamText does.
+func (e *encoder) Fail(message string) error {
+	if e.terminated {
+		return nil
+	}
+	e.start("")
+	e.closeParts()
+	b := append(e.w.Start(), `{"type":"error","errorText":`...)
+	b = jsonw.String(b, message)
+	e.w.End(append(b, '}'))
+	e.endStep()
+	e.chunk(`{"type":"finish","finishReason":"error"}`)
+	e.terminated = true
+	return nil
+}
+
+// Close ends the stream: a run that neither finished nor failed is
+// finished, then [DONE].
+func (e *encoder) Close() error {
+	if !e.terminated {
+		e.start("")
+		e.closeParts()
+		e.endStep()
+		e.chunk(`{"type":"finish","finishReason":"other"}`)
+		e.terminated = true
+	}
+	e.chunk(`[DONE]`)
+	return nil
+}
+
+func (e *encoder) chunk(s string) { e.w.End(append(e.w.Start(), s...)) }
+
+// start writes the start chunk once; id may be empty when the agent did
+// not say (then the client keeps its own id).
+func (e *encoder) start(id string) {
+	if e.started {
+		return
+	}
+	e.started = true
+	if id == "" {
+		id = e.continueID
+	}
+	if id == "" {
+		e.chunk(`{"type":"start"}`)
+		return
+	}
+	b := append(e.w.Start(), `{"type":"start","messageId":`...)
+	b = jsonw.String(b, id)
+	e.w.End(append(b, '}'))
+}
+
+func (e *encoder) endStep() {
+	if !e.stepOpen {
+		return
+	}
+	e.closeParts() // finish-step forgets open ids: end them first
+	e.chunk(`{"type":"finish-step"}`)
+	e.stepOpen = false
+}
+
+func (e *encoder) startPart(ev *agent.PartStarted) {
+	switch ev.Kind {
+	case agent.PartText, agent.PartThinking:
+		if _, dup := e.open[ev.ID]; dup {
+			return
+		}
+		e.open[ev.ID] = ev.Kind
+		e.openOrder = append(e.openOrder, ev.ID)
+		b := e.w.Start()
+		if ev.Kind == agent.PartText {
+			b = append(b, `{"type":"text-start","id":`...)
+		} else {
+			b = append(b, `{"type":"reasoning-start","id":`...)
+		}
+		b = jsonw.String(b, ev.ID)
+		e.w.End(append(b, '}'))
+	case agent.PartToolCall:
+		e.tools[ev.ID] = ev.ToolName
+		b := append(e.w.Start(), `{"type":"tool-input-start","toolCallId":`...)
+		b = jsonw.String(b, ev.ID)
+		b = jsonw.StringField(b, "toolName", ev.ToolName)
+		e.w.End(append(b, '}'))
+	}
+}
+
+func (e *encoder) delta(ev *agent.PartDelta) {
+	b := e.w.Start()
+	switch ev.Kind {
+	case agent.PartText, agent.PartThinking:
+		if _, ok := e.open[ev.ID]; !ok {
+			return
+		}
+		if ev.Kind == agent.PartText {
+			b = append(b, `{"type":"text-delta","id":`...)
+		} else {
+			b = append(b, `{"type":"reasoning-delta","id":`...)
+		}
+		b = jsonw.String(b, ev.ID)
+		b = append(b, `,"delta":`...)
+	case agent.PartToolCall:
+		if _, ok := e.tools[ev.ID]; !ok {
+			return
+		}
+		b = append(b, `{"type":"tool-input-delta","toolCallId":`...)
+		b = jsonw.String(b, ev.ID)
+		b = append(b, `,"inputTextDelta":`...)
+	default:
+		return
+	}
+	b = jsonw.String(b, ev.Delta)
+	e.w.End(append(b, '}'))
+}
+
+func (e *encoder) endPart(ev *agent.PartEnded) {
+	switch ev.Kind {
+	case agent.PartText, agent.PartThinking:
+		e.endTextLike(ev.ID)
+	case agent.PartToolCall:
+		name, ok := e.tools[ev.ID]
+		tc, hasCall := ev.Part.(cmf.ToolCall)
+		if !ok && hasCall { // a call the agent never streamed: available at once
+			name = tc.Name
+			e.tools[ev.ID] = name
+		}
+		if name == "" {
+			return
+		}
+		var input json.RawMessage
+		if hasCall {
+			input = tc.Arguments
+		}
+		b := e.w.Start()
+		if ev.InputError != "" {
+			e.inputError[ev.ID] = true
+			b = append(b, `{"type":"tool-input-error","toolCallId":`...)
+		} else {
+			b = append(b, `{"type":"tool-input-available","toolCallId":`...)
+		}
+		b = jsonw.String(b, ev.ID)
+		b = jsonw.StringField(b, "toolName", name)
+		b = jsonw.RawField(b, "input", input)
+		if ev.InputError != "" {
+			b = jsonw.StringField(b, "errorText", ev.InputError)
+		}
+		e.w.End(append(b, '}'))
+	}
+}
+
+func (e *encoder) endTextLike(id string) {
+	kind, ok := e.open[id]
+	if !ok {
+		return
+	}
+	delete(e.open, id)
+	for i, o := range e.openOrder {
+		if o == id {
+			e.openOrder = append(e.openOrder[:i], e.openOrder[i+1:]...)
+			break
+		}
+	}
+	b := e.w.Start()
+	if kind == agent.PartText {
+		b = append(b, `{"type":"text-end","id":`...)
+	} else {
+		b = append(b, `{"type":"reasoning-end","id":`...)
+	}
+	b = jsonw.String(b, id)
+	e.w.End(append(b, '}'))
+}
+
+func (e *encoder) closeParts() {
+	for len(e.openOrder) > 0 {
+		e.endTextLike(e.openOrder[0])
+	}
+}
+
+func (e *encoder) result(ev *agent.ToolResult) {
+	if ev.FromClient || e.inputError[ev.ToolCallID] {
+		return // the client has it already
+	}
+	if _, ok := e.tools[ev.ToolCallID]; !ok {
+		return
+	}
+	e.start("")
+	if e.v7 && (ev.Approved || ev.Denied) && ev.ApprovalID != "" {
+		b := append(e.w.Start(), `{"type":"tool-approval-response","approvalId":`...)
+		b = jsonw.String(b, ev.ApprovalID)
+		b = jsonw.BoolField(b, "approved", ev.Approved)
+		if ev.Reason != "" {
+			b = jsonw.StringField(b, "reason", ev.Reason)
+		}
+		e.w.End(append(b, '}'))
+	}
+	b := e.w.Start()
+	switch {
+	case ev.Denied:
+		b = append(b, `{"type":"tool-output-denied","toolCallId":`...)
+		b = jsonw.String(b, ev.ToolCallID)
+	case ev.IsError:
+		b = append(b, `{"type":"tool-output-error","toolCallId":`...)
+		b = jsonw.String(b, ev.ToolCallID)
+		b = jsonw.StringField(b, "errorText", ev.ErrorText())
+	default:
+		b = append(b, `{"type":"tool-output-available","toolCallId":`...)
+		b = jsonw.String(b, ev.ToolCallID)
+		b = jsonw.RawField(b, "output", ev.Output)
+	}
+	e.w.End(append(b, '}'))
+}
+
+func (e *encoder) data(name, id string, value json.RawMessage, transient bool) {
+	b := append(e.w.Start(), `{"type":"data-`...)
+	b = append(jsonw.Escaped(b, name), '"')
+	if id != "" {
+		b = jsonw.StringField(b, "id", id)
+	}
+	b = jsonw.RawField(b, "data", value)
+	if transient {
+		b = jsonw.BoolField(b, "transient", true)
+	}
+	e.w.End(append(b, '}'))
+}
+
+// finishReason maps a stop reason to the v6 finishReason enum.
+func finishReason(r cmf.StopReason) string {
+	switch r {
+	case cmf.StopEnd, cmf.StopReturn, cmf.StopSequence, "":
+		return "stop"
+	case cmf.StopMaxTokens:
+		return "length"
+	case cmf.StopCall, cmf.StopPaused:
+		return "tool-calls"
+	case cmf.StopGuardrail:
+		return "content-filter"
+	case cmf.StopError:
+		return "error"
+	}
+	return "other"
+}

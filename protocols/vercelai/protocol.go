@@ -1,0 +1,58 @@
+// Package vercelai speaks the Vercel AI SDK UI message stream protocol
+// (v1, what useChat in AI SDK 5, 6 and 7 consumes): it decodes
+// DefaultChatTransport requests into CMF and encodes agent events as
+// stream chunks. Exact rules: docs/protocols.md.
+package vercelai
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// Protocol is the UI message stream protocol. The zero value is not
+// usable; call New.
+type Protocol struct {
+	v7  bool
+	log *slog.Logger
+}
+
+// Option configures the protocol.
+type Option func(*Protocol)
+
+// WithAISDK7 enables chunk types only AI SDK 7 clients accept (today:
+// tool-approval-response, sent before the outcome of an approved or denied
+// call). Off by default: one unknown chunk type fails an AI SDK 6 client.
+func WithAISDK7() Option { return func(p *Protocol) { p.v7 = true } }
+
+// WithLogger sets the logger for decoding details (skipped parts, at debug
+// level). The default is slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(p *Protocol) { p.log = l } }
+
+// New returns the protocol.
+func New(opts ...Option) *Protocol {
+	p := &Protocol{log: slog.Default()}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+// Handler returns a chat endpoint for a: the protocol with the adapter's
+// options. Mount it at POST /api/chat, where useChat posts by default.
+func Handler(a agent.Agent, opts ...uiadapter.Option) *uiadapter.Handler {
+	return uiadapter.New(New(), a, opts...)
+}
+
+// Name is "vercel-ai".
+func (p *Protocol) Name() string { return "vercel-ai" }
+
+// SetHeaders adds the header the AI SDK docs require of custom backends.
+func (p *Protocol) SetHeaders(h http.Header) { h.Set("X-Vercel-Ai-Ui-Message-Stream", "v1") }
+
+// NewEncoder returns an encoder for one run.
+func (p *Protocol) NewEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) uiadapter.Encoder {
+	return p.newEncoder(w, t)
+}

@@ -1,0 +1,64 @@
+package uiadapter
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+)
+
+// Error is a failure with an HTTP status and a short message that is safe
+// to show the client. Err, when set, is the internal cause: it is logged,
+// never sent.
+type Error struct {
+	Status  int
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Message + ": " + e.Err.Error()
+	}
+	return e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// BadRequest is a 400 with message.
+func BadRequest(message string) *Error { return &Error{Status: http.StatusBadRequest, Message: message} }
+
+// Conflict is a 409 with message: a resolution the server cannot accept,
+// or a conversation that is busy or moved.
+func Conflict(message string) *Error { return &Error{Status: http.StatusConflict, Message: message} }
+
+// Unavailable is a 503: a dependency (the history store) cannot be reached.
+func Unavailable(message string, cause error) *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Message: message, Err: cause}
+}
+
+// ErrorMessage is what the client sees when a run fails after streaming
+// has started. The cause is logged.
+const ErrorMessage = "An error occurred."
+
+// writeError answers with {"error": message} before any byte was streamed.
+// Errors that are not an *Error become a logged 500.
+func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
+	var e *Error
+	if !errors.As(err, &e) {
+		e = &Error{Status: http.StatusInternalServerError, Message: "internal error", Err: err}
+	}
+	if e.Status >= 500 || e.Err != nil {
+		log.Error("request failed", "status", e.Status, "error", err)
+	} else {
+		log.Debug("request refused", "status", e.Status, "error", e.Message)
+	}
+	body, _ := json.Marshal(struct {
+		Error string `json:"error"`
+	}{e.Message})
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(append(body, '\n'))
+}

@@ -1,0 +1,140 @@
+package uiadapter
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
+)
+
+// Handler serves one protocol's chat endpoint. Mount it on a ServeMux
+// pattern (mux.Handle("POST /api/chat", h)) or in gin (gin.WrapH(h)).
+//
+// Before any byte is streamed, failures are JSON {"error": "..."} with a
+// status: 405 for a method other than POST, 415 for a Content-Type other
+// than application/json (a CSRF defence: browsers cannot send JSON across
+// origins without a preflight), 413 for a body over the limit, 400 for a
+// malformed body, 409 for resolutions the server cannot accept, 503 when a
+// dependency is down. Once streaming has started, a failure becomes the
+// protocol's error event with a generic message; the cause is logged. A
+// client that disconnects cancels the run.
+type Handler struct {
+	proto Protocol
+	agent agent.Agent
+	cfg   config
+}
+
+// New returns a handler that serves proto with a.
+func New(proto Protocol, a agent.Agent, opts ...Option) *Handler {
+	cfg := defaults()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.signer == nil {
+		cfg.signer, cfg.randomKey = NewSigner(RandomKey()), true
+	}
+	return &Handler{proto: proto, agent: a, cfg: cfg}
+}
+
+// ServeHTTP handles one chat request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	log := h.cfg.logger.With("protocol", h.proto.Name())
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, log, &Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use POST"})
+		return
+	}
+	if !isJSON(r.Header.Get("Content-Type")) {
+		writeError(w, log, &Error{Status: http.StatusUnsupportedMediaType, Message: "content type must be application/json"})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.maxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, log, &Error{Status: http.StatusRequestEntityTooLarge, Message: "request body too large"})
+			return
+		}
+		writeError(w, log, BadRequest("could not read the request body"))
+		return
+	}
+	turn, err := h.proto.Decode(r, body)
+	if err != nil {
+		writeError(w, log, err)
+		return
+	}
+	log = log.With("chat", turn.ChatID, "intent", turn.Intent.String())
+	in, err := h.prepare(turn, log)
+	if err != nil {
+		writeError(w, log, err)
+		return
+	}
+	h.stream(w, r, turn, in, log)
+}
+
+// prepare sanitizes the client's conversation and verifies its
+// resolutions.
+func (h *Handler) prepare(turn *Turn, log *slog.Logger) (*agent.Input, error) {
+	resolved := make(map[string]bool, len(turn.Resolutions))
+	for _, res := range turn.Resolutions {
+		resolved[res.ToolCallID] = true
+	}
+	msgs, findings := Sanitize(turn.Messages, resolved, h.cfg.policy)
+	findings.Log(log)
+	if err := h.verify(turn, msgs); err != nil {
+		return nil, err
+	}
+	in := &agent.Input{
+		Messages:     msgs,
+		Instructions: h.cfg.instructions,
+		ClientTools:  turn.ClientTools,
+		State:        turn.State,
+		Context:      turn.Context,
+	}
+	for _, res := range turn.Resolutions {
+		in.Resume = append(in.Resume, res.Resolution)
+	}
+	return in, nil
+}
+
+// verify checks that every approval, denial or edit answers an approval
+// request this server signed: the signature must match the tool call as
+// the client's history shows it (chat, call id, tool name, input).
+func (h *Handler) verify(turn *Turn, msgs []cmf.Message) error {
+	for _, res := range turn.Resolutions {
+		if !res.NeedsSignature() {
+			continue
+		}
+		call, ok := findCall(msgs, res.ToolCallID)
+		if !ok {
+			return Conflict("approval for a tool call the server did not request")
+		}
+		if res.Signature == "" {
+			return Conflict("approval without a signature")
+		}
+		if !h.cfg.signer.Verify(res.Signature, turn.ChatID, call.ToolCallID, call.Name, call.Arguments) {
+			return Conflict("approval signature does not match the tool call")
+		}
+	}
+	return nil
+}
+
+func findCall(msgs []cmf.Message, id string) (cmf.ToolCall, bool) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		for _, p := range msgs[i].Content {
+			if tc, ok := p.(cmf.ToolCall); ok && tc.ToolCallID == id {
+				return tc, true
+			}
+		}
+	}
+	return cmf.ToolCall{}, false
+}
+
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}

@@ -1,0 +1,117 @@
+// Package uiadapter is the protocol-agnostic core of agentui: an
+// [http.Handler] that decodes a chat request with a [Protocol], sanitizes
+// it, merges it with the trusted history (when a store is configured), runs
+// an [agent.Agent], and streams the agent's events back in the request's
+// protocol.
+//
+// Protocols live in protocols/vercelai and protocols/agui; this package
+// knows none of their wire types.
+package uiadapter
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
+)
+
+// Protocol is a chat wire protocol.
+type Protocol interface {
+	// Name identifies the protocol in logs ("vercel-ai", "ag-ui").
+	Name() string
+	// Decode turns a request body into a Turn. It returns an [*Error]
+	// (status 400) for malformed input.
+	Decode(r *http.Request, body []byte) (*Turn, error)
+	// SetHeaders adds the protocol's response headers; the handler has
+	// already set Content-Type: text/event-stream, Cache-Control: no-cache
+	// and X-Accel-Buffering: no.
+	SetHeaders(h http.Header)
+	// NewEncoder returns an encoder that writes one run's events to w.
+	NewEncoder(w *SSEWriter, t *Turn) Encoder
+}
+
+// Encoder writes one run's events as protocol frames. It enforces the
+// protocol's grammar whatever the agent does: frames for a part that never
+// started are not written, and parts left open are closed at the end.
+type Encoder interface {
+	// Encode writes the frames for one event (zero or more).
+	Encode(ev agent.Event) error
+	// Fail writes the protocol's error frames with a message for the
+	// client (never internal error text), after closing what is open.
+	Fail(message string) error
+	// Close writes the terminal frames. If the run neither finished nor
+	// failed, it closes what is open and finishes the stream.
+	Close() error
+}
+
+// Intent is what a request asks for.
+type Intent uint8
+
+// Request intents.
+const (
+	// Submit adds a new user message (the last message of the turn).
+	Submit Intent = iota + 1
+	// Continue resumes a paused assistant turn with resolutions for its
+	// pending tool calls (approvals, client tool outputs).
+	Continue
+	// Regenerate replaces the last assistant turn.
+	Regenerate
+)
+
+func (i Intent) String() string {
+	switch i {
+	case Submit:
+		return "submit"
+	case Continue:
+		return "continue"
+	case Regenerate:
+		return "regenerate"
+	}
+	return "unknown"
+}
+
+// Turn is a decoded request: the client's view of the conversation,
+// converted to CMF and not yet trusted, and what it asks for.
+type Turn struct {
+	// ChatID names the conversation (Vercel "id", AG-UI "threadId").
+	ChatID string
+	// RunID names this run (AG-UI "runId"; generated for Vercel).
+	RunID string
+	// Intent is what the request asks for.
+	Intent Intent
+	// Messages is the client's conversation, oldest first, as CMF. It is
+	// untrusted: the handler sanitizes it, or ignores all but the new turn
+	// when it keeps the history itself.
+	Messages []cmf.Message
+	// Resolutions answer pending tool calls (Continue).
+	Resolutions []Resolution
+	// MessageID is the protocol's target message id: on Continue, the
+	// assistant message being continued; on Regenerate, the assistant
+	// message being replaced (when the client says).
+	MessageID string
+	// ClientTools are tools the client declared and executes.
+	ClientTools []agent.ToolSpec
+	// State is the client's shared state, or nil.
+	State json.RawMessage
+	// Context is the client's application context.
+	Context []agent.ContextItem
+	// ProtocolVersion is the version the client declared, "" if none.
+	ProtocolVersion string
+}
+
+// Resolution is a client's answer to a pending tool call, with the
+// signature the server attached to its approval request (echoed back by
+// the client) when there is one.
+type Resolution struct {
+	agent.Resolution
+	Signature  string // HMAC from the approval request; "" when the client sent none
+	ApprovalID string // the approval being answered, when the protocol names it
+}
+
+// NeedsSignature reports whether the resolution answers an approval
+// request: approvals, denials and edited arguments must carry the server's
+// signature.
+func (r *Resolution) NeedsSignature() bool {
+	return r.Kind == agent.Approve || r.Kind == agent.Deny
+}

@@ -1,0 +1,78 @@
+package uiadapter
+
+import (
+	"errors"
+	"net/http"
+	"time"
+)
+
+// SSEWriter writes server-sent events to a response. Frames are buffered
+// and reach the client on Flush; the handler flushes once per burst of
+// events, and at once when the stream goes quiet.
+//
+// It works through any writer that implements http.Flusher directly or
+// via Unwrap (gin's writer, chi's and most middleware), by way of
+// [http.ResponseController], and clears the server's write deadline so
+// long streams are not cut off by http.Server.WriteTimeout.
+type SSEWriter struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	buf []byte
+	err error
+}
+
+// flushThreshold bounds the buffer: a burst larger than this is written
+// (without an explicit flush) as it grows.
+const flushThreshold = 32 << 10
+
+// NewSSEWriter wraps w.
+func NewSSEWriter(w http.ResponseWriter) *SSEWriter {
+	rc := http.NewResponseController(w)
+	// Not every writer supports deadlines (httptest's recorder doesn't);
+	// then the server's own deadline, if any, stays.
+	_ = rc.SetWriteDeadline(time.Time{})
+	return &SSEWriter{w: w, rc: rc, buf: make([]byte, 0, 4096)}
+}
+
+// Start begins a data frame and returns the buffer to append the frame's
+// payload (one line of JSON) to; pass the result to End.
+func (s *SSEWriter) Start() []byte { return append(s.buf, "data: "...) }
+
+// End finishes the frame Start began.
+func (s *SSEWriter) End(b []byte) {
+	s.buf = append(b, '\n', '\n')
+	if len(s.buf) >= flushThreshold {
+		s.write()
+	}
+}
+
+// Data writes one data frame.
+func (s *SSEWriter) Data(payload []byte) { s.End(append(s.Start(), payload...)) }
+
+// Comment writes an SSE comment line (ignored by clients; keeps a quiet
+// connection alive through proxies).
+func (s *SSEWriter) Comment(text string) {
+	s.buf = append(append(append(s.buf, ": "...), text...), '\n', '\n')
+}
+
+func (s *SSEWriter) write() {
+	if s.err == nil && len(s.buf) > 0 {
+		_, s.err = s.w.Write(s.buf)
+	}
+	s.buf = s.buf[:0]
+}
+
+// Flush sends the buffered frames to the client. It returns the first
+// write error (the client went away), and keeps returning it.
+func (s *SSEWriter) Flush() error {
+	s.write()
+	if s.err == nil {
+		if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			s.err = err
+		}
+	}
+	return s.err
+}
+
+// Err is the first write error, if any.
+func (s *SSEWriter) Err() error { return s.err }
