@@ -26,7 +26,9 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // BadRequest is a 400 with message.
-func BadRequest(message string) *Error { return &Error{Status: http.StatusBadRequest, Message: message} }
+func BadRequest(message string) *Error {
+	return &Error{Status: http.StatusBadRequest, Message: message}
+}
 
 // Conflict is a 409 with message: a resolution the server cannot accept,
 // or a conversation that is busy or moved.

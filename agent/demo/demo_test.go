@@ -365,9 +365,11 @@ func TestWordDelay(t *testing.T) {
 	if d := time.Since(start); d < 50*time.Millisecond {
 		t.Fatalf("6 words with a 10 ms delay took %v", d)
 	}
+	// With a one-second delay, counting to 50 would take 49 s if delayed.
+	s = newSession(t, demo.WithWordDelay(time.Second))
 	start = time.Now()
-	s.say("count to 500")
-	if d := time.Since(start); d > time.Second {
+	s.say("count to 50")
+	if d := time.Since(start); d > 10*time.Second || len(s.deltas(agent.PartText)) != 50 {
 		t.Fatalf("counting was delayed: %v", d)
 	}
 }

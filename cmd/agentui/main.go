@@ -6,11 +6,13 @@ package main
 import (
 	"context"
 	"errors"
+	"expvar"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -39,6 +41,7 @@ func run(args []string) error {
 		return fmt.Errorf("AGENTUI_DEMO_DELAY: %w", err)
 	}
 	demoDelay := fs.Duration("demo-delay", delayDefault, "pause between words of the demo model's replies (env AGENTUI_DEMO_DELAY)")
+	debugAddr := fs.String("debug-addr", env("AGENTUI_DEBUG_ADDR", ""), "serve /debug/pprof and /debug/vars on this address; off when empty (env AGENTUI_DEBUG_ADDR)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -61,6 +64,14 @@ func run(args []string) error {
 	}
 	fmt.Printf("agentui listening on http://%s (%s)\n", ln.Addr(), srv.Description)
 
+	if *debugAddr != "" {
+		dl, err := net.Listen("tcp", *debugAddr)
+		if err != nil {
+			return err
+		}
+		logger.Info("debug endpoints", "addr", "http://"+dl.Addr().String()+"/debug/pprof/")
+		go func() { _ = http.Serve(dl, debugMux()) }()
+	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -77,6 +88,18 @@ func run(args []string) error {
 		return err
 	}
 	return nil
+}
+
+// debugMux serves the profiler and expvar, never on the public listener.
+func debugMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/debug/vars", expvar.Handler())
+	return mux
 }
 
 func env(name, def string) string {

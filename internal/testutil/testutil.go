@@ -6,12 +6,16 @@ package testutil
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/r3labs/sse/v2"
 )
 
 // CI reports whether the tests run under CI.
@@ -66,4 +70,52 @@ func (b *LogBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// SSEReader reads server-sent events: the data of each event, in order.
+// It splits the stream with r3labs/sse's EventStreamReader.
+type SSEReader struct {
+	r *sse.EventStreamReader
+}
+
+// NewSSEReader reads events from body.
+func NewSSEReader(body io.Reader) *SSEReader {
+	return &SSEReader{r: sse.NewEventStreamReader(body, 16<<20)}
+}
+
+// Next returns the data of the next event (its data lines joined), or
+// io.EOF at the end of the stream. Comment-only events are skipped.
+func (s *SSEReader) Next() ([]byte, error) {
+	for {
+		ev, err := s.r.ReadEvent()
+		if err != nil {
+			return nil, err
+		}
+		var data [][]byte
+		for _, line := range bytes.Split(ev, []byte("\n")) {
+			if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				data = append(data, bytes.TrimPrefix(v, []byte(" ")))
+			}
+		}
+		if len(data) > 0 {
+			return bytes.Join(data, []byte("\n")), nil
+		}
+	}
+}
+
+// ReadSSE reads every event's data to the end of the stream.
+func ReadSSE(t testing.TB, body io.Reader) []string {
+	t.Helper()
+	var out []string
+	r := NewSSEReader(body)
+	for {
+		data, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("reading the event stream: %v", err)
+		}
+		out = append(out, string(data))
+	}
 }

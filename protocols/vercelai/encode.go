@@ -20,7 +20,7 @@ type encoder struct {
 
 	started    bool
 	stepOpen   bool
-	terminated bool                     // finish, abort or error written
+	terminated bool                      // finish, abort or error written
 	open       map[string]agent.PartKind // open text and reasoning ids
 	openOrder  []string
 	tools      map[string]string // tool call id → tool name, for calls in this message

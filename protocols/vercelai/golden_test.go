@@ -1,0 +1,136 @@
+package vercelai_test
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/agent/demo"
+	"github.com/agentui/agentui/protocols/vercelai"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden .sse files")
+
+func server(t *testing.T) string {
+	t.Helper()
+	loop, err := agent.New(demo.New(), agent.WithTools(demo.Tools()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(vercelai.Handler(loop, uiadapter.WithSecret([]byte("golden"))))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func post(t *testing.T, url, body string) string {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+var (
+	uuidRe = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	sigRe  = regexp.MustCompile(`"signature":"[A-Za-z0-9_-]+"`)
+)
+
+// normalize replaces generated ids with id-1, id-2, … in order of first
+// appearance, and signatures (which depend on the ids) with a marker.
+func normalize(s string) string {
+	seen := map[string]string{}
+	s = uuidRe.ReplaceAllStringFunc(s, func(id string) string {
+		if _, ok := seen[id]; !ok {
+			seen[id] = fmt.Sprintf("id-%d", len(seen)+1)
+		}
+		return seen[id]
+	})
+	return sigRe.ReplaceAllString(s, `"signature":"<signature>"`)
+}
+
+func userBody(text string) string {
+	b, _ := json.Marshal(map[string]any{"id": "chat-golden", "trigger": "submit-message", "messages": []any{
+		map[string]any{"id": "u1", "role": "user", "parts": []any{map[string]any{"type": "text", "text": text}}},
+	}})
+	return string(b)
+}
+
+func chunksOf(stream string) []map[string]any {
+	var out []map[string]any
+	for _, frame := range strings.Split(stream, "\n\n") {
+		data, ok := strings.CutPrefix(frame, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var c map[string]any
+		_ = json.Unmarshal([]byte(data), &c)
+		out = append(out, c)
+	}
+	return out
+}
+
+func find(chunks []map[string]any, typ string) map[string]any {
+	for _, c := range chunks {
+		if c["type"] == typ {
+			return c
+		}
+	}
+	return nil
+}
+
+func TestGoldenStreams(t *testing.T) {
+	url := server(t)
+	streams := map[string]string{
+		"chat":             post(t, url, userBody("Hello there")),
+		"reasoning":        post(t, url, userBody("think about it")),
+		"tool":             post(t, url, userBody("weather in Paris")),
+		"approval-request": post(t, url, userBody("delete /tmp/x.txt")),
+	}
+	// The continuation approves the request the server just made.
+	chunks := chunksOf(streams["approval-request"])
+	req, avail := find(chunks, "tool-approval-request"), find(chunks, "tool-input-available")
+	cont, _ := json.Marshal(map[string]any{"id": "chat-golden", "trigger": "submit-message", "messages": []any{
+		map[string]any{"id": "u1", "role": "user", "parts": []any{map[string]any{"type": "text", "text": "delete /tmp/x.txt"}}},
+		map[string]any{"id": find(chunks, "start")["messageId"], "role": "assistant", "parts": []any{
+			map[string]any{"type": "step-start"},
+			map[string]any{"type": "tool-delete_file", "toolCallId": avail["toolCallId"], "state": "approval-responded", "input": avail["input"],
+				"approval": map[string]any{"id": req["approvalId"], "approved": true, "signature": req["signature"]}},
+		}},
+	}})
+	streams["continuation"] = post(t, url, string(cont))
+
+	for name, stream := range streams {
+		t.Run(name, func(t *testing.T) {
+			got := normalize(stream)
+			golden := filepath.Join("testdata", name+".sse")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./protocols/vercelai -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("stream differs from %s:\n%s", golden, got)
+			}
+		})
+	}
+}

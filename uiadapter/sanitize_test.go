@@ -1,0 +1,168 @@
+package uiadapter
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/agentui/agentui/cmf"
+)
+
+func m(role cmf.Role, parts ...cmf.Part) cmf.Message {
+	return cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: role, Content: parts}
+}
+
+func media(kind string, u string) cmf.Part {
+	src := cmf.MediaSource{Type: cmf.SourceURL, Data: u}
+	switch kind {
+	case "image":
+		return cmf.Image{MediaSource: src}
+	case "audio":
+		return cmf.Audio{MediaSource: src}
+	case "video":
+		return cmf.Video{MediaSource: src}
+	}
+	return cmf.Document{MediaSource: src}
+}
+
+var policy = SanitizePolicy{AllowedSchemes: []string{"http", "https"}}
+
+func TestSanitizeURLSchemes(t *testing.T) {
+	in := []cmf.Message{m(cmf.RoleUser,
+		cmf.Text{Text: "see"},
+		media("image", "https://example.com/a.png"),
+		media("image", "HTTP://example.com/b.png"),
+		media("image", "s3://bucket/key"),
+		media("audio", "gs://bucket/a.wav"),
+		media("video", "file:///etc/shadow"),
+		media("document", "ftp://x/y.pdf"),
+		media("document", "relative/path.pdf"),
+		media("image", "data:image/png,abc"),
+		cmf.Image{MediaSource: cmf.MediaSource{Type: cmf.SourceBase64, Data: "AAAA"}},
+	)}
+	out, f := Sanitize(in, nil, policy)
+	if got := len(out[0].Content); got != 4 {
+		t.Fatalf("kept %d parts: %+v", got, out[0].Content)
+	}
+	if f.URLs != 6 || !reflect.DeepEqual(f.Schemes, []string{"", "data", "file", "ftp", "gs", "s3"}) {
+		t.Fatalf("findings = %+v", f)
+	}
+	if len(in[0].Content) != 10 {
+		t.Fatal("Sanitize changed its input")
+	}
+}
+
+func TestSanitizeSystemMessages(t *testing.T) {
+	in := []cmf.Message{m(cmf.RoleSystem, cmf.Text{Text: "x"}), m(cmf.RoleDeveloper, cmf.Text{Text: "y"}), m(cmf.RoleUser, cmf.Text{Text: "hi"})}
+	out, f := Sanitize(in, nil, policy)
+	if len(out) != 1 || out[0].Role != cmf.RoleUser || f.SystemMessages != 2 {
+		t.Fatalf("out = %+v, findings %+v", out, f)
+	}
+	trusting := policy
+	trusting.TrustSystemMessages = true
+	if out, _ := Sanitize(in, nil, trusting); len(out) != 3 {
+		t.Fatal("trusted system messages were dropped")
+	}
+}
+
+func call(id string) cmf.ToolCall {
+	return cmf.ToolCall{ToolCallID: id, Name: "t", Arguments: json.RawMessage(`{}`)}
+}
+
+func result(id string) cmf.ToolResult {
+	return cmf.ToolResult{ToolCallID: id, ToolName: "t", Content: json.RawMessage(`1`)}
+}
+
+func TestSanitizeDanglingToolCalls(t *testing.T) {
+	in := []cmf.Message{
+		m(cmf.RoleUser, cmf.Text{Text: "a"}),
+		m(cmf.RoleAssistant, cmf.Text{Text: "calling"}, call("answered"), call("mid")), // "mid" never answered
+		m(cmf.RoleTool, result("answered")),
+		m(cmf.RoleTool, result("ghost")), // a result for a call that is not there
+		m(cmf.RoleUser, cmf.Text{Text: "b"}),
+		m(cmf.RoleAssistant, call("tail"), call("resolved")),
+	}
+	out, f := Sanitize(in, map[string]bool{"resolved": true}, policy)
+	if f.DanglingCalls != 2 || f.OrphanResults != 1 || f.EmptyMessages != 1 {
+		t.Fatalf("findings = %+v", f)
+	}
+	want := [][]string{{"text"}, {"text", "tool_call"}, {"tool_result"}, {"text"}, {"tool_call"}}
+	if len(out) != len(want) {
+		t.Fatalf("out = %+v", out)
+	}
+	for i, w := range want {
+		var kinds []string
+		for _, p := range out[i].Content {
+			kinds = append(kinds, string(p.ContentType()))
+		}
+		if !reflect.DeepEqual(kinds, w) {
+			t.Errorf("message %d = %v, want %v", i, kinds, w)
+		}
+	}
+	if out[4].Content[0].(cmf.ToolCall).ToolCallID != "resolved" {
+		t.Fatal("the resolved call was dropped")
+	}
+}
+
+func TestSanitizeSignatures(t *testing.T) {
+	in := []cmf.Message{m(cmf.RoleAssistant, cmf.Thinking{Text: "t", Signature: "forged"}, cmf.Text{Text: "x"})}
+	out, f := Sanitize(in, nil, policy)
+	if f.Signatures != 1 || out[0].Content[0].(cmf.Thinking).Signature != "" || out[0].Content[0].(cmf.Thinking).Text != "t" {
+		t.Fatalf("out = %+v, findings %+v", out, f)
+	}
+	if in[0].Content[0].(cmf.Thinking).Signature != "forged" {
+		t.Fatal("Sanitize changed its input")
+	}
+}
+
+func TestSanitizeEmptyMessages(t *testing.T) {
+	in := []cmf.Message{m(cmf.RoleUser), m(cmf.RoleUser, media("image", "s3://x")), m(cmf.RoleUser, cmf.Text{Text: "ok"})}
+	out, f := Sanitize(in, nil, policy)
+	if len(out) != 1 || f.EmptyMessages != 2 || !f.Any() {
+		t.Fatalf("out = %+v, findings %+v", out, f)
+	}
+	var none Findings
+	if none.Any() {
+		t.Fatal("empty findings report drops")
+	}
+}
+
+func TestSignerCanonicalInput(t *testing.T) {
+	s := NewSigner([]byte("k"))
+	sig := s.Sign("chat", "call", "tool", json.RawMessage(`{"b":1.0,"a":"x"}`))
+	// A browser parses and re-serializes the input: keys may come back in
+	// another order and numbers in their shortest form.
+	for _, same := range []string{`{"a":"x","b":1}`, `{ "b" : 1, "a" : "x" }`, `{"a":"x","b":1e0}`} {
+		if !s.Verify(sig, "chat", "call", "tool", json.RawMessage(same)) {
+			t.Errorf("%s does not verify", same)
+		}
+	}
+	for name, args := range map[string][4]string{
+		"other input":                        {"chat", "call", "tool", `{"a":"y","b":1}`},
+		"other call":                         {"chat", "call2", "tool", `{"a":"x","b":1}`},
+		"other tool":                         {"chat", "call", "tool2", `{"a":"x","b":1}`},
+		"other chat":                         {"chat2", "call", "tool", `{"a":"x","b":1}`},
+		"fields shifted across the boundary": {"cha", "tcall", "tool", `{"a":"x","b":1}`},
+	} {
+		if s.Verify(sig, args[0], args[1], args[2], json.RawMessage(args[3])) {
+			t.Errorf("%s verifies", name)
+		}
+	}
+	if s.Verify("", "chat", "call", "tool", nil) {
+		t.Error("an empty signature verifies")
+	}
+	if NewSigner([]byte("other")).Verify(sig, "chat", "call", "tool", json.RawMessage(`{"a":"x","b":1}`)) {
+		t.Error("another key verifies")
+	}
+	if string(canonicalJSON(json.RawMessage(`{not json`))) != `{not json` {
+		t.Error("unparseable input must be used as it is")
+	}
+}
+
+func TestIntentStrings(t *testing.T) {
+	for i, want := range map[Intent]string{Submit: "submit", Continue: "continue", Regenerate: "regenerate", 0: "unknown"} {
+		if i.String() != want {
+			t.Errorf("%d.String() = %s", i, i.String())
+		}
+	}
+}
