@@ -53,23 +53,20 @@ func TestVercelAISDK(t *testing.T) {
 	ts, logs := startServer(t, server.Config{})
 	flows := []string{"chat", "reasoning", "serverTool", "approvalGranted", "approvalDenied",
 		"clientTool", "regenerate", "count5000", "modelError", "clientAbort"}
-	t.Run("flows", func(t *testing.T) {
-		for _, flow := range flows {
-			t.Run(flow, func(t *testing.T) {
-				t.Parallel()
-				t.Log(runNode(t, node, "vercel.mjs", ts.URL, flow))
-			})
-		}
-	})
-	if t.Failed() {
-		t.Logf("server log:\n%s", logs)
-		return
-	}
-	// The client's stop() reached the server: the run was cancelled.
-	if !strings.Contains(logs.String(), "client disconnected; run cancelled") {
-		t.Errorf("the aborted run was not cancelled on the server; log:\n%s", logs)
-	}
-	if !strings.Contains(logs.String(), "agent run failed") || !strings.Contains(logs.String(), "the model failed, as asked") {
-		t.Errorf("the model error was not logged with its cause; log:\n%s", logs)
+	for _, flow := range flows {
+		t.Run(flow, func(t *testing.T) {
+			t.Parallel()
+			t.Log(runNode(t, node, "vercel.mjs", ts.URL, flow))
+			switch flow {
+			case "clientAbort": // stop() reached the server: the run was cancelled
+				if !strings.Contains(logs.String(), "client disconnected; run cancelled") {
+					t.Errorf("the aborted run was not cancelled on the server; log:\n%s", logs)
+				}
+			case "modelError":
+				if !strings.Contains(logs.String(), "the model failed, as asked") {
+					t.Errorf("the model error was not logged with its cause; log:\n%s", logs)
+				}
+			}
+		})
 	}
 }

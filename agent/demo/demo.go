@@ -226,7 +226,10 @@ func (s *stream) answer(t turn, req *agent.Request) {
 		}, func(errText string) string { return "I could not get the weather in " + city + ": " + errText })
 	case reDelete.MatchString(t.text):
 		path := strings.TrimRight(reDelete.FindStringSubmatch(t.text)[1], "?!,;:")
-		s.tool(t, "delete_file", map[string]string{"path": path}, func(map[string]any) string {
+		s.tool(t, "delete_file", map[string]string{"path": path}, func(out map[string]any) string {
+			if deleted := str(out["deleted"]); deleted != "" {
+				return "Deleted " + deleted + "." // the approver may have edited the path
+			}
 			return "Deleted " + path + "."
 		}, func(errText string) string {
 			if rest, ok := strings.CutPrefix(errText, deniedPrefix); ok {
@@ -294,15 +297,15 @@ func (s *stream) count(n int) {
 	s.finish(cmf.StopEnd)
 }
 
-// setState changes the shared state: a snapshot when the client sent no
-// state, else an RFC 6902 add or replace of /key.
+// setState changes the shared state: a snapshot when the client's state is
+// absent or empty, else an RFC 6902 add or replace of /key.
 func (s *stream) setState(state json.RawMessage, key, value string) {
 	v := json.RawMessage(value)
 	if !json.Valid(v) || strings.HasPrefix(value, "{") || strings.HasPrefix(value, "[") || strings.HasPrefix(value, `"`) {
 		v, _ = json.Marshal(value)
 	}
 	var cur map[string]json.RawMessage
-	hasState := len(state) > 0 && string(state) != "null" && json.Unmarshal(state, &cur) == nil
+	hasState := json.Unmarshal(state, &cur) == nil && len(cur) > 0
 	if !hasState {
 		snap, _ := json.Marshal(map[string]json.RawMessage{key: v})
 		if !s.send(agent.Chunk{Kind: agent.ChunkStateSnapshot, Value: snap}) {

@@ -172,6 +172,7 @@ func TestDelete(t *testing.T) {
 		want string
 	}{
 		{"approved", agent.Resolution{Kind: agent.Approve}, "Deleted /tmp/x.txt."},
+		{"approved with an edited path", agent.Resolution{Kind: agent.Approve, EditedArgs: json.RawMessage(`{"path":"/tmp/y.txt"}`)}, "Deleted /tmp/y.txt."},
 		{"denied", agent.Resolution{Kind: agent.Deny}, "Okay, I did not delete /tmp/x.txt."},
 		{"denied with a reason", agent.Resolution{Kind: agent.Deny, Reason: "I need it"}, "Okay, I did not delete /tmp/x.txt (reason: I need it)."},
 	} {
@@ -338,11 +339,17 @@ func TestSetState(t *testing.T) {
 	if snap == nil || string(snap.State) != `{"color":"blue"}` || s.text() != "Set color to blue." {
 		t.Fatalf("snapshot %v, text %q", snap, s.text())
 	}
+	// An empty state is no state: a snapshot too.
+	s = newSession(t)
+	s.say("set color to blue", &agent.Input{State: json.RawMessage(`{}`)})
+	if _, ok := s.events[2].(*agent.StateSnapshot); !ok {
+		t.Fatalf("empty state: event 2 is %T", s.events[2])
+	}
 	for _, tc := range []struct{ state, say, patch string }{
 		{`{"size":1}`, "set color to blue", `[{"op":"add","path":"/color","value":"blue"}]`},
 		{`{"color":"red"}`, "set color to blue", `[{"op":"replace","path":"/color","value":"blue"}]`},
-		{`{}`, "set count to 3", `[{"op":"add","path":"/count","value":3}]`},
-		{`{}`, "set a/b to true", `[{"op":"add","path":"/a~1b","value":true}]`},
+		{`{"x":1}`, "set count to 3", `[{"op":"add","path":"/count","value":3}]`},
+		{`{"x":1}`, "set a/b to true", `[{"op":"add","path":"/a~1b","value":true}]`},
 	} {
 		s := newSession(t)
 		s.say(tc.say, &agent.Input{State: json.RawMessage(tc.state)})

@@ -1,5 +1,6 @@
 // Command agentui serves AI chat frontends: the Vercel AI SDK UI message
-// stream at POST /api/chat. Every flag has an AGENTUI_… environment twin;
+// stream at POST /api/chat and AG-UI at POST /api/agui. Every flag has an
+// AGENTUI_… environment twin;
 // see docs/configuration.md.
 package main
 

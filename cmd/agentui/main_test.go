@@ -78,6 +78,15 @@ func TestQuickStart(t *testing.T) {
 	if text.String() != "The weather in Paris is sunny, 21°C." || events[len(events)-1] != "[DONE]" {
 		t.Fatalf("reply %q, events %q", text.String(), events)
 	}
+	agui, err := http.Post(url+"/api/agui", "application/json", strings.NewReader(`{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aguiEvents := testutil.ReadSSE(t, agui.Body)
+	agui.Body.Close()
+	if !strings.Contains(aguiEvents[0], `"RUN_STARTED"`) || !strings.Contains(aguiEvents[len(aguiEvents)-1], `"RUN_FINISHED"`) {
+		t.Fatalf("AG-UI events = %q", aguiEvents)
+	}
 	health, err := http.Get(url + "/healthz")
 	if err != nil {
 		t.Fatal(err)

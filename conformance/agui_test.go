@@ -1,0 +1,43 @@
+package conformance
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentui/agentui/internal/server"
+	"github.com/agentui/agentui/internal/testutil"
+)
+
+// TestAGUI runs @ag-ui/client 1.0.0's HttpAgent through every flow; see
+// js/agui.mjs for what each flow asserts.
+func TestAGUI(t *testing.T) {
+	node := testutil.Node(t)
+	testutil.NodeModules(t, "js")
+	ts, logs := startServer(t, server.Config{})
+	url := ts.URL + "/api/agui"
+	flows := []string{"samples", "chat", "reasoning", "serverTool", "frontendTool", "approve", "deny", "cancel",
+		"editArgs", "ambiguous", "state", "modelError", "abort"}
+	for _, flow := range flows {
+		t.Run(flow, func(t *testing.T) {
+			t.Parallel()
+			t.Log(runNode(t, node, "agui.mjs", url, flow))
+			if flow == "abort" && !strings.Contains(logs.String(), "client disconnected; run cancelled") {
+				t.Errorf("the aborted run was not cancelled on the server; log:\n%s", logs)
+			}
+		})
+	}
+}
+
+// TestAGUILegacyClient runs the pre-1.0 client (@ag-ui/client 0.0.59, which
+// declares no protocol version and rejects 1.0-only outcome fields).
+func TestAGUILegacyClient(t *testing.T) {
+	node := testutil.Node(t)
+	testutil.NodeModules(t, "js")
+	ts, _ := startServer(t, server.Config{})
+	for _, flow := range []string{"chat", "frontendTool"} {
+		t.Run(flow, func(t *testing.T) {
+			t.Parallel()
+			t.Log(runNode(t, node, "agui.mjs", ts.URL+"/api/agui", flow, "legacy"))
+		})
+	}
+}

@@ -1,0 +1,271 @@
+// Runs one AG-UI flow against an agentui server with the real client:
+// @ag-ui/client's HttpAgent drives the run; every raw event is also
+// validated with EventSchema from @ag-ui/core/schemas and the whole stream
+// with verifyEvents, and any warning the client prints fails the flow.
+//
+//   node agui.mjs <agui-url> <flow>          (@ag-ui/client 1.0.0)
+//   node agui.mjs <agui-url> <flow> legacy   (@ag-ui/client 0.0.59)
+//
+// Prints a JSON summary and exits 0, or prints the failure and exits 1.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { from, lastValueFrom, toArray } from 'rxjs';
+import * as current from '@ag-ui/client';
+import * as legacyClient from '@ag-ui/client-legacy';
+import { EventSchema } from '@ag-ui/core/schemas';
+
+const [url, flow, mode] = process.argv.slice(2);
+const legacy = mode === 'legacy';
+const { HttpAgent } = legacy ? legacyClient : current;
+const checks = [];
+const warnings = [];
+for (const level of ['warn', 'error']) {
+  const original = console[level];
+  console[level] = (...args) => {
+    warnings.push(args.map(String).join(' '));
+    original(...args);
+  };
+}
+
+// checkingFetch tees every response: HttpAgent reads one copy, the other
+// is validated here.
+async function checkingFetch(input, init) {
+  const res = await fetch(input, init);
+  if (!res.ok || !res.body) return res;
+  const [forClient, forCheck] = res.body.tee();
+  const check = checkStream(res.headers, forCheck, JSON.parse(init.body)).catch((e) => {
+    if (init.signal?.aborted) return { aborted: true, events: [] };
+    throw e;
+  });
+  check.catch(() => {});
+  checks.push(check);
+  return new Response(forClient, { status: res.status, statusText: res.statusText, headers: res.headers });
+}
+
+async function checkStream(headers, body, input) {
+  assert.equal(headers.get('content-type'), 'text/event-stream');
+  const text = await new Response(body).text();
+  assert.ok(!text.includes('\r'), 'LF framing');
+  const events = [];
+  for (const frame of text.split('\n\n')) {
+    if (frame === '') continue;
+    assert.ok(frame.startsWith('data: ') && !frame.includes('\n'), 'one data line per frame: ' + frame);
+    const raw = frame.slice('data: '.length);
+    assert.ok(!raw.includes(':null'), 'no null fields: ' + raw);
+    const event = JSON.parse(raw);
+    const parsed = EventSchema.safeParse(event);
+    if (!parsed.success) throw new Error(`EventSchema rejects ${raw}: ${parsed.error}`);
+    assert.equal(Object.keys(parsed.data).length, Object.keys(event).length, 'no unknown keys: ' + raw);
+    assert.ok(Number.isInteger(event.timestamp), 'integer timestamp');
+    events.push(event);
+  }
+  // The client's own ordering rules.
+  await lastValueFrom(from(events).pipe(current.verifyEvents(false), toArray()));
+  const first = events[0];
+  assert.equal(first.type, 'RUN_STARTED');
+  assert.equal(first.threadId, input.threadId);
+  assert.equal(first.runId, input.runId);
+  const last = events.at(-1);
+  assert.ok(['RUN_FINISHED', 'RUN_ERROR'].includes(last.type), 'ends with RUN_FINISHED or RUN_ERROR');
+  if (last.type === 'RUN_FINISHED') {
+    assert.equal(last.threadId, input.threadId);
+    assert.equal(last.runId, input.runId);
+    if (!input.protocolVersion) {
+      // Pre-1.0 clients reject 1.0-only outcome additions.
+      assert.ok(last.outcome === undefined || last.outcome.type === 'interrupt', 'no 1.0-only outcome for a pre-1.0 client');
+    }
+  }
+  assert.ok(!events.some((e) => e.type.startsWith('THINKING_')), 'no THINKING_* events');
+  return { events };
+}
+
+function newAgent(options = {}) {
+  return new HttpAgent({
+    url,
+    threadId: `thread-${flow}-${Math.random().toString(36).slice(2)}`,
+    fetch: checkingFetch,
+    ...options,
+  });
+}
+
+const user = (content) => ({ id: 'u-' + Math.random().toString(36).slice(2), role: 'user', content });
+const assistantText = (agent) =>
+  agent.messages.filter((m) => m.role === 'assistant').map((m) => m.content ?? '').join('');
+const lastAssistant = (agent) => agent.messages.filter((m) => m.role === 'assistant' && m.content).at(-1)?.content;
+const eventsOf = async (i) => (await checks[i]).events;
+
+// runSample posts a recorded RunAgentInput as it is, then replays it
+// through HttpAgent.
+async function runSample(name, expectStatus = 200) {
+  let sample = JSON.parse(readFileSync(new URL(`../testdata/agui/${name}.json`, import.meta.url)));
+  if (sample.body) sample = sample.body; // captured-httpagent-request wraps the body
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(sample) });
+  if (expectStatus !== 200) {
+    assert.equal(res.status, expectStatus, `${name}: status`);
+    assert.ok((await res.json()).error, 'a JSON error body');
+    return;
+  }
+  assert.equal(res.status, 200, `${name}: status`);
+  await checkStream(res.headers, res.body, sample);
+  if (legacy) return;
+  const agent = newAgent({ threadId: sample.threadId, initialMessages: sample.messages, initialState: sample.state ?? {} });
+  await agent.runAgent({ runId: sample.runId + '-replay', tools: sample.tools ?? [], context: sample.context ?? [], forwardedProps: sample.forwardedProps ?? {} });
+}
+
+const flows = {
+  async samples() {
+    for (const name of ['simple-chat', 'minimal-wire', 'captured-httpagent-request', 'multimodal', 'state-and-context', 'full-history', 'frontend-tool-result', 'frontend-tool-error', 'interrupt-request']) {
+      await runSample(name);
+    }
+    // A resume for an interrupt this server never issued is refused.
+    await runSample('interrupt-resume', 409);
+  },
+
+  async chat() {
+    const agent = newAgent();
+    agent.messages = [user('Hello there')];
+    const result = await agent.runAgent({ tools: [], context: [] });
+    assert.equal(lastAssistant(agent), 'You said: Hello there');
+    assert.ok(result.newMessages.length >= 1);
+  },
+
+  async reasoning() {
+    const agent = newAgent();
+    agent.messages = [user('think about it')];
+    await agent.runAgent();
+    const events = await eventsOf(0);
+    assert.ok(events.some((e) => e.type === 'REASONING_MESSAGE_START' && e.role === 'reasoning'));
+    assert.equal(lastAssistant(agent), 'You said: think about it');
+    const reasoning = agent.messages.find((m) => m.role === 'reasoning');
+    assert.equal(reasoning?.content, 'Thinking about: think about it');
+  },
+
+  async serverTool() {
+    const agent = newAgent();
+    agent.messages = [user('weather in Paris')];
+    await agent.runAgent();
+    const tool = agent.messages.find((m) => m.role === 'tool');
+    assert.deepEqual(JSON.parse(tool.content), { city: 'Paris', forecast: 'sunny', temperature_c: 21 });
+    const call = agent.messages.find((m) => m.toolCalls?.length).toolCalls[0];
+    assert.equal(call.function.name, 'get_weather');
+    assert.equal(call.id, tool.toolCallId);
+    assert.equal(lastAssistant(agent), 'The weather in Paris is sunny, 21°C.');
+  },
+
+  async frontendTool() {
+    const tools = [{ name: 'confirm_action', description: 'Ask the user to confirm', parameters: { type: 'object', properties: {} } }];
+    const agent = newAgent();
+    agent.messages = [user('call confirm_action')];
+    await agent.runAgent({ tools });
+    const finished = (await eventsOf(0)).at(-1);
+    const call = agent.messages.find((m) => m.toolCalls?.length).toolCalls[0];
+    assert.equal(call.function.name, 'confirm_action');
+    if (legacy) assert.equal(finished.outcome, undefined);
+    else assert.deepEqual(finished.outcome, { type: 'success', pendingToolCallIds: [call.id] });
+    // The frontend runs the tool and sends its result with the next run.
+    agent.messages = [...agent.messages, { id: 'tool-result-1', role: 'tool', toolCallId: call.id, content: JSON.stringify({ confirmed: true }) }];
+    await agent.runAgent({ tools });
+    assert.equal(lastAssistant(agent), 'confirm_action returned: {"confirmed":true}');
+  },
+
+  async approve() {
+    return interruptFlow({ approved: true }, 'Deleted /tmp/x.txt.');
+  },
+  async deny() {
+    return interruptFlow({ approved: false, reason: 'no' }, 'Okay, I did not delete /tmp/x.txt (reason: no).');
+  },
+  async cancel() {
+    return interruptFlow(null, 'Okay, I did not delete /tmp/x.txt.');
+  },
+  async editArgs() {
+    return interruptFlow({ approved: true, editedArgs: { path: '/tmp/y.txt' } }, 'Deleted /tmp/y.txt.');
+  },
+  async ambiguous() {
+    return interruptFlow({ approved: 'yes' }, 'Okay, I did not delete /tmp/x.txt.');
+  },
+
+  async state() {
+    const agent = newAgent();
+    agent.messages = [user('set color to blue')];
+    await agent.runAgent();
+    assert.ok((await eventsOf(0)).some((e) => e.type === 'STATE_SNAPSHOT'));
+    assert.deepEqual(agent.state, { color: 'blue' });
+    agent.messages = [...agent.messages, user('set size to 3')];
+    await agent.runAgent();
+    assert.ok((await eventsOf(1)).some((e) => e.type === 'STATE_DELTA'));
+    assert.deepEqual(agent.state, { color: 'blue', size: 3 });
+    agent.messages = [...agent.messages, user('set color to red')];
+    await agent.runAgent();
+    assert.deepEqual(agent.state, { color: 'red', size: 3 });
+    assert.equal(lastAssistant(agent), 'Set color to red.');
+  },
+
+  async modelError() {
+    const agent = newAgent();
+    agent.messages = [user('fail')];
+    let error;
+    await agent.runAgent().catch((e) => (error = e));
+    const events = await eventsOf(0);
+    const last = events.at(-1);
+    assert.equal(last.type, 'RUN_ERROR');
+    assert.equal(last.message, 'An error occurred.');
+    assert.ok(error || true);
+    warnings.length = 0; // the client reports the run error on the console, as it should
+  },
+
+  async abort() {
+    const agent = newAgent();
+    agent.messages = [user('wait 5000 ms')];
+    const run = agent.runAgent().catch(() => {});
+    const deadline = Date.now() + 5000;
+    while (!checks.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    agent.abortRun();
+    await run;
+    assert.ok(Date.now() - started < 2000, 'abort returns promptly');
+    warnings.length = 0;
+    // The server keeps serving.
+    agent.messages = [...agent.messages, user('still there?')];
+    await agent.runAgent();
+    assert.equal(lastAssistant(agent), 'You said: still there?');
+  },
+};
+
+// interruptFlow asks to delete a file, checks the interrupt, and resumes
+// it with payload (null: cancelled).
+async function interruptFlow(payload, want) {
+  const agent = newAgent();
+  agent.messages = [user('delete /tmp/x.txt')];
+  await agent.runAgent();
+  const finished = (await eventsOf(0)).at(-1);
+  assert.equal(finished.outcome.type, 'interrupt');
+  const [interrupt] = finished.outcome.interrupts;
+  assert.equal(interrupt.reason, 'tool_call');
+  assert.ok(interrupt.responseSchema && interrupt.message);
+  assert.equal(agent.pendingInterrupts?.length ?? 1, 1);
+  const resume = [payload === null
+    ? { interruptId: interrupt.id, status: 'cancelled' }
+    : { interruptId: interrupt.id, status: 'resolved', payload }];
+  await agent.runAgent({ resume });
+  const events = await eventsOf(1);
+  // The interrupted call gets its result without being started again.
+  assert.ok(!events.some((e) => e.type === 'TOOL_CALL_START' && e.toolCallId === interrupt.toolCallId), 'no second TOOL_CALL_START');
+  const result = events.find((e) => e.type === 'TOOL_CALL_RESULT');
+  assert.equal(result.toolCallId, interrupt.toolCallId);
+  assert.equal(lastAssistant(agent), want);
+}
+
+try {
+  const run = flows[flow];
+  if (!run) throw new Error('unknown flow ' + flow);
+  await run();
+  const results = await Promise.all(checks);
+  const agWarnings = warnings.filter((w) => w.includes('ag-ui') || w.includes('AG-UI') || w.includes('Unrecognized'));
+  assert.deepEqual(agWarnings, [], 'the client printed warnings');
+  console.log(JSON.stringify({ flow, legacy, ok: true, responses: results.length, events: results.reduce((n, r) => n + r.events.length, 0) }));
+  process.exit(0);
+} catch (e) {
+  console.error(`flow ${flow}${legacy ? ' (legacy)' : ''} failed:`, e?.stack ?? e);
+  process.exit(1);
+}

@@ -1,0 +1,358 @@
+package agui
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// Decode reads a RunAgentInput into a Turn. Structural errors are 400;
+// unknown fields, unknown message roles and unknown content parts are
+// tolerated (logged at debug). activity messages are ignored.
+func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error) {
+	var in RunAgentInput
+	if err := json.Unmarshal(body, &in); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return nil, uiadapter.BadRequest("request body is not valid JSON")
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, uiadapter.BadRequest("malformed RunAgentInput: " + te.Field + " has the wrong type")
+		}
+		return nil, uiadapter.BadRequest("malformed RunAgentInput")
+	}
+	if in.ThreadID == "" {
+		return nil, uiadapter.BadRequest(`missing "threadId"`)
+	}
+	if in.RunID == "" {
+		return nil, uiadapter.BadRequest(`missing "runId"`)
+	}
+	if !hasKey(body, "messages") {
+		return nil, uiadapter.BadRequest(`missing "messages"`)
+	}
+	turn := &uiadapter.Turn{
+		ChatID:          in.ThreadID,
+		RunID:           in.RunID,
+		Intent:          uiadapter.Submit,
+		ProtocolVersion: in.ProtocolVersion,
+	}
+	if s := bytes.TrimSpace(in.State); len(s) > 0 && string(s) != "null" {
+		var compact bytes.Buffer
+		_ = json.Compact(&compact, s) // valid: the decoder checked it
+		turn.State = compact.Bytes()
+	}
+	for _, t := range in.Tools {
+		if t.Name == "" {
+			return nil, uiadapter.BadRequest("a tool has no name")
+		}
+		params := t.Parameters
+		if string(bytes.TrimSpace(params)) == "null" {
+			params = nil
+		}
+		turn.ClientTools = append(turn.ClientTools, agent.ToolSpec{Name: t.Name, Description: t.Description, Parameters: params})
+	}
+	for _, c := range in.Context {
+		turn.Context = append(turn.Context, agent.ContextItem{Description: c.Description, Value: c.Value})
+	}
+	for i := range in.Messages {
+		m, err := p.toCMF(&in.Messages[i])
+		if err != nil {
+			return nil, uiadapter.BadRequest("messages[" + strconv.Itoa(i) + "]: " + err.Error())
+		}
+		if m != nil {
+			turn.Messages = append(turn.Messages, *m)
+		}
+	}
+	nameResults(turn.Messages)
+	// Tool messages after the last assistant message answer its client
+	// tool calls.
+	for i := len(turn.Messages) - 1; i >= 0 && turn.Messages[i].Role == cmf.RoleTool; i-- {
+		for _, part := range turn.Messages[i].Content {
+			r, ok := part.(cmf.ToolResult)
+			if !ok {
+				continue
+			}
+			res := agent.Resolution{ToolCallID: r.ToolCallID, Kind: agent.ClientOutput, Output: r.Content, MessageID: turn.Messages[i].ID()}
+			if r.IsError {
+				res.Kind, res.Output, res.ErrorText = agent.ClientError, nil, errorText(r.Content)
+			}
+			turn.Resolutions = append(turn.Resolutions, uiadapter.Resolution{Resolution: res})
+			turn.Intent = uiadapter.Continue
+		}
+	}
+	for i, entry := range in.Resume {
+		res, err := resumeResolution(entry)
+		if err != nil {
+			return nil, uiadapter.BadRequest("resume[" + strconv.Itoa(i) + "]: " + err.Error())
+		}
+		turn.Resolutions = append(turn.Resolutions, res)
+		turn.Intent = uiadapter.Continue
+	}
+	if turn.Intent == uiadapter.Continue {
+		for i := len(turn.Messages) - 1; i >= 0; i-- {
+			if turn.Messages[i].Role == cmf.RoleAssistant {
+				turn.MessageID = turn.Messages[i].ID()
+				break
+			}
+		}
+	}
+	return turn, nil
+}
+
+// nameResults gives each tool result the name of its call (AG-UI tool
+// messages carry only the call id).
+func nameResults(msgs []cmf.Message) {
+	names := map[string]string{}
+	for i := range msgs {
+		for j, part := range msgs[i].Content {
+			switch part := part.(type) {
+			case cmf.ToolCall:
+				names[part.ToolCallID] = part.Name
+			case cmf.ToolResult:
+				if n, ok := names[part.ToolCallID]; ok {
+					part.ToolName = n
+					msgs[i].Content[j] = part
+				}
+			}
+		}
+	}
+}
+
+// hasKey reports whether a JSON object has a top-level key with a non-null
+// value.
+func hasKey(body []byte, key string) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return false
+	}
+	v, ok := top[key]
+	return ok && string(bytes.TrimSpace(v)) != "null"
+}
+
+// toCMF converts one message; nil for messages agentui ignores.
+func (p *Protocol) toCMF(msg *Message) (*cmf.Message, error) {
+	id := msg.ID
+	if id == "" {
+		return nil, errors.New(`missing "id"`)
+	}
+	out := cmf.Message{SchemaVersion: cmf.SchemaVersion}
+	out.SetID(id)
+	switch msg.Role {
+	case "system", "developer":
+		out.Role = cmf.Role(msg.Role)
+		text, err := stringContent(msg.Content)
+		if err != nil {
+			return nil, err
+		}
+		out.Content = []cmf.Part{cmf.Text{Text: text}}
+	case "user":
+		out.Role = cmf.RoleUser
+		parts, err := p.userContent(msg.Content)
+		if err != nil {
+			return nil, err
+		}
+		out.Content = parts
+	case "assistant":
+		out.Role = cmf.RoleAssistant
+		if len(msg.Content) > 0 && string(msg.Content) != "null" {
+			text, err := stringContent(msg.Content)
+			if err != nil {
+				return nil, err
+			}
+			if text != "" {
+				out.Content = append(out.Content, cmf.Text{Text: text})
+			}
+		}
+		for _, tc := range msg.ToolCalls {
+			if tc.ID == "" || tc.Function.Name == "" {
+				return nil, errors.New("a tool call needs an id and a function name")
+			}
+			args := json.RawMessage(tc.Function.Arguments)
+			if !isObject(args) {
+				args = json.RawMessage(`{}`)
+			}
+			out.Content = append(out.Content, cmf.ToolCall{ToolCallID: tc.ID, Name: tc.Function.Name, Arguments: args})
+		}
+	case "tool":
+		if msg.ToolCallID == "" {
+			return nil, errors.New(`a tool message needs "toolCallId"`)
+		}
+		out.Role = cmf.RoleTool
+		text, err := p.toolContent(msg.Content)
+		if err != nil {
+			return nil, err
+		}
+		// The tool's name is on its call; the adapter's sanitizer drops
+		// results whose call is missing.
+		out.Content = []cmf.Part{cmf.ToolResult{ToolCallID: msg.ToolCallID, ToolName: "unknown", Content: resultJSON(text), IsError: msg.Error != ""}}
+	case "reasoning":
+		out.Role = cmf.RoleAssistant
+		text, err := stringContent(msg.Content)
+		if err != nil {
+			return nil, err
+		}
+		out.Content = []cmf.Part{cmf.Thinking{Text: text, Signature: msg.EncryptedValue}}
+	case "activity":
+		return nil, nil // client-side display state
+	default:
+		p.log.Debug("skipping a message with an unknown role", "role", msg.Role)
+		return nil, nil
+	}
+	return &out, nil
+}
+
+func stringContent(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", errors.New(`"content" must be a string`)
+	}
+	return s, nil
+}
+
+// userContent reads a string or content parts.
+func (p *Protocol) userContent(raw json.RawMessage) ([]cmf.Part, error) {
+	if len(raw) > 0 && raw[0] == '"' {
+		s, err := stringContent(raw)
+		return []cmf.Part{cmf.Text{Text: s}}, err
+	}
+	var parts []ContentPart
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return nil, errors.New(`"content" must be a string or a list of content parts`)
+	}
+	var out []cmf.Part
+	for _, cp := range parts {
+		switch cp.Type {
+		case "text":
+			out = append(out, cmf.Text{Text: cp.Text})
+		case "image", "audio", "video", "document":
+			if cp.Source == nil {
+				return nil, errors.New(cp.Type + ` part without "source"`)
+			}
+			src, ok := mediaSource(cp.Source)
+			if !ok {
+				return nil, errors.New("unknown source type " + strconv.Quote(cp.Source.Type))
+			}
+			switch cp.Type {
+			case "image":
+				out = append(out, cmf.Image{MediaSource: src})
+			case "audio":
+				out = append(out, cmf.Audio{MediaSource: src})
+			case "video":
+				out = append(out, cmf.Video{MediaSource: src})
+			default:
+				out = append(out, cmf.Document{MediaSource: src})
+			}
+		default:
+			p.log.Debug("skipping an unknown content part", "type", cp.Type)
+		}
+	}
+	return out, nil
+}
+
+// mediaSource maps an AG-UI source. A provider's file handle becomes a
+// provider-file:// URL, which sanitization drops unless that scheme is
+// allowed: the provider would resolve it with the server's credentials.
+func mediaSource(s *Source) (cmf.MediaSource, bool) {
+	switch s.Type {
+	case "data":
+		return cmf.MediaSource{Type: cmf.SourceBase64, Data: s.Value, MediaType: s.MimeType}, true
+	case "url":
+		return cmf.MediaSource{Type: cmf.SourceURL, Data: s.Value, MediaType: s.MimeType}, true
+	case "file":
+		provider := s.Provider
+		if provider == "" {
+			provider = "unknown"
+		}
+		return cmf.MediaSource{Type: cmf.SourceURL, Data: uiadapter.SchemeProviderFile + "://" + provider + "/" + s.Value, MediaType: s.MimeType}, true
+	}
+	return cmf.MediaSource{}, false
+}
+
+// toolContent reads a tool message's content: a string, or text parts.
+func (p *Protocol) toolContent(raw json.RawMessage) (string, error) {
+	if len(raw) > 0 && raw[0] == '[' {
+		var parts []ContentPart
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			return "", errors.New(`"content" must be a string or a list of content parts`)
+		}
+		var b strings.Builder
+		for _, cp := range parts {
+			if cp.Type == "text" {
+				b.WriteString(cp.Text)
+			}
+		}
+		return b.String(), nil
+	}
+	return stringContent(raw)
+}
+
+// resultJSON keeps a tool's JSON output as JSON (a frontend tool usually
+// returns JSON.stringify of an object) and any other text as a string.
+func resultJSON(text string) json.RawMessage {
+	t := strings.TrimSpace(text)
+	if (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Valid([]byte(t)) {
+		return json.RawMessage(t)
+	}
+	b, _ := json.Marshal(text)
+	return b
+}
+
+// errorText is the text of an error result.
+func errorText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// resumeResolution reads one resume entry. An interrupt id is
+// "<tool call id>.<signature>" (see the encoder); an id of any other form
+// answers nothing the server asked, and the handler refuses it. A resolved
+// payload must say approved: true to approve; anything ambiguous denies.
+func resumeResolution(e ResumeEntry) (uiadapter.Resolution, error) {
+	if e.InterruptID == "" {
+		return uiadapter.Resolution{}, errors.New(`missing "interruptId"`)
+	}
+	callID, sig := e.InterruptID, ""
+	if i := strings.LastIndexByte(e.InterruptID, '.'); i > 0 {
+		callID, sig = e.InterruptID[:i], e.InterruptID[i+1:]
+	}
+	res := uiadapter.Resolution{Resolution: agent.Resolution{ToolCallID: callID, Kind: agent.Deny}, Signature: sig, ApprovalID: e.InterruptID}
+	switch e.Status {
+	case "cancelled":
+		// cancelled: denied, with no reason given
+	case "resolved":
+		var p ApprovalPayload
+		if len(e.Payload) > 0 && json.Unmarshal(e.Payload, &p) == nil && p.Approved != nil {
+			if *p.Approved {
+				res.Kind = agent.Approve
+				if isObject(p.EditedArgs) {
+					res.EditedArgs = p.EditedArgs
+				}
+			} else {
+				res.Reason = p.Reason
+			}
+		}
+	default:
+		return res, errors.New(`"status" must be "resolved" or "cancelled"`)
+	}
+	return res, nil
+}
+
+func isObject(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	var v map[string]json.RawMessage
+	return len(t) > 0 && t[0] == '{' && json.Unmarshal(t, &v) == nil
+}

@@ -1,0 +1,225 @@
+package agui
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+func sample(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "samples", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrapped struct {
+		Body json.RawMessage `json:"body"`
+	}
+	if json.Unmarshal(b, &wrapped) == nil && len(wrapped.Body) > 0 {
+		return wrapped.Body
+	}
+	return b
+}
+
+func decode(t *testing.T, body []byte) *uiadapter.Turn {
+	t.Helper()
+	turn, err := New().Decode(httptest.NewRequest("POST", "/", nil), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range turn.Messages {
+		if err := turn.Messages[i].Validate(); err != nil {
+			t.Fatalf("message %d is invalid CMF: %v", i, err)
+		}
+	}
+	return turn
+}
+
+func shape(turn *uiadapter.Turn) string {
+	var s []string
+	for _, m := range turn.Messages {
+		var k []string
+		for _, p := range m.Content {
+			k = append(k, string(p.ContentType()))
+		}
+		s = append(s, string(m.Role)+":"+strings.Join(k, ","))
+	}
+	return strings.Join(s, " ")
+}
+
+func TestDecodeSamples(t *testing.T) {
+	cases := map[string]struct {
+		shape  string
+		intent uiadapter.Intent
+	}{
+		"simple-chat":                {"user:text", uiadapter.Submit},
+		"minimal-wire":               {"user:text", uiadapter.Submit},
+		"captured-httpagent-request": {"user:text", uiadapter.Submit},
+		"multimodal":                 {"user:text,image,document,audio", uiadapter.Submit},
+		"state-and-context":          {"system:text user:text", uiadapter.Submit},
+		"full-history":               {"developer:text system:text user:text assistant:thinking assistant:tool_call tool:tool_result assistant:text user:text", uiadapter.Submit},
+		"frontend-tool-result":       {"user:text assistant:text,tool_call tool:tool_result", uiadapter.Continue},
+		"frontend-tool-error":        {"user:text assistant:tool_call tool:tool_result", uiadapter.Continue},
+		"interrupt-request":          {"user:text", uiadapter.Submit},
+		"interrupt-resume":           {"user:text assistant:text,tool_call", uiadapter.Continue},
+	}
+	files, _ := filepath.Glob(filepath.Join("testdata", "samples", "*.json"))
+	if len(files) != len(cases) {
+		t.Fatalf("%d sample files, %d cases", len(files), len(cases))
+	}
+	for name, want := range cases {
+		t.Run(name, func(t *testing.T) {
+			turn := decode(t, sample(t, name))
+			if got := shape(turn); got != want.shape || turn.Intent != want.intent {
+				t.Fatalf("shape %s intent %v, want %s %v", got, turn.Intent, want.shape, want.intent)
+			}
+		})
+	}
+}
+
+func TestDecodeDetails(t *testing.T) {
+	turn := decode(t, sample(t, "captured-httpagent-request"))
+	if turn.ChatID != "thread-captured-1" || turn.RunID != "run-captured-1" || turn.ProtocolVersion != "1.0" ||
+		string(turn.State) != `{"counter":1}` || len(turn.ClientTools) != 1 || turn.ClientTools[0].Name != "confirm_action" ||
+		len(turn.Context) != 1 || turn.Context[0].Value != "UTC" {
+		t.Fatalf("turn = %+v", turn)
+	}
+	if minimal := decode(t, sample(t, "minimal-wire")); minimal.ProtocolVersion != "" || minimal.State != nil {
+		t.Fatalf("minimal = %+v", minimal)
+	}
+	mm := decode(t, sample(t, "multimodal")).Messages[0]
+	if img := mm.Content[1].(cmf.Image); img.Type != cmf.SourceURL || img.Data != "https://example.com/cat.png" {
+		t.Fatalf("image = %+v", img)
+	}
+	if doc := mm.Content[2].(cmf.Document); doc.Type != cmf.SourceBase64 || doc.MediaType != "application/pdf" {
+		t.Fatalf("document = %+v", doc)
+	}
+	if audio := mm.Content[3].(cmf.Audio); audio.Data != "provider-file://openai/file-abc123" {
+		t.Fatalf("file source = %+v", audio)
+	}
+	full := decode(t, sample(t, "full-history"))
+	if th := full.Messages[3].Content[0].(cmf.Thinking); th.Signature != "opaque-provider-blob" {
+		t.Fatalf("reasoning = %+v (sanitization, not decoding, drops the signature)", th)
+	}
+	if r := full.Messages[5].Content[0].(cmf.ToolResult); r.ToolName != "get_weather" || string(r.Content) != `"18°C, light rain"` {
+		t.Fatalf("tool result = %+v %s", r, r.Content)
+	}
+	res := decode(t, sample(t, "frontend-tool-result"))
+	if r := res.Resolutions[0]; r.Kind != agent.ClientOutput || string(r.Output) != `{"confirmed":true}` || r.MessageID != "msg-tool-1" || res.MessageID != "msg-asst-1" {
+		t.Fatalf("resolution = %+v", res.Resolutions)
+	}
+	errRes := decode(t, sample(t, "frontend-tool-error"))
+	if r := errRes.Resolutions[0]; r.Kind != agent.ClientError || !strings.Contains(r.ErrorText, "locked") {
+		t.Fatalf("error resolution = %+v", r)
+	}
+	resume := decode(t, sample(t, "interrupt-resume"))
+	if r := resume.Resolutions[0]; r.Kind != agent.Approve || r.ToolCallID != "int-tc-approve-1" || r.Signature != "" {
+		t.Fatalf("resume = %+v", r)
+	}
+}
+
+func TestResumePayloads(t *testing.T) {
+	cases := []struct {
+		entry  string
+		kind   agent.ResolutionKind
+		edited string
+		reason string
+	}{
+		{`{"interruptId":"c.s","status":"resolved","payload":{"approved":true}}`, agent.Approve, "", ""},
+		{`{"interruptId":"c.s","status":"resolved","payload":{"approved":true,"editedArgs":{"path":"/y"}}}`, agent.Approve, `{"path":"/y"}`, ""},
+		{`{"interruptId":"c.s","status":"resolved","payload":{"approved":false,"reason":"no"}}`, agent.Deny, "", "no"},
+		{`{"interruptId":"c.s","status":"cancelled"}`, agent.Deny, "", ""},
+		// Ambiguous payloads deny.
+		{`{"interruptId":"c.s","status":"resolved"}`, agent.Deny, "", ""},
+		{`{"interruptId":"c.s","status":"resolved","payload":{"approved":"yes"}}`, agent.Deny, "", ""},
+		{`{"interruptId":"c.s","status":"resolved","payload":{"approved":1}}`, agent.Deny, "", ""},
+		{`{"interruptId":"c.s","status":"resolved","payload":"approve"}`, agent.Deny, "", ""},
+		{`{"interruptId":"c.s","status":"resolved","payload":{"approved":true,"editedArgs":"rm -rf"}}`, agent.Approve, "", ""},
+	}
+	for _, c := range cases {
+		var e ResumeEntry
+		_ = json.Unmarshal([]byte(c.entry), &e)
+		r, err := resumeResolution(e)
+		if err != nil || r.Kind != c.kind || string(r.EditedArgs) != c.edited || r.Reason != c.reason || r.ToolCallID != "c" || r.Signature != "s" {
+			t.Errorf("%s: %+v %v", c.entry, r, err)
+		}
+	}
+	if _, err := resumeResolution(ResumeEntry{InterruptID: "x", Status: "maybe"}); err == nil {
+		t.Error("unknown status accepted")
+	}
+	if InterruptID("call.1", "sig") != "call.1.sig" || InterruptID("c", "") != "c" {
+		t.Error("InterruptID")
+	}
+	r, _ := resumeResolution(ResumeEntry{InterruptID: "call.1.sig", Status: "cancelled"})
+	if r.ToolCallID != "call.1" || r.Signature != "sig" {
+		t.Errorf("a tool call id with dots: %+v", r)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	for name, body := range map[string]string{
+		"not JSON":           `{"threadId":`,
+		"no threadId":        `{"runId":"r","messages":[]}`,
+		"no runId":           `{"threadId":"t","messages":[]}`,
+		"no messages":        `{"threadId":"t","runId":"r"}`,
+		"null messages":      `{"threadId":"t","runId":"r","messages":null}`,
+		"messages not list":  `{"threadId":"t","runId":"r","messages":{}}`,
+		"message without id": `{"threadId":"t","runId":"r","messages":[{"role":"user","content":"hi"}]}`,
+		"bad user content":   `{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":7}]}`,
+		"tool without call":  `{"threadId":"t","runId":"r","messages":[{"id":"x","role":"tool","content":"hi"}]}`,
+		"call without name":  `{"threadId":"t","runId":"r","messages":[{"id":"a","role":"assistant","toolCalls":[{"id":"c","type":"function","function":{"arguments":"{}"}}]}]}`,
+		"media without src":  `{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":[{"type":"image"}]}]}`,
+		"bad source type":    `{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":[{"type":"image","source":{"type":"s3","value":"x"}}]}]}`,
+		"bad resume status":  `{"threadId":"t","runId":"r","messages":[],"resume":[{"interruptId":"i","status":"later"}]}`,
+		"resume without id":  `{"threadId":"t","runId":"r","messages":[],"resume":[{"status":"cancelled"}]}`,
+		"tool without name":  `{"threadId":"t","runId":"r","messages":[],"tools":[{"description":"x"}]}`,
+		"state wrong type":   `{"threadId":7,"runId":"r","messages":[]}`,
+	} {
+		_, err := New().Decode(httptest.NewRequest("POST", "/", nil), []byte(body))
+		var e *uiadapter.Error
+		if !errors.As(err, &e) || e.Status != 400 {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+	// Tolerated: unknown fields, unknown roles and parts, activity messages, null state.
+	turn := decode(t, []byte(`{"threadId":"t","runId":"r","state":null,"future":1,"messages":[
+		{"id":"a","role":"activity","activityType":"x","content":{}},
+		{"id":"w","role":"wizard","content":"?"},
+		{"id":"u","role":"user","content":[{"type":"text","text":"hi"},{"type":"hologram"}],"extra":true}]}`))
+	if shape(turn) != "user:text" || turn.State != nil {
+		t.Fatalf("tolerant decode = %s %s", shape(turn), turn.State)
+	}
+}
+
+// FuzzDecode feeds arbitrary bodies to the RunAgentInput decoder: no
+// panic, only 400s, and valid CMF out.
+func FuzzDecode(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "samples", "*.json"))
+	for _, file := range files {
+		b, _ := os.ReadFile(file)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		turn, err := New().Decode(httptest.NewRequest("POST", "/", nil), body)
+		if err != nil {
+			var e *uiadapter.Error
+			if !errors.As(err, &e) || e.Status != 400 {
+				t.Fatalf("decode failed without a 400: %v", err)
+			}
+			return
+		}
+		for i := range turn.Messages {
+			if err := turn.Messages[i].Validate(); err != nil {
+				t.Fatalf("message %d is invalid CMF: %v", i, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,393 @@
+package agui
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/jsonw"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// ProtocolVersion is the AG-UI version agentui speaks.
+const ProtocolVersion = "1.0"
+
+// approvalSchema is the responseSchema of a tool_call interrupt: what the
+// client's resume payload must look like.
+const approvalSchema = `{"type":"object","properties":{"approved":{"type":"boolean"},"reason":{"type":"string"},"editedArgs":{"type":"object"}},"required":["approved"]}`
+
+// encoder writes a run as AG-UI events. It keeps verifyEvents' rules
+// whatever the agent does: RUN_STARTED first; every message, reasoning
+// span, tool call and step closed before RUN_FINISHED; nothing for an id
+// that is not open; nothing after the run ends.
+type encoder struct {
+	w        *uiadapter.SSEWriter
+	threadID string
+	runID    string
+	v1       bool // the client declared protocol 1.0 or later
+
+	started  bool
+	ended    bool
+	step     string            // the open step's name
+	stepMsg  string            // the open step's assistant message id
+	messages map[string]bool   // assistant message ids started in this run
+	text     map[string]string // open text part id → message id
+	textOpen []string
+	thinking []string        // open reasoning part ids
+	tools    map[string]bool // open tool call ids
+	toolSeq  []string
+
+	interrupts []*agent.ApprovalRequested
+	clientIDs  []string
+}
+
+func newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) *encoder {
+	return &encoder{
+		w: w, threadID: t.ChatID, runID: t.RunID, v1: atLeast1(t.ProtocolVersion),
+		messages: map[string]bool{}, text: map[string]string{}, tools: map[string]bool{},
+	}
+}
+
+// atLeast1 reports whether a declared protocol version is 1.0 or later.
+// Clients before 1.0 declare none, and reject what 1.0 added.
+func atLeast1(v string) bool {
+	major, _, _ := strings.Cut(v, ".")
+	n, err := strconv.Atoi(major)
+	return err == nil && n >= 1
+}
+
+// begin starts an event object with its type and timestamp.
+func (e *encoder) begin(typ string) []byte {
+	b := append(e.w.Start(), `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","timestamp":`...)
+	return strconv.AppendInt(b, time.Now().UnixMilli(), 10)
+}
+
+func (e *encoder) end(b []byte) { e.w.End(append(b, '}')) }
+
+func (e *encoder) Encode(ev agent.Event) error {
+	if e.ended {
+		return nil
+	}
+	switch ev := ev.(type) {
+	case *agent.RunStarted:
+		e.start()
+	case *agent.StepStarted:
+		e.start()
+		e.endStep()
+		e.step, e.stepMsg = "step-"+strconv.Itoa(ev.Step), ev.MessageID
+		e.end(jsonw.StringField(e.begin("STEP_STARTED"), "stepName", e.step))
+	case *agent.PartStarted:
+		e.start()
+		e.startPart(ev)
+	case *agent.PartDelta:
+		e.delta(ev)
+	case *agent.PartEnded:
+		e.endPart(ev)
+	case *agent.ToolResult:
+		if ev.FromClient {
+			return nil // the client sent it
+		}
+		e.start()
+		b := jsonw.StringField(e.begin("TOOL_CALL_RESULT"), "messageId", ev.MessageID)
+		b = jsonw.StringField(b, "toolCallId", ev.ToolCallID)
+		b = jsonw.StringField(b, "content", resultText(ev))
+		e.end(jsonw.StringField(b, "role", "tool"))
+	case *agent.ApprovalRequested:
+		e.interrupts = append(e.interrupts, ev)
+	case *agent.ClientToolCall:
+		e.clientIDs = append(e.clientIDs, ev.ToolCallID)
+	case *agent.StateSnapshot:
+		e.start()
+		e.end(jsonw.RawField(e.begin("STATE_SNAPSHOT"), "snapshot", ev.State))
+	case *agent.StateDelta:
+		e.start()
+		delta := ev.Patch
+		if len(delta) == 0 {
+			delta = json.RawMessage("[]")
+		}
+		e.end(jsonw.RawField(e.begin("STATE_DELTA"), "delta", delta))
+	case *agent.Data:
+		e.start()
+		b := jsonw.StringField(e.begin("CUSTOM"), "name", ev.Name)
+		e.end(jsonw.RawField(b, "value", ev.Value)) // value is required: null when empty
+	case *agent.StepFinished:
+		e.endStep()
+	case *agent.RunFinished:
+		e.finish(ev.StopReason)
+	}
+	return nil
+}
+
+func (e *encoder) start() {
+	if e.started {
+		return
+	}
+	e.started = true
+	b := jsonw.StringField(e.begin("RUN_STARTED"), "threadId", e.threadID)
+	b = jsonw.StringField(b, "runId", e.runID)
+	e.end(jsonw.StringField(b, "protocolVersion", ProtocolVersion))
+}
+
+func (e *encoder) startPart(ev *agent.PartStarted) {
+	switch ev.Kind {
+	case agent.PartText:
+		if _, open := e.text[ev.ID]; open {
+			return
+		}
+		// The first text of a step is the step's assistant message, so the
+		// client holds the ids the server stores.
+		id := ev.MessageID
+		if id == "" || e.messages[id] {
+			id = ev.ID
+		}
+		e.messages[id] = true
+		e.text[ev.ID] = id
+		e.textOpen = append(e.textOpen, ev.ID)
+		b := jsonw.StringField(e.begin("TEXT_MESSAGE_START"), "messageId", id)
+		e.end(jsonw.StringField(b, "role", "assistant"))
+	case agent.PartThinking:
+		e.thinking = append(e.thinking, ev.ID)
+		e.end(jsonw.StringField(e.begin("REASONING_START"), "messageId", ev.ID))
+		b := jsonw.StringField(e.begin("REASONING_MESSAGE_START"), "messageId", ev.ID)
+		e.end(jsonw.StringField(b, "role", "reasoning"))
+	case agent.PartToolCall:
+		e.startTool(ev.ID, ev.ToolName, ev.MessageID)
+	}
+}
+
+// startTool opens a tool call under an assistant message that was
+// started: when the step has not started its message (no text yet), an
+// empty one is started and ended first.
+func (e *encoder) startTool(id, name, messageID string) {
+	if e.tools[id] {
+		return
+	}
+	parent := messageID
+	if parent == "" {
+		parent = e.stepMsg
+	}
+	if parent != "" && !e.messages[parent] {
+		e.messages[parent] = true
+		b := jsonw.StringField(e.begin("TEXT_MESSAGE_START"), "messageId", parent)
+		e.end(jsonw.StringField(b, "role", "assistant"))
+		e.end(jsonw.StringField(e.begin("TEXT_MESSAGE_END"), "messageId", parent))
+	}
+	e.tools[id] = true
+	e.toolSeq = append(e.toolSeq, id)
+	b := jsonw.StringField(e.begin("TOOL_CALL_START"), "toolCallId", id)
+	b = jsonw.StringField(b, "toolCallName", name)
+	if parent != "" {
+		b = jsonw.StringField(b, "parentMessageId", parent)
+	}
+	e.end(b)
+}
+
+func (e *encoder) delta(ev *agent.PartDelta) {
+	switch ev.Kind {
+	case agent.PartText:
+		id, ok := e.text[ev.ID]
+		if !ok {
+			return
+		}
+		b := jsonw.StringField(e.begin("TEXT_MESSAGE_CONTENT"), "messageId", id)
+		e.end(jsonw.StringField(b, "delta", ev.Delta))
+	case agent.PartThinking:
+		if !contains(e.thinking, ev.ID) {
+			return
+		}
+		b := jsonw.StringField(e.begin("REASONING_MESSAGE_CONTENT"), "messageId", ev.ID)
+		e.end(jsonw.StringField(b, "delta", ev.Delta))
+	case agent.PartToolCall:
+		if !e.tools[ev.ID] {
+			return
+		}
+		b := jsonw.StringField(e.begin("TOOL_CALL_ARGS"), "toolCallId", ev.ID)
+		e.end(jsonw.StringField(b, "delta", ev.Delta))
+	}
+}
+
+func (e *encoder) endPart(ev *agent.PartEnded) {
+	switch ev.Kind {
+	case agent.PartText:
+		e.endText(ev.ID)
+	case agent.PartThinking:
+		e.endThinking(ev.ID)
+	case agent.PartToolCall:
+		if !e.tools[ev.ID] {
+			// A call the agent did not stream: send it whole.
+			tc, ok := ev.Part.(cmf.ToolCall)
+			if !ok {
+				return
+			}
+			e.start()
+			e.startTool(tc.ToolCallID, tc.Name, e.stepMsg)
+			b := jsonw.StringField(e.begin("TOOL_CALL_ARGS"), "toolCallId", tc.ToolCallID)
+			e.end(jsonw.StringField(b, "delta", string(tc.Arguments)))
+		}
+		e.endTool(ev.ID)
+	}
+}
+
+func (e *encoder) endText(partID string) {
+	id, ok := e.text[partID]
+	if !ok {
+		return
+	}
+	delete(e.text, partID)
+	e.textOpen = remove(e.textOpen, partID)
+	e.end(jsonw.StringField(e.begin("TEXT_MESSAGE_END"), "messageId", id))
+}
+
+func (e *encoder) endThinking(id string) {
+	if !contains(e.thinking, id) {
+		return
+	}
+	e.thinking = remove(e.thinking, id)
+	e.end(jsonw.StringField(e.begin("REASONING_MESSAGE_END"), "messageId", id))
+	e.end(jsonw.StringField(e.begin("REASONING_END"), "messageId", id))
+}
+
+func (e *encoder) endTool(id string) {
+	if !e.tools[id] {
+		return
+	}
+	delete(e.tools, id)
+	e.toolSeq = remove(e.toolSeq, id)
+	e.end(jsonw.StringField(e.begin("TOOL_CALL_END"), "toolCallId", id))
+}
+
+// closeAll ends every open message, reasoning span and tool call.
+func (e *encoder) closeAll() {
+	for len(e.textOpen) > 0 {
+		e.endText(e.textOpen[0])
+	}
+	for len(e.thinking) > 0 {
+		e.endThinking(e.thinking[0])
+	}
+	for len(e.toolSeq) > 0 {
+		e.endTool(e.toolSeq[0])
+	}
+}
+
+func (e *encoder) endStep() {
+	e.closeAll()
+	if e.step == "" {
+		return
+	}
+	e.end(jsonw.StringField(e.begin("STEP_FINISHED"), "stepName", e.step))
+	e.step, e.stepMsg = "", ""
+}
+
+// finish ends the run: an interrupt outcome for approvals, pending client
+// calls named for 1.0 clients, a cancelled outcome (1.0) or RUN_ERROR
+// (before 1.0) for an aborted run.
+func (e *encoder) finish(reason cmf.StopReason) {
+	e.start()
+	e.endStep()
+	e.ended = true
+	if reason == cmf.StopAborted && !e.v1 {
+		b := jsonw.StringField(e.begin("RUN_ERROR"), "message", "The run was cancelled.")
+		e.end(jsonw.StringField(b, "code", "cancelled"))
+		return
+	}
+	b := jsonw.StringField(e.begin("RUN_FINISHED"), "threadId", e.threadID)
+	b = jsonw.StringField(b, "runId", e.runID)
+	switch {
+	case reason == cmf.StopAborted:
+		b = append(b, `,"outcome":{"type":"cancelled"}`...)
+	case len(e.interrupts) > 0:
+		b = append(b, `,"outcome":{"type":"interrupt","interrupts":[`...)
+		for i, ir := range e.interrupts {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendInterrupt(b, ir)
+		}
+		b = append(b, "]}"...)
+	case len(e.clientIDs) > 0 && e.v1:
+		b = append(b, `,"outcome":{"type":"success","pendingToolCallIds":[`...)
+		for i, id := range e.clientIDs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonw.String(b, id)
+		}
+		b = append(b, "]}"...)
+	}
+	e.end(b)
+}
+
+// InterruptID is the id of the interrupt for an approval request: the tool
+// call id and the server's signature, so that a resume can be verified
+// without server-side state.
+func InterruptID(toolCallID, signature string) string {
+	if signature == "" {
+		return toolCallID
+	}
+	return toolCallID + "." + signature
+}
+
+func appendInterrupt(b []byte, ir *agent.ApprovalRequested) []byte {
+	b = append(b, '{')
+	b = jsonw.StringField(b, "id", InterruptID(ir.ToolCallID, ir.Signature))
+	b = jsonw.StringField(b, "reason", "tool_call")
+	b = jsonw.StringField(b, "toolCallId", ir.ToolCallID)
+	b = jsonw.StringField(b, "message", "Allow "+ir.ToolName+" with "+string(ir.Input)+"?")
+	b = append(jsonw.Field(b, "responseSchema"), approvalSchema...)
+	return append(b, '}')
+}
+
+// Fail ends the run with RUN_ERROR and a message for the client.
+func (e *encoder) Fail(message string) error {
+	if e.ended {
+		return nil
+	}
+	e.closeAll()
+	e.ended = true
+	b := jsonw.StringField(e.begin("RUN_ERROR"), "message", message)
+	e.end(jsonw.StringField(b, "code", "internal_error"))
+	return nil
+}
+
+// Close finishes a run that neither finished nor failed.
+func (e *encoder) Close() error {
+	if !e.ended {
+		e.finish(cmf.StopEnd)
+	}
+	return nil
+}
+
+// resultText is a tool result as the client's tool message holds it: a
+// JSON string unquoted, any other JSON as text.
+func resultText(r *agent.ToolResult) string {
+	if len(r.Output) > 0 && r.Output[0] == '"' {
+		return r.ErrorText()
+	}
+	if len(r.Output) == 0 {
+		return "null"
+	}
+	return string(r.Output)
+}
+
+func contains(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+func remove(ids []string, id string) []string {
+	for i, x := range ids {
+		if x == id {
+			return append(ids[:i], ids[i+1:]...)
+		}
+	}
+	return ids
+}

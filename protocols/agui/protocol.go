@@ -1,0 +1,50 @@
+package agui
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// Protocol is AG-UI over HTTP and SSE. The zero value is not usable; call
+// New.
+type Protocol struct {
+	log *slog.Logger
+}
+
+// Option configures the protocol.
+type Option func(*Protocol)
+
+// WithLogger sets the logger for decoding details (skipped messages and
+// parts, at debug level). The default is slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(p *Protocol) { p.log = l } }
+
+// New returns the protocol.
+func New(opts ...Option) *Protocol {
+	p := &Protocol{log: slog.Default()}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+// Handler returns an AG-UI endpoint for a: the protocol with the adapter's
+// options. Point HttpAgent's url at it.
+func Handler(a agent.Agent, opts ...uiadapter.Option) *uiadapter.Handler {
+	return uiadapter.New(New(), a, opts...)
+}
+
+// Name is "ag-ui".
+func (p *Protocol) Name() string { return "ag-ui" }
+
+// SetHeaders adds nothing: responses are SSE whatever the Accept header
+// says (HttpAgent picks its parser by the response's content type, and
+// agentui does not speak the protobuf framing).
+func (p *Protocol) SetHeaders(http.Header) {}
+
+// NewEncoder returns an encoder for one run.
+func (p *Protocol) NewEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) uiadapter.Encoder {
+	return newEncoder(w, t)
+}
