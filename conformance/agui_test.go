@@ -13,16 +13,20 @@ import (
 func TestAGUI(t *testing.T) {
 	node := testutil.Node(t)
 	testutil.NodeModules(t, "js")
-	ts, logs := startServer(t, server.Config{})
-	url := ts.URL + "/api/agui"
 	flows := []string{"samples", "chat", "reasoning", "serverTool", "frontendTool", "approve", "deny", "cancel",
 		"editArgs", "ambiguous", "state", "modelError", "abort"}
-	for _, flow := range flows {
-		t.Run(flow, func(t *testing.T) {
-			t.Parallel()
-			t.Log(runNode(t, node, "agui.mjs", url, flow))
-			if flow == "abort" && !strings.Contains(logs.String(), "client disconnected; run cancelled") {
-				t.Errorf("the aborted run was not cancelled on the server; log:\n%s", logs)
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			ts, logs := startServer(t, server.Config{History: mode.history})
+			url := ts.URL + "/api/agui"
+			for _, flow := range flows {
+				t.Run(flow, func(t *testing.T) {
+					t.Parallel()
+					t.Log(runNode(t, node, mode.env, "agui.mjs", url, flow))
+					if flow == "abort" && !strings.Contains(logs.String(), "client disconnected; run cancelled") {
+						t.Errorf("the aborted run was not cancelled on the server; log:\n%s", logs)
+					}
+				})
 			}
 		})
 	}
@@ -33,11 +37,15 @@ func TestAGUI(t *testing.T) {
 func TestAGUILegacyClient(t *testing.T) {
 	node := testutil.Node(t)
 	testutil.NodeModules(t, "js")
-	ts, _ := startServer(t, server.Config{})
-	for _, flow := range []string{"chat", "frontendTool"} {
-		t.Run(flow, func(t *testing.T) {
-			t.Parallel()
-			t.Log(runNode(t, node, "agui.mjs", ts.URL+"/api/agui", flow, "legacy"))
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			ts, _ := startServer(t, server.Config{History: mode.history})
+			for _, flow := range []string{"chat", "frontendTool"} {
+				t.Run(flow, func(t *testing.T) {
+					t.Parallel()
+					t.Log(runNode(t, node, mode.env, "agui.mjs", ts.URL+"/api/agui", flow, "legacy"))
+				})
+			}
 		})
 	}
 }

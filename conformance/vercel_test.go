@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -26,17 +27,33 @@ func startServer(t *testing.T, cfg server.Config) (*httptest.Server, *testutil.L
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+	t.Cleanup(func() {
+		ts.Close()
+		_ = srv.Close()
+	})
 	return ts, logs
+}
+
+// modes are the two ways the server runs: keeping no history (the client's
+// copy is sanitized and used) and keeping it (the client sends only the
+// new turn's content that counts).
+var modes = []struct {
+	name    string
+	history string
+	env     []string
+}{
+	{"stateless", "none", []string{"HISTORY=0"}},
+	{"history", "memory", []string{"HISTORY=1"}},
 }
 
 // runNode runs one script flow in js/ and fails the test with its output
 // when it fails.
-func runNode(t *testing.T, node string, args ...string) string {
+func runNode(t *testing.T, node string, env []string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = "js"
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -50,22 +67,26 @@ func runNode(t *testing.T, node string, args ...string) string {
 func TestVercelAISDK(t *testing.T) {
 	node := testutil.Node(t)
 	testutil.NodeModules(t, "js")
-	ts, logs := startServer(t, server.Config{})
 	flows := []string{"chat", "reasoning", "serverTool", "approvalGranted", "approvalDenied",
 		"clientTool", "regenerate", "count5000", "modelError", "clientAbort"}
-	for _, flow := range flows {
-		t.Run(flow, func(t *testing.T) {
-			t.Parallel()
-			t.Log(runNode(t, node, "vercel.mjs", ts.URL, flow))
-			switch flow {
-			case "clientAbort": // stop() reached the server: the run was cancelled
-				if !strings.Contains(logs.String(), "client disconnected; run cancelled") {
-					t.Errorf("the aborted run was not cancelled on the server; log:\n%s", logs)
-				}
-			case "modelError":
-				if !strings.Contains(logs.String(), "the model failed, as asked") {
-					t.Errorf("the model error was not logged with its cause; log:\n%s", logs)
-				}
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			ts, logs := startServer(t, server.Config{History: mode.history})
+			for _, flow := range flows {
+				t.Run(flow, func(t *testing.T) {
+					t.Parallel()
+					t.Log(runNode(t, node, mode.env, "vercel.mjs", ts.URL, flow))
+					switch flow {
+					case "clientAbort": // stop() reached the server: the run was cancelled
+						if !strings.Contains(logs.String(), "client disconnected; run cancelled") {
+							t.Errorf("the aborted run was not cancelled on the server; log:\n%s", logs)
+						}
+					case "modelError":
+						if !strings.Contains(logs.String(), "the model failed, as asked") {
+							t.Errorf("the model error was not logged with its cause; log:\n%s", logs)
+						}
+					}
+				})
 			}
 		})
 	}

@@ -37,6 +37,9 @@ func New(proto Protocol, a agent.Agent, opts ...Option) *Handler {
 	if cfg.signer == nil {
 		cfg.signer, cfg.randomKey = NewSigner(RandomKey()), true
 	}
+	if cfg.store != nil && cfg.scope == nil {
+		panic("uiadapter: WithStore needs WithScope (uiadapter.SingleScope for a single-user app)")
+	}
 	return &Handler{proto: proto, agent: a, cfg: cfg}
 }
 
@@ -68,12 +71,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log = log.With("chat", turn.ChatID, "intent", turn.Intent.String())
-	in, err := h.prepare(turn, log)
+	if h.cfg.store == nil {
+		in, err := h.prepare(turn, log)
+		if err != nil {
+			writeError(w, log, err)
+			return
+		}
+		h.stream(w, r, turn, in, nil, log)
+		return
+	}
+	s, err := h.begin(r, turn, log)
 	if err != nil {
 		writeError(w, log, err)
 		return
 	}
-	h.stream(w, r, turn, in, log)
+	defer s.release()
+	h.stream(w, r, turn, s.input, s, log)
 }
 
 // prepare sanitizes the client's conversation and verifies its

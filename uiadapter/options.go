@@ -2,8 +2,11 @@ package uiadapter
 
 import (
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
+
+	"github.com/agentui/agentui/history"
 )
 
 // Option configures a [Handler]. Every option states its default.
@@ -17,7 +20,14 @@ type config struct {
 	randomKey    bool
 	policy       SanitizePolicy
 	keepAlive    time.Duration
+	store        history.Store
+	scope        func(*http.Request) (string, error)
+	lockTTL      time.Duration
 }
+
+// DefaultLockTTL bounds how long a conversation stays locked by a run
+// whose process died. A live run keeps extending its lock.
+const DefaultLockTTL = 2 * time.Minute
 
 // DefaultMaxBodyBytes caps request bodies (8 MiB).
 const DefaultMaxBodyBytes = 8 << 20
@@ -38,6 +48,7 @@ func defaults() config {
 		logger:       slog.Default(),
 		policy:       SanitizePolicy{AllowedSchemes: []string{"http", "https"}},
 		keepAlive:    DefaultKeepAlive,
+		lockTTL:      DefaultLockTTL,
 	}
 }
 
@@ -82,3 +93,26 @@ func WithTrustedSystemMessages() Option {
 // WithKeepAlive sets how long a stream may be silent before a keep-alive
 // comment is sent; 0 disables them. The default is [DefaultKeepAlive].
 func WithKeepAlive(d time.Duration) Option { return func(c *config) { c.keepAlive = d } }
+
+// WithStore makes the server keep the conversation: its copy is the truth,
+// and each request contributes only its new turn (a user message, or
+// answers to the tool calls the stored conversation waits for). It needs
+// WithScope. By default no history is kept and the client's copy is
+// sanitized instead.
+func WithStore(s history.Store) Option { return func(c *config) { c.store = s } }
+
+// WithScope decides whose conversations a request may touch, from its
+// authentication (never from a client-chosen field). An error refuses the
+// request: 401, or the status of an *Error. A chat id in another scope is
+// another conversation. Required with WithStore.
+func WithScope(scope func(*http.Request) (string, error)) Option {
+	return func(c *config) { c.scope = scope }
+}
+
+// SingleScope is a scope for applications with one user (or none to tell
+// apart): every request sees every conversation.
+func SingleScope(*http.Request) (string, error) { return "single", nil }
+
+// WithLockTTL sets how long a run's lock on its conversation lasts without
+// being extended (default [DefaultLockTTL]).
+func WithLockTTL(d time.Duration) Option { return func(c *config) { c.lockTTL = d } }

@@ -98,6 +98,14 @@ type Turn struct {
 	Context []agent.ContextItem
 	// ProtocolVersion is the version the client declared, "" if none.
 	ProtocolVersion string
+	// ResumeRequired says the protocol requires a run on a conversation
+	// with pending approvals to answer them (AG-UI's interrupt rule); a run
+	// without an answer ends with the protocol's error event.
+	ResumeRequired bool
+	// History is the trusted conversation the run starts from, set by the
+	// handler when it keeps history (nil otherwise). Encoders use it to
+	// bring a client whose copy differs back in line.
+	History []cmf.Message
 }
 
 // Resolution is a client's answer to a pending tool call, with the

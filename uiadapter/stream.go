@@ -18,15 +18,24 @@ type item struct {
 
 // runResult is what the producer saw of a run.
 type runResult struct {
-	rec *agent.Recorder
-	err error
+	rec      *agent.Recorder
+	err      error
+	finished bool // the agent sent RunFinished
 }
+
+// SaveFailedMessage is what the client sees when the reply streamed but
+// could not be stored.
+const SaveFailedMessage = "The reply could not be saved."
 
 // stream runs the agent and writes its events. The agent runs in its own
 // goroutine and hands events over a channel; the writer encodes every event
 // that is ready and flushes once per burst, so a fast agent costs one
 // flush per burst rather than per event, and a slow one is flushed at once.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, turn *Turn, in *agent.Input, log *slog.Logger) runResult {
+//
+// When the handler keeps history (sess != nil), the run's terminal event
+// waits until the reply is saved, so that a reply that could not be saved
+// ends with the protocol's error event instead of a normal finish.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, turn *Turn, in *agent.Input, sess *session, log *slog.Logger) {
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
@@ -36,6 +45,13 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, turn *Turn, in 
 
 	sse := NewSSEWriter(w)
 	enc := h.proto.NewEncoder(sse, turn)
+	if sess != nil && sess.refusal != "" {
+		log.Info("run refused", "reason", sess.refusal)
+		_ = enc.Fail(sess.refusal)
+		_ = enc.Close()
+		_ = sse.Flush()
+		return
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 
@@ -51,9 +67,14 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, turn *Turn, in 
 		keepAlive = ticker.C
 	}
 	var runErr error
+	var finished *agent.RunFinished
 	handle := func(it item) {
 		if it.err != nil {
 			runErr = it.err
+			return
+		}
+		if f, ok := it.ev.(*agent.RunFinished); ok {
+			finished = f // written once the reply is saved
 			return
 		}
 		if err := enc.Encode(it.ev); err != nil {
@@ -92,21 +113,32 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, turn *Turn, in 
 		if ticker != nil {
 			ticker.Reset(h.cfg.keepAlive)
 		}
+		if sess != nil {
+			sess.extend()
+		}
 	}
 	cancel()
 	for range events { // let the producer finish recording
 	}
 	res := <-done
+	var saveErr error
+	if sess != nil {
+		saveErr = sess.save(res)
+	}
 	switch {
+	case saveErr != nil:
+		log.Error("the reply could not be saved", "error", saveErr, "run_error", runErr)
+		_ = enc.Fail(SaveFailedMessage)
 	case runErr != nil:
 		log.Error("agent run failed", "error", runErr)
 		_ = enc.Fail(ErrorMessage)
 	case r.Context().Err() != nil:
 		log.Info("client disconnected; run cancelled")
+	case finished != nil:
+		_ = enc.Encode(finished)
 	}
 	_ = enc.Close()
 	_ = sse.Flush()
-	return res
 }
 
 // produce runs the agent, signs its approval requests and records every
@@ -131,8 +163,11 @@ func (h *Handler) produce(ctx context.Context, turn *Turn, in *agent.Input, even
 		if err != nil {
 			res.err = err
 		} else {
-			if a, ok := ev.(*agent.ApprovalRequested); ok {
-				a.Signature = h.cfg.signer.Sign(turn.ChatID, a.ToolCallID, a.ToolName, a.Input)
+			switch e := ev.(type) {
+			case *agent.ApprovalRequested:
+				e.Signature = h.cfg.signer.Sign(turn.ChatID, e.ToolCallID, e.ToolName, e.Input)
+			case *agent.RunFinished:
+				res.finished = true
 			}
 			res.rec.Add(ev)
 		}

@@ -1,6 +1,6 @@
 // Command agentui serves AI chat frontends: the Vercel AI SDK UI message
-// stream at POST /api/chat and AG-UI at POST /api/agui. Every flag has an
-// AGENTUI_… environment twin;
+// stream at POST /api/chat (and GET /api/chat/{id} for reloads) and AG-UI at
+// POST /api/agui. Every flag has an AGENTUI_… environment twin;
 // see docs/configuration.md.
 package main
 
@@ -34,8 +34,14 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("agentui", flag.ContinueOnError)
 	addr := fs.String("addr", env("AGENTUI_ADDR", "127.0.0.1:8080"), "address to listen on (env AGENTUI_ADDR)")
 	model := fs.String("model", env("AGENTUI_MODEL", "demo"), "model: demo, or openai:<model> with OPENAI_API_KEY and OPENAI_BASE_URL (env AGENTUI_MODEL)")
-	history := fs.String("history", env("AGENTUI_HISTORY", "none"), "where conversations are kept: none (env AGENTUI_HISTORY)")
-	secret := fs.String("secret", env("AGENTUI_SECRET", ""), "key that signs approval requests; random per process when empty (env AGENTUI_SECRET)")
+	history := fs.String("history", env("AGENTUI_HISTORY", "memory"), "where conversations are kept: memory, none, redis://host:port/db, rediss://…, redis+cluster://host:port,host:port (env AGENTUI_HISTORY)")
+	ttlDefault, err := time.ParseDuration(env("AGENTUI_HISTORY_TTL", "24h"))
+	if err != nil {
+		return fmt.Errorf("AGENTUI_HISTORY_TTL: %w", err)
+	}
+	historyTTL := fs.Duration("history-ttl", ttlDefault, "conversations expire this long after their last write; 0 keeps them (env AGENTUI_HISTORY_TTL)")
+	historyPrefix := fs.String("history-prefix", env("AGENTUI_HISTORY_PREFIX", "agentui:"), "prefix of the Redis keys (env AGENTUI_HISTORY_PREFIX)")
+	secret := fs.String("secret", env("AGENTUI_SECRET", ""), "key that signs approval requests and scope cookies; random per process when empty (env AGENTUI_SECRET)")
 	logLevel := fs.String("log-level", env("AGENTUI_LOG_LEVEL", "info"), "debug, info, warn or error (env AGENTUI_LOG_LEVEL)")
 	delayDefault, err := time.ParseDuration(env("AGENTUI_DEMO_DELAY", "25ms"))
 	if err != nil {
@@ -52,12 +58,13 @@ func run(args []string) error {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
-	srv, err := server.New(server.Config{Model: *model, History: *history, Secret: *secret, DemoDelay: *demoDelay, Logger: logger})
+	srv, err := server.New(server.Config{Model: *model, History: *history, HistoryTTL: *historyTTL, HistoryPrefix: *historyPrefix, Secret: *secret, DemoDelay: *demoDelay, Logger: logger})
 	if err != nil {
 		return err
 	}
+	defer srv.Close()
 	if srv.RandomSecret {
-		logger.Warn("no -secret: approval requests are signed with a random key, so approvals pending when the process restarts will be refused")
+		logger.Warn("no -secret: a random key signs approval requests and scope cookies, so pending approvals and browsers' chats do not survive a restart")
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -31,13 +31,13 @@ func TestMain(m *testing.M) {
 }
 
 // start runs the binary and returns the base URL it prints.
-func start(t *testing.T, env []string, args ...string) (string, *strings.Builder) {
+func start(t *testing.T, env []string, args ...string) (string, *testutil.LogBuffer) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), env...)
 	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &testutil.LogBuffer{} // written by exec's copying goroutine
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func start(t *testing.T, env []string, args ...string) (string, *strings.Builder
 	}
 	url, desc, _ := strings.Cut(strings.TrimSpace(rest), " ")
 	t.Logf("started: %s %s", url, desc)
-	return url, &stderr
+	return url, stderr
 }
 
 // The README's quick start, as written.

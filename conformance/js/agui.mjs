@@ -13,6 +13,7 @@ import { from, lastValueFrom, toArray } from 'rxjs';
 import * as current from '@ag-ui/client';
 import * as legacyClient from '@ag-ui/client-legacy';
 import { EventSchema } from '@ag-ui/core/schemas';
+import { cookieFetch, history } from './cookies.mjs';
 
 const [url, flow, mode] = process.argv.slice(2);
 const legacy = mode === 'legacy';
@@ -30,7 +31,7 @@ for (const level of ['warn', 'error']) {
 // checkingFetch tees every response: HttpAgent reads one copy, the other
 // is validated here.
 async function checkingFetch(input, init) {
-  const res = await fetch(input, init);
+  const res = await cookieFetch(input, init);
   if (!res.ok || !res.body) return res;
   const [forClient, forCheck] = res.body.tee();
   const check = checkStream(res.headers, forCheck, JSON.parse(init.body)).catch((e) => {
@@ -99,7 +100,7 @@ const eventsOf = async (i) => (await checks[i]).events;
 async function runSample(name, expectStatus = 200) {
   let sample = JSON.parse(readFileSync(new URL(`../testdata/agui/${name}.json`, import.meta.url)));
   if (sample.body) sample = sample.body; // captured-httpagent-request wraps the body
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(sample) });
+  const res = await cookieFetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(sample) });
   if (expectStatus !== 200) {
     assert.equal(res.status, expectStatus, `${name}: status`);
     assert.ok((await res.json()).error, 'a JSON error body');
@@ -114,8 +115,14 @@ async function runSample(name, expectStatus = 200) {
 
 const flows = {
   async samples() {
-    for (const name of ['simple-chat', 'minimal-wire', 'captured-httpagent-request', 'multimodal', 'state-and-context', 'full-history', 'frontend-tool-result', 'frontend-tool-error', 'interrupt-request']) {
+    for (const name of ['simple-chat', 'minimal-wire', 'captured-httpagent-request', 'multimodal', 'state-and-context', 'full-history', 'interrupt-request']) {
       await runSample(name);
+    }
+    // Tool results for calls this server never made: just history when the
+    // server keeps none; refused when it keeps the thread (the calls are
+    // not waiting for anything).
+    for (const name of ['frontend-tool-result', 'frontend-tool-error']) {
+      await runSample(name, history ? 409 : 200);
     }
     // A resume for an interrupt this server never issued is refused.
     await runSample('interrupt-resume', 409);

@@ -16,6 +16,7 @@ import {
   uiMessageChunkSchema,
   validateUIMessages,
 } from 'ai';
+import { cookieFetch } from './cookies.mjs';
 
 const [base, flow] = process.argv.slice(2);
 const checks = [];
@@ -23,7 +24,7 @@ const checks = [];
 // checkingFetch tees every chat response: the client reads one copy, the
 // other is validated here.
 async function checkingFetch(input, init) {
-  const res = await fetch(input, init);
+  const res = await cookieFetch(input, init);
   if (!res.ok || !res.body) return res;
   const body = JSON.parse(init.body);
   const last = body.messages.at(-1);

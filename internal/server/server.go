@@ -14,9 +14,12 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/agent/openai"
+	"github.com/agentui/agentui/history"
+	redisstore "github.com/agentui/agentui/history/redis"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // Instructions is the system prompt the binary gives every model.
@@ -26,17 +29,21 @@ const Instructions = "You are the agentui demo assistant. Answer briefly. Use th
 
 // Config is the server's configuration; see docs/configuration.md.
 type Config struct {
-	Model     string        // "demo" or "openai:<model>"
-	History   string        // "none"
-	Secret    string        // approval signing key; random when empty
-	DemoDelay time.Duration // pause between words of the demo model's prose
-	Logger    *slog.Logger
+	Model      string        // "demo" or "openai:<model>"
+	History    string        // "memory" (default), "none", or a Redis URL
+	HistoryTTL time.Duration // conversations expire this long after their last write; 0 never
+	// HistoryPrefix starts Redis keys (default "agentui:"), to share a Redis.
+	HistoryPrefix string
+	Secret        string        // signs approval requests and scope cookies; random when empty
+	DemoDelay     time.Duration // pause between words of the demo model's prose
+	Logger        *slog.Logger
 }
 
 // Server is the assembled server.
 type Server struct {
 	handler http.Handler
-	// Description says what the server runs ("model demo, history none").
+	closers []func() error
+	// Description says what the server runs ("model demo, history memory").
 	Description string
 	// RandomSecret is true when no secret was configured.
 	RandomSecret bool
@@ -55,34 +62,102 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch cfg.History {
-	case "", "none":
-	default:
-		return nil, fmt.Errorf("unknown -history %q (want none)", cfg.History)
+	s := &Server{}
+	store, desc, err := s.newStore(cfg)
+	if err != nil {
+		return nil, err
 	}
-	s := &Server{Description: fmt.Sprintf("model %s, history none", cfg.Model)}
+	s.Description = fmt.Sprintf("model %s, history %s", cfg.Model, desc)
 	key := []byte(cfg.Secret)
 	if cfg.Secret == "" {
 		key, s.RandomSecret = uiadapter.RandomKey(), true
 	}
+	scope := &cookieScope{key: key}
 	opts := []uiadapter.Option{
 		uiadapter.WithInstructions(Instructions),
 		uiadapter.WithLogger(cfg.Logger),
 		uiadapter.WithSecret(key),
 	}
+	if store != nil {
+		opts = append(opts, uiadapter.WithStore(store), uiadapter.WithScope(scope.scope))
+	}
+	chat := vercelai.Handler(loop, opts...)
 	mux := http.NewServeMux()
-	mux.Handle("POST /api/chat", vercelai.Handler(loop, opts...))
+	mux.Handle("POST /api/chat", chat)
+	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat))
 	mux.Handle("POST /api/agui", agui.Handler(loop, opts...))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	s.handler = mux
+	s.handler = scope.middleware(mux)
 	return s, nil
 }
 
 // Handler serves every route.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// Close releases what the server holds (the Redis client).
+func (s *Server) Close() error {
+	var errs []error
+	for _, c := range s.closers {
+		errs = append(errs, c())
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Server) redisOptions(cfg Config) []redisstore.Option {
+	opts := []redisstore.Option{redisstore.WithTTL(cfg.HistoryTTL)}
+	if cfg.HistoryPrefix != "" {
+		opts = append(opts, redisstore.WithPrefix(cfg.HistoryPrefix))
+	}
+	return opts
+}
+
+// newStore builds the history store -history names: "memory" (the
+// default), "none", or a Redis URL: redis://host:port/db, rediss://… for
+// TLS, or redis+cluster://host1:port,host2:port (rediss+cluster for TLS)
+// for a Cluster.
+func (s *Server) newStore(cfg Config) (history.Store, string, error) {
+	h := cfg.History
+	switch {
+	case h == "" || h == "memory":
+		return history.NewMemory(history.WithMemoryTTL(cfg.HistoryTTL)), "memory", nil
+	case h == "none":
+		return nil, "none", nil
+	case strings.HasPrefix(h, "redis+cluster://"), strings.HasPrefix(h, "rediss+cluster://"):
+		scheme, rest, _ := strings.Cut(h, "+cluster://")
+		hosts, query, _ := strings.Cut(rest, "?")
+		hosts, _, _ = strings.Cut(hosts, "/")
+		userinfo := ""
+		if i := strings.LastIndex(hosts, "@"); i >= 0 {
+			userinfo, hosts = hosts[:i+1], hosts[i+1:]
+		}
+		addrs := strings.Split(hosts, ",")
+		u := scheme + "://" + userinfo + addrs[0] + "?"
+		for _, a := range addrs[1:] {
+			u += "addr=" + a + "&"
+		}
+		opts, err := goredis.ParseClusterURL(u + query)
+		if err != nil {
+			return nil, "", fmt.Errorf("-history: %w", err)
+		}
+		opts.ContextTimeoutEnabled = true
+		rdb := goredis.NewClusterClient(opts)
+		s.closers = append(s.closers, rdb.Close)
+		return redisstore.New(rdb, s.redisOptions(cfg)...), "redis cluster " + hosts, nil
+	case strings.HasPrefix(h, "redis://"), strings.HasPrefix(h, "rediss://"):
+		opts, err := goredis.ParseURL(h)
+		if err != nil {
+			return nil, "", fmt.Errorf("-history: %w", err)
+		}
+		opts.ContextTimeoutEnabled = true
+		rdb := goredis.NewClient(opts)
+		s.closers = append(s.closers, rdb.Close)
+		return redisstore.New(rdb, s.redisOptions(cfg)...), "redis " + opts.Addr, nil
+	}
+	return nil, "", fmt.Errorf("unknown -history %q (want memory, none, or a redis:// URL)", h)
+}
 
 func newModel(cfg Config) (agent.Model, error) {
 	switch {

@@ -43,6 +43,7 @@ func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error)
 		RunID:           in.RunID,
 		Intent:          uiadapter.Submit,
 		ProtocolVersion: in.ProtocolVersion,
+		ResumeRequired:  true, // a thread with pending interrupts must resume them
 	}
 	if s := bytes.TrimSpace(in.State); len(s) > 0 && string(s) != "null" {
 		var compact bytes.Buffer

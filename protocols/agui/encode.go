@@ -25,6 +25,7 @@ const approvalSchema = `{"type":"object","properties":{"approved":{"type":"boole
 // that is not open; nothing after the run ends.
 type encoder struct {
 	w        *uiadapter.SSEWriter
+	turn     *uiadapter.Turn
 	threadID string
 	runID    string
 	v1       bool // the client declared protocol 1.0 or later
@@ -46,7 +47,7 @@ type encoder struct {
 
 func newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) *encoder {
 	return &encoder{
-		w: w, threadID: t.ChatID, runID: t.RunID, v1: atLeast1(t.ProtocolVersion),
+		w: w, turn: t, threadID: t.ChatID, runID: t.RunID, v1: atLeast1(t.ProtocolVersion),
 		messages: map[string]bool{}, text: map[string]string{}, tools: map[string]bool{},
 	}
 }
@@ -131,6 +132,18 @@ func (e *encoder) start() {
 	b := jsonw.StringField(e.begin("RUN_STARTED"), "threadId", e.threadID)
 	b = jsonw.StringField(b, "runId", e.runID)
 	e.end(jsonw.StringField(b, "protocolVersion", ProtocolVersion))
+	// A client whose copy of the thread differs from the server's (it
+	// rewrote or lost messages) gets the server's. The client keeps the
+	// messages it knows in its own order and appends the others, so when
+	// the ones it knows are not a prefix of the server's thread, an empty
+	// snapshot clears them first.
+	if h := e.turn.History; h != nil && differs(e.turn.Messages, h) {
+		if !knownPrefix(e.turn.Messages, h) {
+			e.end(append(e.begin("MESSAGES_SNAPSHOT"), `,"messages":[]`...))
+		}
+		msgs, _ := json.Marshal(Dump(h))
+		e.end(jsonw.RawField(e.begin("MESSAGES_SNAPSHOT"), "messages", msgs))
+	}
 }
 
 func (e *encoder) startPart(ev *agent.PartStarted) {

@@ -18,7 +18,7 @@ func Dump(msgs []cmf.Message) []UIMessage {
 	for _, s := range agent.CallStates(msgs) {
 		states[s.Call.ToolCallID] = s
 	}
-	var out []UIMessage
+	out := make([]UIMessage, 0, len(msgs))
 	var cur *UIMessage // the assistant UI message being built
 	for i := range msgs {
 		m := &msgs[i]

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -44,6 +45,14 @@ func New(opts ...Option) *Protocol {
 // options. Mount it at POST /api/chat, where useChat posts by default.
 func Handler(a agent.Agent, opts ...uiadapter.Option) *uiadapter.Handler {
 	return uiadapter.New(New(), a, opts...)
+}
+
+// ConversationHandler serves a stored conversation as UI messages (see
+// Dump) for GET {api}/{id}: useChat's initial messages after a reload. h
+// must keep history (uiadapter.WithStore); the chat id is the ServeMux
+// path value "id".
+func ConversationHandler(h *uiadapter.Handler) http.Handler {
+	return h.ConversationHandler(func(msgs []cmf.Message) any { return Dump(msgs) }, nil)
 }
 
 // Name is "vercel-ai".

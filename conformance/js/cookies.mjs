@@ -1,0 +1,24 @@
+// A cookie jar for Node's fetch, which (unlike a browser) keeps no
+// cookies. The agentui server scopes conversations by a cookie, so a
+// client must send back what it was given. COOKIE_FILE, when set, keeps
+// the jar across processes (to continue a chat after a server restart).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+
+const file = process.env.COOKIE_FILE;
+const jar = new Map(file && existsSync(file) ? Object.entries(JSON.parse(readFileSync(file, 'utf8'))) : []);
+
+export async function cookieFetch(input, init = {}) {
+  const headers = new Headers(init.headers);
+  if (jar.size) headers.set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '));
+  const res = await fetch(input, { ...init, headers });
+  for (const c of res.headers.getSetCookie()) {
+    const [pair] = c.split(';');
+    const i = pair.indexOf('=');
+    jar.set(pair.slice(0, i).trim(), pair.slice(i + 1).trim());
+  }
+  if (file) writeFileSync(file, JSON.stringify(Object.fromEntries(jar)));
+  return res;
+}
+
+// The server keeps history: HISTORY=1 (set by the Go driver).
+export const history = process.env.HISTORY === '1';

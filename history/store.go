@@ -1,0 +1,65 @@
+// Package history keeps conversations on the server, so that the server's
+// copy — not the client's — is the truth: a client can neither rewrite the
+// past nor answer a tool call that was never asked, and a chat survives
+// reloads, restarts and many replicas.
+//
+// A [Store] holds, per conversation, a list of CMF messages and a version
+// that every write bumps. Writes name the version they expect and fail with
+// [ErrConflict] when it moved, so concurrent writers never interleave.
+// [Memory] is an in-process store; history/redis is the Redis one.
+package history
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/agentui/agentui/cmf"
+)
+
+// Key names a conversation: the chat id within a scope (whose
+// conversations a request may touch, from authentication). A chat id under
+// another scope is another conversation.
+type Key struct {
+	Scope string
+	Chat  string
+}
+
+// Version counts writes to a conversation. 0 means it does not exist.
+type Version int64
+
+// Conversation is a stored conversation.
+type Conversation struct {
+	Messages []cmf.Message
+	Version  Version
+}
+
+// Errors.
+var (
+	// ErrConflict: the conversation's version is not the one expected.
+	ErrConflict = errors.New("history: the conversation changed")
+	// ErrBusy: another run holds the conversation's lock.
+	ErrBusy = errors.New("history: a reply is still being produced for this conversation")
+)
+
+// Store keeps conversations. Implementations are safe for concurrent use.
+type Store interface {
+	// Load returns the conversation; one that does not exist has version 0
+	// and no messages.
+	Load(ctx context.Context, key Key) (Conversation, error)
+	// Append adds messages if the version is expect, and returns the new
+	// version; ErrConflict otherwise. It refreshes the conversation's TTL.
+	Append(ctx context.Context, key Key, expect Version, msgs ...cmf.Message) (Version, error)
+	// Truncate keeps the first keep messages if the version is expect (for
+	// regenerating and editing), and returns the new version; ErrConflict
+	// otherwise.
+	Truncate(ctx context.Context, key Key, expect Version, keep int) (Version, error)
+	// Delete removes the conversation.
+	Delete(ctx context.Context, key Key) error
+	// Acquire takes the conversation's run lock for token, or extends it
+	// when token already holds it; ErrBusy when another token does. The
+	// lock expires after ttl, so a crashed process cannot hold it forever.
+	Acquire(ctx context.Context, key Key, token string, ttl time.Duration) error
+	// Release gives the lock up if token holds it.
+	Release(ctx context.Context, key Key, token string) error
+}

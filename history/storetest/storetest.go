@@ -1,0 +1,258 @@
+// Package storetest is the contract every history.Store must keep. Store
+// implementations run it from their tests:
+//
+//	storetest.Run(t, func(t *testing.T, ttl time.Duration) history.Store { … })
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/history"
+)
+
+// NewStore makes an empty store whose conversations expire ttl after their
+// last write (0: never).
+type NewStore func(t *testing.T, ttl time.Duration) history.Store
+
+func msg(id, text string) cmf.Message {
+	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: text}}}
+	m.SetID(id)
+	return m
+}
+
+func ids(c history.Conversation) []string {
+	var out []string
+	for i := range c.Messages {
+		out = append(out, c.Messages[i].ID())
+	}
+	return out
+}
+
+func same(a, b []string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+
+// Run runs the contract against stores from newStore.
+func Run(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	key := history.Key{Scope: "alice", Chat: "chat-1"}
+
+	t.Run("load of a missing conversation", func(t *testing.T) {
+		s := newStore(t, 0)
+		c, err := s.Load(ctx, key)
+		if err != nil || c.Version != 0 || len(c.Messages) != 0 {
+			t.Fatalf("Load = %+v, %v", c, err)
+		}
+	})
+
+	t.Run("append and load", func(t *testing.T) {
+		s := newStore(t, 0)
+		rich := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleAssistant, Content: []cmf.Part{
+			cmf.Thinking{Text: "hm", Signature: "sig"},
+			cmf.ToolCall{ToolCallID: "c1", Name: "t", Arguments: json.RawMessage(`{"n":12345678901234567890}`)},
+		}, Extensions: &cmf.Extensions{Custom: map[string]json.RawMessage{"agentui.calls": json.RawMessage(`{"c1":{"approval_id":"a"}}`)}}}
+		rich.SetID("m2")
+		v, err := s.Append(ctx, key, 0, msg("m1", "hello"), rich)
+		if err != nil || v != 1 {
+			t.Fatalf("Append = %d, %v", v, err)
+		}
+		v, err = s.Append(ctx, key, 1, msg("m3", "again"))
+		if err != nil || v != 2 {
+			t.Fatalf("second Append = %d, %v", v, err)
+		}
+		c, err := s.Load(ctx, key)
+		if err != nil || c.Version != 2 || !same(ids(c), []string{"m1", "m2", "m3"}) {
+			t.Fatalf("Load = %v %v, %v", c.Version, ids(c), err)
+		}
+		want, _ := json.Marshal(rich)
+		got, _ := json.Marshal(c.Messages[1])
+		if string(got) != string(want) {
+			t.Fatalf("message changed in storage:\n got %s\nwant %s", got, want)
+		}
+	})
+
+	t.Run("conflict", func(t *testing.T) {
+		s := newStore(t, 0)
+		if _, err := s.Append(ctx, key, 0, msg("m1", "a")); err != nil {
+			t.Fatal(err)
+		}
+		for _, expect := range []history.Version{0, 2, 7} {
+			if _, err := s.Append(ctx, key, expect, msg("x", "x")); !errors.Is(err, history.ErrConflict) {
+				t.Fatalf("Append(expect %d) = %v, want ErrConflict", expect, err)
+			}
+		}
+		if _, err := s.Append(ctx, history.Key{Scope: "alice", Chat: "new"}, 3, msg("x", "x")); !errors.Is(err, history.ErrConflict) {
+			t.Fatalf("Append to a missing conversation with expect 3 = %v", err)
+		}
+		c, _ := s.Load(ctx, key)
+		if c.Version != 1 || len(c.Messages) != 1 {
+			t.Fatalf("a refused write changed the conversation: %+v", c)
+		}
+	})
+
+	t.Run("truncate", func(t *testing.T) {
+		s := newStore(t, 0)
+		v, _ := s.Append(ctx, key, 0, msg("m1", "a"), msg("m2", "b"), msg("m3", "c"))
+		if _, err := s.Truncate(ctx, key, v+1, 1); !errors.Is(err, history.ErrConflict) {
+			t.Fatalf("Truncate with a stale version = %v", err)
+		}
+		v, err := s.Truncate(ctx, key, v, 2)
+		if err != nil || v != 2 {
+			t.Fatalf("Truncate = %d, %v", v, err)
+		}
+		c, _ := s.Load(ctx, key)
+		if !same(ids(c), []string{"m1", "m2"}) || c.Version != 2 {
+			t.Fatalf("after Truncate: %v %d", ids(c), c.Version)
+		}
+		v, err = s.Truncate(ctx, key, v, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ = s.Load(ctx, key)
+		if len(c.Messages) != 0 || c.Version != v || v == 0 {
+			t.Fatalf("after Truncate to 0: %+v", c)
+		}
+		if _, err := s.Append(ctx, key, v, msg("m4", "d")); err != nil {
+			t.Fatalf("Append after Truncate: %v", err)
+		}
+		if _, err := s.Truncate(ctx, history.Key{Scope: "x", Chat: "missing"}, 0, 0); !errors.Is(err, history.ErrConflict) {
+			t.Fatalf("Truncate of a missing conversation = %v", err)
+		}
+	})
+
+	t.Run("delete", func(t *testing.T) {
+		s := newStore(t, 0)
+		_, _ = s.Append(ctx, key, 0, msg("m1", "a"))
+		if err := s.Delete(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		if c, _ := s.Load(ctx, key); c.Version != 0 || len(c.Messages) != 0 {
+			t.Fatalf("after Delete: %+v", c)
+		}
+		if err := s.Delete(ctx, key); err != nil {
+			t.Fatalf("deleting twice: %v", err)
+		}
+	})
+
+	t.Run("scopes and ids do not collide", func(t *testing.T) {
+		s := newStore(t, 0)
+		keys := []history.Key{
+			{Scope: "alice", Chat: "c"}, {Scope: "bob", Chat: "c"},
+			{Scope: "a:b", Chat: "c"}, {Scope: "a", Chat: "b:c"},
+			{Scope: "{x}", Chat: "y"}, {Scope: "x", Chat: "}y{"}, {Scope: "%3A", Chat: ""}, {Scope: ":", Chat: ""},
+		}
+		for i, k := range keys {
+			if _, err := s.Append(ctx, k, 0, msg(fmt.Sprint(i), "x")); err != nil {
+				t.Fatalf("%+v: %v", k, err)
+			}
+		}
+		for i, k := range keys {
+			c, _ := s.Load(ctx, k)
+			if c.Version != 1 || !same(ids(c), []string{fmt.Sprint(i)}) {
+				t.Fatalf("%+v holds %v (version %d)", k, ids(c), c.Version)
+			}
+		}
+	})
+
+	t.Run("ttl", func(t *testing.T) {
+		s := newStore(t, 300*time.Millisecond)
+		v, err := s.Append(ctx, key, 0, msg("m1", "a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(150 * time.Millisecond)
+		if _, err := s.Append(ctx, key, v, msg("m2", "b")); err != nil { // refreshes the TTL
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond) // 350 ms after the first write, 200 after the last
+		if c, _ := s.Load(ctx, key); len(c.Messages) != 2 {
+			t.Fatalf("the TTL was not refreshed by the last write: %+v", c)
+		}
+		time.Sleep(time.Second)
+		if c, _ := s.Load(ctx, key); c.Version != 0 || len(c.Messages) != 0 {
+			t.Fatalf("the conversation did not expire: %+v", c)
+		}
+	})
+
+	t.Run("50 concurrent appends lose nothing", func(t *testing.T) {
+		s := newStore(t, 0)
+		const writers = 50
+		var wg sync.WaitGroup
+		errs := make(chan error, writers)
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					c, err := s.Load(ctx, key)
+					if err != nil {
+						errs <- err
+						return
+					}
+					_, err = s.Append(ctx, key, c.Version, msg(fmt.Sprintf("w%d", w), "x"))
+					if errors.Is(err, history.ErrConflict) {
+						continue // another writer won this version: reload and retry
+					}
+					if err != nil {
+						errs <- err
+					}
+					return
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		c, err := s.Load(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, id := range ids(c) {
+			if seen[id] {
+				t.Fatalf("message %s stored twice", id)
+			}
+			seen[id] = true
+		}
+		if len(seen) != writers || c.Version != writers {
+			t.Fatalf("%d distinct messages at version %d, want %d", len(seen), c.Version, writers)
+		}
+	})
+
+	t.Run("run lock", func(t *testing.T) {
+		s := newStore(t, 0)
+		if err := s.Acquire(ctx, key, "run-a", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Acquire(ctx, key, "run-b", time.Minute); !errors.Is(err, history.ErrBusy) {
+			t.Fatalf("second Acquire = %v, want ErrBusy", err)
+		}
+		if err := s.Acquire(ctx, key, "run-a", time.Minute); err != nil {
+			t.Fatalf("the holder cannot extend its lock: %v", err)
+		}
+		if err := s.Acquire(ctx, history.Key{Scope: "alice", Chat: "other"}, "run-b", time.Minute); err != nil {
+			t.Fatalf("a lock on another chat blocked: %v", err)
+		}
+		_ = s.Release(ctx, key, "run-b") // not the holder: no effect
+		if err := s.Acquire(ctx, key, "run-b", time.Minute); !errors.Is(err, history.ErrBusy) {
+			t.Fatal("a non-holder released the lock")
+		}
+		if err := s.Release(ctx, key, "run-a"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Acquire(ctx, key, "run-b", 200*time.Millisecond); err != nil {
+			t.Fatalf("after Release: %v", err)
+		}
+		time.Sleep(600 * time.Millisecond)
+		if err := s.Acquire(ctx, key, "run-c", time.Minute); err != nil {
+			t.Fatalf("an expired lock still blocks: %v", err)
+		}
+	})
+}

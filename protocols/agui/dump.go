@@ -1,0 +1,166 @@
+package agui
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// Dump turns stored CMF messages into AG-UI messages, with the ids they
+// were stored with: what MESSAGES_SNAPSHOT sends a client whose copy of
+// the thread differs from the server's. Thinking is left out: clients keep
+// their own reasoning messages across a snapshot.
+func Dump(msgs []cmf.Message) []Message {
+	out := make([]Message, 0, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		switch m.Role {
+		case cmf.RoleSystem, cmf.RoleDeveloper:
+			out = append(out, Message{ID: m.ID(), Role: string(m.Role), Content: jsonText(m.Text())})
+		case cmf.RoleUser:
+			out = append(out, Message{ID: m.ID(), Role: "user", Content: userContent(m)})
+		case cmf.RoleAssistant:
+			a := Message{ID: m.ID(), Role: "assistant"}
+			if text := m.Text(); text != "" {
+				a.Content = jsonText(text)
+			}
+			for _, p := range m.Content {
+				if tc, ok := p.(cmf.ToolCall); ok {
+					a.ToolCalls = append(a.ToolCalls, ToolCall{ID: tc.ToolCallID, Type: "function", Function: FunctionCall{Name: tc.Name, Arguments: string(tc.Arguments)}})
+				}
+			}
+			if a.Content == nil && len(a.ToolCalls) == 0 {
+				continue // thinking only
+			}
+			out = append(out, a)
+		case cmf.RoleTool:
+			for _, p := range m.Content {
+				r, ok := p.(cmf.ToolResult)
+				if !ok {
+					continue
+				}
+				text := contentText(r.Content)
+				t := Message{ID: m.ID(), Role: "tool", ToolCallID: r.ToolCallID, Content: jsonText(text)}
+				if r.IsError {
+					t.Error = text
+				}
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+func jsonText(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// contentText is a result as a tool message holds it: a JSON string
+// unquoted, other JSON as text.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+func userContent(m *cmf.Message) json.RawMessage {
+	onlyText := true
+	for _, p := range m.Content {
+		if _, ok := p.(cmf.Text); !ok {
+			onlyText = false
+		}
+	}
+	if onlyText {
+		return jsonText(m.Text())
+	}
+	var parts []ContentPart
+	for _, p := range m.Content {
+		if t, ok := p.(cmf.Text); ok {
+			parts = append(parts, ContentPart{Type: "text", Text: t.Text})
+			continue
+		}
+		src, ok := cmf.Media(p)
+		if !ok {
+			continue
+		}
+		kind := string(p.ContentType())
+		s := &Source{Type: "url", Value: src.Data, MimeType: src.MediaType}
+		if src.Type == cmf.SourceBase64 {
+			s.Type = "data"
+		} else if rest, ok := strings.CutPrefix(src.Data, uiadapter.SchemeProviderFile+"://"); ok {
+			provider, id, _ := strings.Cut(rest, "/")
+			s = &Source{Type: "file", Value: id, Provider: provider, MimeType: src.MediaType}
+		}
+		parts = append(parts, ContentPart{Type: kind, Source: s})
+	}
+	b, _ := json.Marshal(parts)
+	return b
+}
+
+// differs reports whether the client's copy of the thread (as decoded)
+// disagrees with the server's: other messages, ids or text. Reasoning
+// messages, which only the client keeps, and the tool results this request
+// brings (the new turn) are not compared.
+func differs(client, stored []cmf.Message) bool {
+	end := len(client)
+	for end > 0 && client[end-1].Role == cmf.RoleTool {
+		end--
+	}
+	a, b := signature(client[:end]), signature(stored)
+	if len(a) != len(b) {
+		return true
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return true
+		}
+	}
+	return false
+}
+
+func signature(msgs []cmf.Message) []string {
+	var sig []string
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role == cmf.RoleSystem || m.Role == cmf.RoleDeveloper {
+			continue
+		}
+		visible := false
+		for _, p := range m.Content {
+			if _, thinking := p.(cmf.Thinking); !thinking {
+				visible = true
+			}
+		}
+		if !visible {
+			continue
+		}
+		sig = append(sig, string(m.Role)+"\x00"+m.ID()+"\x00"+m.Text())
+	}
+	return sig
+}
+
+// knownPrefix reports whether the stored messages the client holds come
+// first in the stored thread, in the client's order: then one snapshot
+// puts the client's copy in the server's order.
+func knownPrefix(client, stored []cmf.Message) bool {
+	position := map[string]int{}
+	for i, sig := range signature(stored) {
+		position[strings.SplitN(sig, "\x00", 3)[1]] = i
+	}
+	next := 0
+	for _, sig := range signature(client) {
+		id := strings.SplitN(sig, "\x00", 3)[1]
+		if i, ok := position[id]; ok {
+			if i != next {
+				return false
+			}
+			next++
+		}
+	}
+	return true
+}
