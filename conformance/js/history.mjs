@@ -46,7 +46,55 @@ function newAgent(messages = []) {
 
 const user = (content) => ({ id: 'u-' + Math.random().toString(36).slice(2), role: 'user', content });
 
+// recordingFetch keeps the request bodies a client sends.
+const sent = [];
+async function recordingFetch(input, init) {
+  sent.push(init.body);
+  return cookieFetch(input, init);
+}
+
 const flows = {
+  // A replayed approval (the client sends the same continuation again) is
+  // refused: the call is no longer waiting.
+  async vercelStale() {
+    const chat = new Chat({
+      id: chatId,
+      transport: new DefaultChatTransport({ api: base + '/api/chat', fetch: recordingFetch }),
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+    });
+    await send(chat, 'delete /tmp/once.txt');
+    const asked = chat.messages.at(-1).parts.find((p) => p.type === 'tool-delete_file');
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
+    await until(() => chat.status === 'ready' && lastText(chat) !== '', 'the approved reply');
+    assert.equal(lastText(chat), 'Deleted /tmp/once.txt.');
+    const replay = await cookieFetch(base + '/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: sent.at(-1) });
+    assert.equal(replay.status, 409);
+    assert.match((await replay.json()).error, /not waiting/);
+    // An approval for a call the server never made is refused too.
+    const forged = JSON.parse(sent.at(-1));
+    const part = forged.messages.at(-1).parts.find((p) => p.type === 'tool-delete_file');
+    part.toolCallId = 'call_invented';
+    const refused = await cookieFetch(base + '/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(forged) });
+    assert.equal(refused.status, 409);
+  },
+
+  async aguiStale() {
+    const agent = newAgent();
+    agent.messages = [user('delete /tmp/once.txt')];
+    await agent.runAgent();
+    const interrupts = agent.pendingInterrupts;
+    assert.equal(interrupts.length, 1);
+    const resume = [{ interruptId: interrupts[0].id, status: 'resolved', payload: { approved: true } }];
+    const snapshot = structuredClone(agent.messages);
+    await agent.runAgent({ resume });
+    assert.equal(agent.messages.filter((m) => m.role === 'assistant' && m.content).at(-1).content, 'Deleted /tmp/once.txt.');
+    // Replay the same resume from the same point: refused.
+    const replay = newAgent(snapshot);
+    let error;
+    await replay.runAgent({ resume }).catch((e) => (error = e));
+    assert.match(String(error), /HTTP 409/);
+  },
+
   // Two turns; the Go driver then restarts the server.
   async vercelTurns() {
     const chat = newChat();
