@@ -6,10 +6,12 @@ package main
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"expvar"
 	"flag"
 	"fmt"
+	iofs "io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -22,6 +24,11 @@ import (
 
 	"github.com/agentui/agentui/internal/server"
 )
+
+// webdist is the built chat page (make web builds it from web/).
+//
+//go:embed all:webdist
+var webdist embed.FS
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -58,7 +65,11 @@ func run(args []string) error {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
-	srv, err := server.New(server.Config{Model: *model, History: *history, HistoryTTL: *historyTTL, HistoryPrefix: *historyPrefix, Secret: *secret, DemoDelay: *demoDelay, Logger: logger})
+	page, err := iofs.Sub(webdist, "webdist")
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Config{Web: page, Model: *model, History: *history, HistoryTTL: *historyTTL, HistoryPrefix: *historyPrefix, Secret: *secret, DemoDelay: *demoDelay, Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -37,6 +38,9 @@ type Config struct {
 	Secret        string        // signs approval requests and scope cookies; random when empty
 	DemoDelay     time.Duration // pause between words of the demo model's prose
 	Logger        *slog.Logger
+	// Web is the chat page's files (index.html and its assets), served at
+	// GET /. Nil serves no page.
+	Web fs.FS
 }
 
 // Server is the assembled server.
@@ -86,12 +90,28 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle("POST /api/chat", chat)
 	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat))
 	mux.Handle("POST /api/agui", agui.Handler(loop, opts...))
+	if cfg.Web != nil {
+		mux.Handle("GET /", pageHeaders(http.FileServerFS(cfg.Web)))
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	s.handler = scope.middleware(mux)
 	return s, nil
+}
+
+// pageHeaders adds the headers a page served to browsers should have: no
+// content sniffing, no framing by other sites, scripts only from here.
+func pageHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: https:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Handler serves every route.
