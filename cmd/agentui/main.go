@@ -37,30 +37,58 @@ func main() {
 	}
 }
 
-func run(args []string) error {
+// options are the binary's settings.
+type options struct {
+	addr, model, history, historyPrefix, secret, logLevel, debugAddr string
+	historyTTL, demoDelay                                            time.Duration
+}
+
+// newFlags declares every flag with its AGENTUI_… twin as the default.
+func newFlags() (*flag.FlagSet, *options, error) {
 	fs := flag.NewFlagSet("agentui", flag.ContinueOnError)
-	addr := fs.String("addr", env("AGENTUI_ADDR", "127.0.0.1:8080"), "address to listen on (env AGENTUI_ADDR)")
-	model := fs.String("model", env("AGENTUI_MODEL", "demo"), "model: demo, or openai:<model> with OPENAI_API_KEY and OPENAI_BASE_URL (env AGENTUI_MODEL)")
-	history := fs.String("history", env("AGENTUI_HISTORY", "memory"), "where conversations are kept: memory, none, redis://host:port/db, rediss://…, redis+cluster://host:port,host:port (env AGENTUI_HISTORY)")
-	ttlDefault, err := time.ParseDuration(env("AGENTUI_HISTORY_TTL", "24h"))
-	if err != nil {
-		return fmt.Errorf("AGENTUI_HISTORY_TTL: %w", err)
+	o := &options{}
+	str := func(p *string, name, def, usage string) {
+		env := "AGENTUI_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		fs.StringVar(p, name, envOr(env, def), usage+" (env "+env+")")
 	}
-	historyTTL := fs.Duration("history-ttl", ttlDefault, "conversations expire this long after their last write; 0 keeps them (env AGENTUI_HISTORY_TTL)")
-	historyPrefix := fs.String("history-prefix", env("AGENTUI_HISTORY_PREFIX", "agentui:"), "prefix of the Redis keys (env AGENTUI_HISTORY_PREFIX)")
-	secret := fs.String("secret", env("AGENTUI_SECRET", ""), "key that signs approval requests and scope cookies; random per process when empty (env AGENTUI_SECRET)")
-	logLevel := fs.String("log-level", env("AGENTUI_LOG_LEVEL", "info"), "debug, info, warn or error (env AGENTUI_LOG_LEVEL)")
-	delayDefault, err := time.ParseDuration(env("AGENTUI_DEMO_DELAY", "25ms"))
-	if err != nil {
-		return fmt.Errorf("AGENTUI_DEMO_DELAY: %w", err)
+	dur := func(p *time.Duration, name, def, usage string) error {
+		env := "AGENTUI_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		d, err := time.ParseDuration(envOr(env, def))
+		if err != nil {
+			return fmt.Errorf("%s: %w", env, err)
+		}
+		fs.DurationVar(p, name, d, usage+" (env "+env+")")
+		return nil
 	}
-	demoDelay := fs.Duration("demo-delay", delayDefault, "pause between words of the demo model's replies (env AGENTUI_DEMO_DELAY)")
-	debugAddr := fs.String("debug-addr", env("AGENTUI_DEBUG_ADDR", ""), "serve /debug/pprof and /debug/vars on this address; off when empty (env AGENTUI_DEBUG_ADDR)")
+	str(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	str(&o.model, "model", "demo", "model: demo, or openai:<model> with OPENAI_API_KEY and OPENAI_BASE_URL")
+	str(&o.history, "history", "memory", "where conversations are kept: memory, none, redis://host:port/db, rediss://…, redis+cluster://host:port,host:port")
+	str(&o.historyPrefix, "history-prefix", "agentui:", "prefix of the Redis keys")
+	str(&o.secret, "secret", "", "key that signs approval requests and scope cookies; random per process when empty")
+	str(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	str(&o.debugAddr, "debug-addr", "", "serve /debug/pprof and /debug/vars on this address; off when empty")
+	if err := dur(&o.historyTTL, "history-ttl", "24h", "conversations expire this long after their last write; 0 keeps them"); err != nil {
+		return nil, nil, err
+	}
+	if err := dur(&o.demoDelay, "demo-delay", "25ms", "pause between words of the demo model's replies"); err != nil {
+		return nil, nil, err
+	}
+	return fs, o, nil
+}
+
+func run(args []string) error {
+	fs, o, err := newFlags()
+	if err != nil {
+		return err
+	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return err
 	}
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return fmt.Errorf("-log-level: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
@@ -69,7 +97,10 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(server.Config{Web: page, Model: *model, History: *history, HistoryTTL: *historyTTL, HistoryPrefix: *historyPrefix, Secret: *secret, DemoDelay: *demoDelay, Logger: logger})
+	srv, err := server.New(server.Config{
+		Web: page, Model: o.model, History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix,
+		Secret: o.secret, DemoDelay: o.demoDelay, Logger: logger,
+	})
 	if err != nil {
 		return err
 	}
@@ -77,14 +108,14 @@ func run(args []string) error {
 	if srv.RandomSecret {
 		logger.Warn("no -secret: a random key signs approval requests and scope cookies, so pending approvals and browsers' chats do not survive a restart")
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("agentui listening on http://%s (%s)\n", ln.Addr(), srv.Description)
 
-	if *debugAddr != "" {
-		dl, err := net.Listen("tcp", *debugAddr)
+	if o.debugAddr != "" {
+		dl, err := net.Listen("tcp", o.debugAddr)
 		if err != nil {
 			return err
 		}
@@ -121,7 +152,7 @@ func debugMux() *http.ServeMux {
 	return mux
 }
 
-func env(name, def string) string {
+func envOr(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok && strings.TrimSpace(v) != "" {
 		return v
 	}

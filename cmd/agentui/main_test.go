@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bufio"
+	"flag"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,50 +13,10 @@ import (
 	"github.com/agentui/agentui/internal/testutil"
 )
 
-var binary string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "agentui-bin")
-	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "agentui")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		panic(string(out))
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// start runs the binary and returns the base URL it prints.
-func start(t *testing.T, env []string, args ...string) (string, *testutil.LogBuffer) {
-	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), env...)
-	stdout, _ := cmd.StdoutPipe()
-	stderr := &testutil.LogBuffer{} // written by exec's copying goroutine
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no startup line: %v; stderr: %s", err, stderr.String())
-	}
-	_, rest, ok := strings.Cut(line, "listening on ")
-	if !ok {
-		t.Fatalf("startup line = %q", line)
-	}
-	url, desc, _ := strings.Cut(strings.TrimSpace(rest), " ")
-	t.Logf("started: %s %s", url, desc)
-	return url, stderr
-}
-
 // The README's quick start, as written.
 func TestQuickStart(t *testing.T) {
-	url, stderr := start(t, nil, "-addr", "127.0.0.1:0")
+	p := testutil.RunProgram(t, ".", nil, "-addr", "127.0.0.1:0")
+	url, stderr := p.URL, p.Stderr
 	body := `{
   "id": "chat-1", "trigger": "submit-message",
   "messages": [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "What is the weather in Paris?"}]}]
@@ -103,7 +62,8 @@ func TestQuickStart(t *testing.T) {
 
 // Every flag has an AGENTUI_… twin; flags win over the environment.
 func TestEnvironmentTwins(t *testing.T) {
-	url, stderr := start(t, []string{"AGENTUI_ADDR=127.0.0.1:0", "AGENTUI_SECRET=s3cret", "AGENTUI_LOG_LEVEL=debug", "AGENTUI_DEMO_DELAY=0s", "AGENTUI_MODEL=demo", "AGENTUI_HISTORY=none"})
+	p := testutil.RunProgram(t, ".", []string{"AGENTUI_ADDR=127.0.0.1:0", "AGENTUI_SECRET=s3cret", "AGENTUI_LOG_LEVEL=debug", "AGENTUI_DEMO_DELAY=0s", "AGENTUI_MODEL=demo", "AGENTUI_HISTORY=none"})
+	url, stderr := p.URL, p.Stderr
 	resp, err := http.Post(url+"/api/chat", "application/json", strings.NewReader(`{"id":"c","messages":[{"id":"m","role":"user","parts":[{"type":"text","text":"hi"}]}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -113,13 +73,48 @@ func TestEnvironmentTwins(t *testing.T) {
 	if strings.Contains(stderr.String(), "no -secret") {
 		t.Fatal("AGENTUI_SECRET was ignored")
 	}
-	out, err := exec.Command(binary, "-model", "gpt-5").CombinedOutput()
+	out, err := exec.Command("go", "run", ".", "-model", "gpt-5").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `unknown -model "gpt-5"`) {
 		t.Fatalf("a bad -model: %v %s", err, out)
 	}
-	cmd := exec.Command(binary, "-addr", "127.0.0.1:0", "-log-level", "loud")
+	cmd := exec.Command("go", "run", ".", "-addr", "127.0.0.1:0", "-log-level", "loud")
 	cmd.Env = append(os.Environ(), "AGENTUI_LOG_LEVEL=debug")
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "-log-level") {
 		t.Fatalf("the flag did not win over the environment: %v %s", err, out)
+	}
+}
+
+// Every flag and its environment twin are documented.
+func TestConfigurationDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, _, err := newFlags()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		n++
+		env := "AGENTUI_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if !strings.Contains(string(doc), "| `-"+f.Name+"` | `"+env+"` |") {
+			t.Errorf("docs/configuration.md does not document -%s / %s", f.Name, env)
+		}
+		if !strings.Contains(f.Usage, env) {
+			t.Errorf("-%s's usage does not name %s", f.Name, env)
+		}
+	})
+	if n != 9 {
+		t.Fatalf("%d flags", n)
+	}
+	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"} {
+		if !strings.Contains(string(doc), v) {
+			t.Errorf("%s undocumented", v)
+		}
+	}
+	// -h is not an error.
+	if out, err := exec.Command("go", "run", ".", "-h").CombinedOutput(); err != nil || !strings.Contains(string(out), "-history-ttl") {
+		t.Fatalf("-h: %v %s", err, out)
 	}
 }

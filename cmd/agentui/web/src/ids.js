@@ -1,0 +1,2 @@
+// Ids for chats and messages the page creates.
+export { generateId } from 'ai';

@@ -1,0 +1,30 @@
+// Builds the chat page into ../webdist, which cmd/agentui embeds
+// (//go:embed all:webdist). `make web` runs this; `make web-check` fails
+// when the committed build is stale, so the output must be deterministic:
+// content-hashed asset names, no timestamps, no source maps.
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+export default defineConfig({
+  base: '/',
+  // Vite 8 transforms JSX with Oxc: the automatic runtime (react/jsx-runtime)
+  // needs no `import React` in every file.
+  oxc: { jsx: { runtime: 'automatic' } },
+  resolve: {
+    // @ag-ui/client brings its own zod 3.25 (whose zod/v4 it imports);
+    // the top-level zod 4 serves the same zod/v4 API, so bundle one copy.
+    dedupe: ['zod'],
+    alias: {
+      // The page speaks AG-UI over SSE only: leave the protobuf codec out.
+      '@ag-ui/proto': fileURLToPath(new URL('./src/ag-ui-proto-stub.js', import.meta.url)),
+    },
+  },
+  build: {
+    outDir: '../webdist',
+    emptyOutDir: true,
+    sourcemap: false,
+    // The page is one small app: a single script and a single stylesheet.
+    modulePreload: { polyfill: false },
+    chunkSizeWarningLimit: 600,
+  },
+});

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentui/agentui/internal/testutil"
+)
+
+func TestExample(t *testing.T) {
+	p := testutil.RunProgram(t, ".", nil, "-addr", "127.0.0.1:0")
+	alice := []string{"Authorization", "Bearer alice-token"}
+	chunks := testutil.PostStream(t, p.URL+"/api/chat", testutil.UserMessage("c1", "m1", "hello"), alice...)
+	if got := chunks.Text(); got != "You said: hello" {
+		t.Fatalf("reply %q", got)
+	}
+	get := func(token string) int {
+		req, _ := http.NewRequest(http.MethodGet, p.URL+"/api/chat/c1", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if a, b, n := get("alice-token"), get("bob-token"), get("nobody"); a != 200 || b != 404 || n != 401 {
+		t.Fatalf("reload: alice %d, bob %d, unknown %d", a, b, n)
+	}
+	if got := testutil.PostStream(t, p.URL+"/api/agui", testutil.AGUIInput("t1", "r1", "hello"), alice...).Text(); got != "You said: hello" {
+		t.Fatalf("AG-UI reply %q", got)
+	}
+	if !strings.Contains(p.Stdout.String(), "/api/chat") { // gin logs to stdout
+		t.Fatalf("gin's logger did not log: %s", p.Stdout)
+	}
+}

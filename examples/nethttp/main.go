@@ -1,0 +1,48 @@
+// Command nethttp is the smallest complete agentui server: the Vercel AI
+// SDK and AG-UI endpoints on a net/http ServeMux, the demo model with its
+// tools, and in-memory history.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/agent/demo"
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/protocols/agui"
+	"github.com/agentui/agentui/protocols/vercelai"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8081", "address to listen on")
+	flag.Parse()
+
+	loop, err := agent.New(demo.New(), agent.WithTools(demo.Tools()...))
+	if err != nil {
+		log.Fatal(err)
+	}
+	opts := []uiadapter.Option{
+		uiadapter.WithInstructions("You are a helpful assistant."),
+		uiadapter.WithStore(history.NewMemory()),
+		// One user: every request sees every chat. A real app derives the
+		// scope from its authentication.
+		uiadapter.WithScope(uiadapter.SingleScope),
+	}
+	chat := vercelai.Handler(loop, opts...)
+	mux := http.NewServeMux()
+	mux.Handle("POST /api/chat", chat)                                   // useChat
+	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat)) // reloads
+	mux.Handle("POST /api/agui", agui.Handler(loop, opts...))            // AG-UI HttpAgent
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("nethttp example listening on http://%s\n", ln.Addr())
+	log.Fatal(http.Serve(ln, mux))
+}

@@ -1,0 +1,57 @@
+package testutil
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Program is a built program the test runs.
+type Program struct {
+	URL    string     // from its "listening on http://…" line
+	Stdout *LogBuffer // what it printed after that line
+	Stderr *LogBuffer // what it logged
+	cmd    *exec.Cmd
+}
+
+// RunProgram builds the main package in dir (relative to the test's
+// directory) and runs it with env and args; it must print a line containing
+// "listening on http://ADDR" first. The program is killed when the test
+// ends.
+func RunProgram(t testing.TB, dir string, env []string, args ...string) *Program {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "program")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", dir, err, out)
+	}
+	p := &Program{Stdout: &LogBuffer{}, Stderr: &LogBuffer{}}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stderr = p.Stderr
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
+	r := bufio.NewReader(stdout)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatalf("%s printed no address: %v; stderr:\n%s", dir, err, p.Stderr)
+	}
+	go func() { _, _ = io.Copy(p.Stdout, r) }() // keep draining: a full pipe would block the program
+	_, rest, ok := strings.Cut(line, "listening on ")
+	if !ok {
+		t.Fatalf("%s: first line %q", dir, line)
+	}
+	p.URL, _, _ = strings.Cut(strings.TrimSpace(rest), " ")
+	return p
+}

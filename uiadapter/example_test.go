@@ -1,0 +1,70 @@
+package uiadapter_test
+
+import (
+	"errors"
+	"log"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/agent/demo"
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/protocols/agui"
+	"github.com/agentui/agentui/protocols/vercelai"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// Mount both protocols, with history, on a ServeMux. This is the README's
+// snippet (TestREADMESnippet keeps them the same).
+func Example_mount() {
+	// userFromSession stands in for your authentication.
+	userFromSession := func(r *http.Request) (string, error) {
+		if c, err := r.Cookie("session"); err == nil {
+			return c.Value, nil
+		}
+		return "", errors.New("not signed in")
+	}
+
+	// README: begin
+	loop, err := agent.New(demo.New(), agent.WithTools(demo.Tools()...))
+	if err != nil {
+		log.Fatal(err)
+	}
+	opts := []uiadapter.Option{
+		uiadapter.WithInstructions("You are a helpful assistant."),
+		uiadapter.WithSecret([]byte("same-secret-on-every-replica")),
+		uiadapter.WithStore(history.NewMemory()), // or history/redis for many replicas
+		uiadapter.WithScope(userFromSession),     // whose chats a request may touch
+	}
+	chat := vercelai.Handler(loop, opts...)
+	mux := http.NewServeMux()
+	mux.Handle("POST /api/chat", chat)                                   // useChat
+	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat)) // reload a chat
+	mux.Handle("POST /api/agui", agui.Handler(loop, opts...))            // AG-UI HttpAgent, CopilotKit
+	// README: end
+
+	_ = mux // http.ListenAndServe("127.0.0.1:8080", mux)
+	// Output:
+}
+
+func TestREADMESnippet(t *testing.T) {
+	src, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(src), "\t// README: begin\n")
+	snippet, _, _ := strings.Cut(rest, "\t// README: end\n")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(snippet, "\n"), "\n") {
+		lines = append(lines, strings.TrimPrefix(l, "\t"))
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "```go\n" + strings.Join(lines, "\n") + "\n```"; !strings.Contains(string(readme), want) {
+		t.Fatalf("README.md does not contain the mounting snippet of Example_mount:\n%s", want)
+	}
+}
