@@ -23,8 +23,16 @@ export default defineConfig({
     outDir: '../webdist',
     emptyOutDir: true,
     sourcemap: false,
-    // The page is one small app: a single script and a single stylesheet.
+    // No polyfill: every browser this page targets supports modulepreload.
     modulePreload: { polyfill: false },
     chunkSizeWarningLimit: 600,
+    rolldownOptions: {
+      onwarn(warning, warn) {
+        // swr (under @ai-sdk/react) starts with 'use client', which means
+        // nothing outside React Server Components.
+        if (warning.code === 'MODULE_LEVEL_DIRECTIVE') return;
+        warn(warning);
+      },
+    },
   },
 });

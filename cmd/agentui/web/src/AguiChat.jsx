@@ -12,13 +12,14 @@ const TOOLS = [locationToolDeclaration];
 // bounds a model that keeps calling tools.
 const MAX_ROUNDS = 8;
 
-export function AguiChat({ chatId }) {
+export function AguiChat({ chatId, fresh }) {
   const [agent] = useState(() => new HttpAgent({ url: '/api/agui', threadId: chatId }));
   const [messages, setMessages] = useState([]);
   const [running, setRunning] = useState(false);
   const [error, setError] = useState(null);
   const [interrupts, setInterrupts] = useState([]);
-  const [answers, setAnswers] = useState({});
+  const [answers, setAnswers] = useState({}); // interrupt id → payload, until the resume is sent
+  const [decisions, setDecisions] = useState({}); // tool call id → approved, for the chat's life
   const stopping = useRef(false);
 
   useEffect(() => {
@@ -107,6 +108,7 @@ export function AguiChat({ chatId }) {
   const answer = (interrupt, approved) => {
     const next = { ...answers, [interrupt.id]: { approved } };
     setAnswers(next);
+    if (interrupt.toolCallId) setDecisions((d) => ({ ...d, [interrupt.toolCallId]: approved }));
     if (interrupts.every((it) => next[it.id])) {
       run({ resume: interrupts.map((it) => ({ interruptId: it.id, status: 'resolved', payload: next[it.id] })) });
     }
@@ -118,7 +120,11 @@ export function AguiChat({ chatId }) {
   const contentKey = messages.length + ':' + JSON.stringify(messages.at(-1) ?? null).length + ':' + running;
   return (
     <>
-      <MessageList empty={messages.length === 0} contentKey={contentKey}>
+      <MessageList
+        empty={messages.length === 0}
+        note={fresh ? null : 'If this thread has earlier messages, the server sends them back with your next message.'}
+        contentKey={contentKey}
+      >
         {turns.map((turn, i) => (
           <Message key={turn.id} role={turn.role} id={turn.id} streaming={running && i === turns.length - 1 && turn.role === 'assistant'}>
             {turn.messages.map((m) => (
@@ -128,6 +134,7 @@ export function AguiChat({ chatId }) {
                 results={results}
                 interrupts={byCall}
                 answers={answers}
+                decisions={decisions}
                 running={running}
                 streaming={running && m === messages.at(-1)}
                 onAnswer={answer}
@@ -199,7 +206,7 @@ function parseContent(raw) {
   }
 }
 
-function AguiMessage({ message: m, results, interrupts, answers, running, streaming, onAnswer }) {
+function AguiMessage({ message: m, results, interrupts, answers, decisions, running, streaming, onAnswer }) {
   switch (m.role) {
     case 'user':
       return <Text text={userText(m.content)} />;
@@ -215,7 +222,8 @@ function AguiMessage({ message: m, results, interrupts, answers, running, stream
             const result = results.get(call.id);
             const interrupt = interrupts.get(call.id);
             let state = 'input-available';
-            if (result) state = result.error ? 'output-error' : 'output-available';
+            // A denied call's result is the server's note that it did not run.
+            if (result) state = result.error ? 'output-error' : decisions[call.id] === false ? 'output-denied' : 'output-available';
             else if (interrupt) state = answers[interrupt.id] ? 'approval-responded' : 'approval-requested';
             else if (running && typeof parseArgs(call.function.arguments) === 'string') state = 'input-streaming';
             return (
@@ -227,7 +235,7 @@ function AguiMessage({ message: m, results, interrupts, answers, running, stream
                 input={parseArgs(call.function.arguments)}
                 output={result && !result.error ? parseContent(result.content) : undefined}
                 errorText={result?.error}
-                approval={interrupt && answers[interrupt.id]}
+                approval={interrupt ? answers[interrupt.id] : undefined}
                 busy={running}
                 onApprove={() => onAnswer(interrupt, true)}
                 onDeny={() => onAnswer(interrupt, false)}

@@ -69,6 +69,13 @@ function Conversation({ chatId, initialMessages, loadError }) {
     return c;
   });
   const { messages, status, error, sendMessage, stop, regenerate, addToolApprovalResponse, clearError } = useChat({ chat });
+  // Leaving the chat (New chat, the protocol switch) stops its reply.
+  useEffect(
+    () => () => {
+      if (chat.status === 'submitted' || chat.status === 'streaming') chat.stop();
+    },
+    [chat],
+  );
   const [actionError, setActionError] = useState(loadError);
   const busy = status === 'submitted' || status === 'streaming';
   const report = (p) => p.catch((e) => setActionError(e?.message ?? String(e)));
@@ -82,8 +89,13 @@ function Conversation({ chatId, initialMessages, loadError }) {
         {messages.map((m, i) => (
           <Message key={m.id} role={m.role} id={m.id} streaming={busy && i === messages.length - 1 && m.role === 'assistant'}>
             {m.parts.map((part, j) => (
-              <Part key={j} part={part} busy={busy} onAnswer={answer} />
+              <Part key={j} part={part} busy={busy} current={i === messages.length - 1} onAnswer={answer} />
             ))}
+            {m.role === 'assistant' && !(busy && i === messages.length - 1) && !m.parts.some(visible) && (
+              <p className="no-reply" data-testid="no-reply">
+                No reply (stopped).
+              </p>
+            )}
           </Message>
         ))}
         {status === 'submitted' && last?.role !== 'assistant' && (
@@ -124,7 +136,13 @@ function Conversation({ chatId, initialMessages, loadError }) {
   );
 }
 
-function Part({ part, busy, onAnswer }) {
+// visible tells whether a part shows anything (a reply stopped before its
+// first word holds only a step-start).
+function visible(part) {
+  return part.type !== 'step-start' && !(part.type === 'text' && !part.text);
+}
+
+function Part({ part, busy, current, onAnswer }) {
   switch (part.type) {
     case 'text':
       return part.text ? <Text text={part.text} /> : null;
@@ -153,11 +171,14 @@ function Part({ part, busy, onAnswer }) {
   }
   if (part.type === 'dynamic-tool' || part.type.startsWith('tool-')) {
     const name = part.type === 'dynamic-tool' ? part.toolName : part.type.slice('tool-'.length);
+    // Only the last message's approvals can still be answered: a message
+    // sent while one waited moved the conversation on without it.
+    const stale = part.state === 'approval-requested' && !current;
     return (
       <ToolCard
         id={part.toolCallId}
         name={name}
-        state={part.state}
+        state={stale ? 'approval-expired' : part.state}
         input={part.input}
         output={part.output}
         errorText={part.errorText}

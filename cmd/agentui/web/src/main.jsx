@@ -1,9 +1,9 @@
 // The agentui chat page. The chat id and the protocol live in the URL
 // (/?chat=<id>&protocol=agui), so a reload shows the same conversation.
-import { StrictMode, useEffect, useState } from 'react';
+import './zod-jitless.js';
+import { lazy, StrictMode, Suspense, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { VercelChat } from './VercelChat.jsx';
-import { AguiChat } from './AguiChat.jsx';
 import { generateId } from './ids.js';
 import './styles.css';
 
@@ -11,6 +11,9 @@ const PROTOCOLS = {
   vercel: 'Vercel AI SDK (useChat)',
   agui: 'AG-UI (HttpAgent)',
 };
+// The AG-UI client (with RxJS and its schemas) loads only when chosen.
+const AguiChat = lazy(() => import('./AguiChat.jsx').then((m) => ({ default: m.AguiChat })));
+
 const ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 // fromUrl reads the chat id and protocol; fresh means the page made the id
@@ -76,7 +79,15 @@ function App() {
       </header>
       <main className="chat" aria-label="Conversation">
         {protocol === 'agui' ? (
-          <AguiChat key={'agui:' + chatId} chatId={chatId} />
+          <Suspense
+            fallback={
+              <p className="loading" data-testid="loading" role="status">
+                Loading the AG-UI client…
+              </p>
+            }
+          >
+            <AguiChat key={'agui:' + chatId} chatId={chatId} fresh={fresh} />
+          </Suspense>
         ) : (
           <VercelChat key={'vercel:' + chatId} chatId={chatId} fresh={fresh} />
         )}

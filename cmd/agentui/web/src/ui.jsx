@@ -8,6 +8,7 @@ const STATE_LABELS = {
   'input-available': 'running',
   'approval-requested': 'needs approval',
   'approval-responded': 'answered',
+  'approval-expired': 'not answered',
   'output-available': 'done',
   'output-error': 'failed',
   'output-denied': 'denied',
@@ -17,7 +18,12 @@ export function Json({ value }) {
   if (value === undefined) return null;
   let text;
   try {
-    text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+    if (typeof value === 'string') text = value;
+    else {
+      // Small values stay on one line; larger ones are indented.
+      text = JSON.stringify(value);
+      if (text.length > 72) text = JSON.stringify(value, null, 2);
+    }
   } catch {
     text = String(value);
   }
@@ -107,7 +113,7 @@ export function Message({ role, id, streaming, children }) {
 
 // MessageList keeps the newest message in view while the user has not
 // scrolled away from the bottom.
-export function MessageList({ children, empty, contentKey }) {
+export function MessageList({ children, empty, note, contentKey }) {
   const ref = useRef(null);
   const pinned = useRef(true);
   useLayoutEffect(() => {
@@ -125,6 +131,7 @@ export function MessageList({ children, empty, contentKey }) {
     >
       {empty ? (
         <div className="empty" data-testid="empty">
+          {note && <p className="note">{note}</p>}
           <p>Say something to start. The demo model knows a few tricks:</p>
           <ul>
             <li><code>hello</code>, <code>think about cats</code></li>

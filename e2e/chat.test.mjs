@@ -1,0 +1,438 @@
+// The browser test of the embedded chat page: it starts the agentui binary
+// (demo model) on a free loopback port, drives the page in Debian's
+// Chromium with playwright-core, and stops the server.
+//
+//   AGENTUI_BIN=/path/to/agentui node e2e/chat.test.mjs     (make e2e does this)
+//
+// It covers both protocols the page speaks: the Vercel AI SDK UI message
+// stream (useChat) and AG-UI (HttpAgent). Any console error or warning and
+// any uncaught page error fails the test that caused it. Screenshots go to
+// test-output/e2e/ at the repository root.
+//
+// Without Chromium (CHROMIUM, default /usr/bin/chromium) the test is skipped
+// with exit 0, except under CI (CI set), where it fails: CI must not skip.
+import { after, afterEach, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const BIN = process.env.AGENTUI_BIN;
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const OUT = join(ROOT, 'test-output', 'e2e');
+const IN_CI = !!process.env.CI && !['0', 'false'].includes(process.env.CI.toLowerCase());
+
+function executable(path) {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+if (!executable(CHROMIUM)) {
+  console.log(`e2e: no Chromium at ${CHROMIUM} (install it: apt-get install -y chromium).`);
+  if (IN_CI) {
+    console.log('e2e: failing, because CI must run the browser test rather than skip it.');
+    process.exit(1);
+  }
+  console.log('e2e: skipping the browser test (it fails instead when CI is set).');
+  process.exit(0);
+}
+if (!BIN || !executable(BIN)) {
+  console.error('e2e: set AGENTUI_BIN to a built agentui binary (make e2e does).');
+  process.exit(2);
+}
+
+const { chromium } = await import('playwright-core');
+
+// ---------------------------------------------------------------- fixtures
+
+let server; // { proc, url, log() }
+let context;
+let page;
+let profile;
+const problems = []; // console errors and warnings, page errors
+let shots = 0;
+
+async function startServer() {
+  const proc = spawn(BIN, ['-addr', '127.0.0.1:0', '-demo-delay', '10ms'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  proc.stderr.on('data', (d) => (stderr += d));
+  const lines = createInterface({ input: proc.stdout });
+  const first = await new Promise((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error('agentui did not start within 15 s:\n' + stderr)), 15000);
+    lines.once('line', (line) => {
+      clearTimeout(timer);
+      ok(line);
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`agentui exited (${code}) before listening:\n${stderr}`));
+    });
+  });
+  const m = first.match(/^agentui listening on (http:\/\/\S+)/);
+  if (!m) throw new Error('unexpected first line from agentui: ' + first);
+  lines.on('line', () => {}); // keep draining stdout
+  return { proc, url: m[1], log: () => stderr };
+}
+
+async function stopServer() {
+  if (!server) return;
+  const { proc } = server;
+  if (proc.exitCode !== null) return;
+  const exited = new Promise((ok) => proc.once('exit', ok));
+  proc.kill('SIGTERM');
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+before(async () => {
+  rmSync(OUT, { recursive: true, force: true });
+  mkdirSync(OUT, { recursive: true });
+  server = await startServer();
+  profile = mkdtempSync(join(tmpdir(), 'agentui-e2e-chromium-'));
+  // Playwright refuses --user-data-dir among launch() args: a persistent
+  // context on a fresh temporary directory is the same thing.
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    // The page answers get_location from the browser's time zone.
+    timezoneId: 'Europe/Paris',
+    locale: 'en-US',
+    viewport: { width: 1100, height: 800 },
+  });
+  context.setDefaultTimeout(10000);
+  page = context.pages()[0] ?? (await context.newPage());
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' || msg.type() === 'warning') {
+      const where = msg.location()?.url ? ` (${msg.location().url})` : '';
+      problems.push(`console.${msg.type()}: ${msg.text()}${where}`);
+    }
+  });
+  page.on('pageerror', (err) => problems.push(`page error: ${err.stack || err.message}`));
+});
+
+after(async () => {
+  await context?.close().catch(() => {});
+  await stopServer();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+afterEach(() => {
+  const found = problems.splice(0);
+  assert.deepEqual(found, [], 'the page logged errors or warnings');
+});
+
+// ----------------------------------------------------------------- helpers
+
+async function shot(name) {
+  shots++;
+  await page.screenshot({ path: join(OUT, `${String(shots).padStart(2, '0')}-${name}.png`) });
+}
+
+const input = () => page.getByTestId('input');
+const composer = () => page.getByTestId('composer');
+const assistants = () => page.locator('[data-testid=message][data-role=assistant]');
+const lastAssistant = () => assistants().last();
+const lastText = () => lastAssistant().getByTestId('text').last();
+const tools = (name) => page.locator(`[data-testid=tool][data-tool-name="${name}"]`);
+
+async function send(text) {
+  await input().fill(text);
+  await input().press('Enter');
+  // The user's message shows at once.
+  await page.locator('[data-testid=message][data-role=user]').last().filter({ hasText: text }).waitFor();
+}
+
+// settled waits until no reply is in progress (Send is back).
+async function settled() {
+  await page.getByTestId('send').waitFor();
+  await page.locator('[data-testid=composer][data-status=streaming], [data-testid=composer][data-status=submitted]').waitFor({ state: 'detached' });
+}
+
+async function expectReply(text) {
+  await lastText().filter({ hasText: text }).waitFor();
+  await settled();
+  assert.equal((await lastText().textContent()).trim(), text);
+}
+
+async function state(tool) {
+  return tool.getAttribute('data-state');
+}
+
+// watchText records every value the last assistant message's text takes,
+// to show that a reply streams rather than arrives whole.
+async function watchText() {
+  await page.evaluate(() => {
+    window.__seenTexts = [];
+    window.__textObserver?.disconnect();
+    window.__textObserver = new MutationObserver(() => {
+      const msgs = document.querySelectorAll('[data-testid=message][data-role=assistant]');
+      const texts = msgs[msgs.length - 1]?.querySelectorAll('[data-testid=text]');
+      const t = texts?.[texts.length - 1]?.textContent;
+      if (t && window.__seenTexts.at(-1) !== t) window.__seenTexts.push(t);
+    });
+    window.__textObserver.observe(document.body, { subtree: true, childList: true, characterData: true });
+  });
+}
+
+async function seenTexts() {
+  return page.evaluate(() => {
+    window.__textObserver?.disconnect();
+    return window.__seenTexts;
+  });
+}
+
+function assertStreamed(seen, final) {
+  const partials = seen.filter((t) => t.length < final.length && final.startsWith(t));
+  assert.ok(partials.length >= 3, `the reply grew word by word (saw ${JSON.stringify(seen)})`);
+  assert.equal(seen.at(-1), final);
+}
+
+const LONG = 'tell me a long story about a cat who lived in Paris and loved to stream words one by one across the wire';
+
+// ------------------------------------------------------------------- tests
+
+test('the page loads with a chat id in the URL', async () => {
+  await page.goto(server.url + '/');
+  await page.getByTestId('app').waitFor();
+  await page.getByTestId('empty').waitFor();
+  const url = new URL(page.url());
+  assert.match(url.searchParams.get('chat') ?? '', /^[A-Za-z0-9_-]+$/);
+  assert.equal(await page.getByTestId('protocol-switch').inputValue(), 'vercel');
+  assert.equal(await page.getByTestId('app').getAttribute('data-chat-id'), url.searchParams.get('chat'));
+  await shot('loaded');
+});
+
+test('useChat: a reply streams in word by word', async () => {
+  await watchText();
+  await send(LONG);
+  await expectReply('You said: ' + LONG);
+  assertStreamed(await seenTexts(), 'You said: ' + LONG);
+});
+
+test('useChat: reasoning shows in a collapsible part', async () => {
+  await send('think about cats');
+  await expectReply('You said: think about cats');
+  const reasoning = lastAssistant().getByTestId('reasoning');
+  assert.equal(await reasoning.evaluate((el) => el.tagName), 'DETAILS');
+  assert.match(await reasoning.textContent(), /Thinking about: think about cats/);
+});
+
+test('useChat: a server tool call shows its input and output', async () => {
+  await send('weather in Paris');
+  await expectReply('The weather in Paris is sunny, 21°C.');
+  const tool = lastAssistant().locator('[data-testid=tool][data-tool-name=get_weather]');
+  assert.equal(await state(tool), 'output-available');
+  assert.match(await tool.textContent(), /Paris/);
+  assert.match(await tool.getByTestId('tool-output').textContent(), /sunny/);
+  await shot('server-tool');
+});
+
+test('useChat: an approved tool call runs', async () => {
+  await send('delete /tmp/x.txt');
+  const tool = lastAssistant().locator('[data-testid=tool][data-tool-name=delete_file]');
+  await tool.and(page.locator('[data-state=approval-requested]')).waitFor();
+  await settled();
+  await shot('approval-requested');
+  await tool.getByTestId('approve').click();
+  await expectReply('Deleted /tmp/x.txt.');
+  assert.equal(await state(tool), 'output-available');
+  assert.match(await tool.getByTestId('tool-output').textContent(), /\/tmp\/x\.txt/);
+  assert.equal(await page.getByTestId('approve').count(), 0, 'no approval left open');
+});
+
+test('useChat: a denied tool call does not run', async () => {
+  await send('delete /tmp/keep.txt');
+  const tool = lastAssistant().locator('[data-testid=tool][data-tool-name=delete_file]');
+  await tool.and(page.locator('[data-state=approval-requested]')).waitFor();
+  await tool.getByTestId('deny').click();
+  await lastText().filter({ hasText: 'did not delete' }).waitFor();
+  await settled();
+  assert.match(await lastText().textContent(), /^Okay, I did not delete \/tmp\/keep\.txt/);
+  assert.equal(await state(tool), 'output-denied');
+  await shot('approval-denied');
+});
+
+test('useChat: the page answers the get_location client tool', async () => {
+  await send('where am I');
+  await expectReply('You are in Paris.');
+  const tool = lastAssistant().locator('[data-testid=tool][data-tool-name=get_location]');
+  assert.equal(await state(tool), 'output-available');
+  assert.match(await tool.getByTestId('tool-output').textContent(), /Europe\/Paris/);
+});
+
+test('useChat: Stop ends a reply at once', async () => {
+  const replies = await assistants().count();
+  await send('wait 3000 ms');
+  const stop = page.getByTestId('stop');
+  await stop.waitFor();
+  // Stop once the reply has started (its start chunk made the assistant
+  // message): the server stores a reply from its start, so stopping before
+  // the page saw it would leave the page one message short of the server.
+  await assistants().nth(replies).waitFor();
+  const started = Date.now();
+  await stop.click();
+  await page.getByTestId('send').waitFor({ timeout: 2000 });
+  assert.ok(Date.now() - started < 2000, 'Stop returns promptly');
+  await settled();
+  assert.equal(await page.getByTestId('text').filter({ hasText: /^done$/ }).count(), 0, 'the stopped reply did not finish');
+  // The server keeps serving the chat.
+  await send('count to 20');
+  await expectReply(Array.from({ length: 20 }, (_, i) => i + 1).join(' '));
+});
+
+test('useChat: a model error shows in the error box', async () => {
+  await send('fail');
+  const error = page.getByTestId('error');
+  await error.waitFor();
+  assert.match(await error.textContent(), /An error occurred\./);
+  assert.equal((await lastText().textContent()).trim(), 'Working on it', 'the partial reply is kept');
+  await shot('error');
+  await error.getByRole('button', { name: 'Dismiss the error' }).click();
+  await error.waitFor({ state: 'detached' });
+});
+
+test('useChat: Regenerate answers the last message again', async () => {
+  await send('hello');
+  await expectReply('You said: hello');
+  const before = await lastAssistant().getAttribute('data-message-id');
+  const count = await page.getByTestId('message').count();
+  await page.getByTestId('regenerate').click();
+  await page.locator(`[data-testid=message][data-role=assistant][data-message-id="${before}"]`).waitFor({ state: 'detached' });
+  await expectReply('You said: hello');
+  assert.notEqual(await lastAssistant().getAttribute('data-message-id'), before, 'a new reply');
+  assert.equal(await page.getByTestId('message').count(), count, 'the old reply was replaced');
+});
+
+test('useChat: an approval left unanswered expires with the next message', async () => {
+  await send('delete /tmp/later.txt');
+  const tool = lastAssistant().locator('[data-testid=tool][data-tool-name=delete_file]');
+  await tool.and(page.locator('[data-state=approval-requested]')).waitFor();
+  await settled();
+  await send('hello');
+  await expectReply('You said: hello');
+  const stale = page.locator('[data-testid=tool][data-tool-name=delete_file][data-state=approval-expired]');
+  assert.equal(await stale.count(), 1);
+  assert.equal(await stale.getByTestId('approve').count(), 0, 'no buttons on an expired approval');
+});
+
+test('useChat: a reload shows the same conversation', async () => {
+  const snapshot = () =>
+    page.locator('[data-testid=message]').evaluateAll((els) =>
+      els.map((el) => ({
+        role: el.dataset.role,
+        id: el.dataset.messageId,
+        text: [...el.querySelectorAll('[data-testid=text]')].map((t) => t.textContent).join('|'),
+        tools: [...el.querySelectorAll('[data-testid=tool]')].map((t) => `${t.dataset.toolName}:${t.dataset.state}`),
+      })),
+    );
+  const before = await snapshot();
+  const url = page.url();
+  await page.reload();
+  assert.equal(page.url(), url);
+  await page.getByTestId('messages').waitFor();
+  await page.getByTestId('message').nth(before.length - 1).waitFor();
+  const afterReload = await snapshot();
+  // The messages that matter are all there, with the ids the client held.
+  for (const want of ['You said: ' + LONG, 'The weather in Paris is sunny, 21°C.', 'Deleted /tmp/x.txt.', 'You are in Paris.', 'You said: hello']) {
+    assert.ok(afterReload.some((m) => m.role === 'assistant' && m.text.includes(want)), `after the reload: ${want}`);
+  }
+  const tools = afterReload.flatMap((m) => m.tools);
+  for (const want of ['get_weather:output-available', 'delete_file:output-available', 'delete_file:output-denied', 'get_location:output-available']) {
+    assert.ok(tools.includes(want), `after the reload: ${want} (have ${tools})`);
+  }
+  assert.deepEqual(afterReload, before, 'the reloaded conversation is the one the page held');
+  await shot('reloaded');
+});
+
+test('useChat: New chat starts an empty conversation with a new id', async () => {
+  const old = new URL(page.url()).searchParams.get('chat');
+  await page.getByTestId('new-chat').click();
+  await page.getByTestId('empty').waitFor();
+  const id = new URL(page.url()).searchParams.get('chat');
+  assert.ok(id && id !== old, 'a new chat id');
+  await send('hello again');
+  await expectReply('You said: hello again');
+  assert.equal(await page.getByTestId('message').count(), 2);
+});
+
+test('AG-UI: the protocol switch runs the chat over HttpAgent', async () => {
+  await page.getByTestId('protocol-switch').selectOption('agui');
+  await page.locator('[data-testid=app][data-protocol=agui]').waitFor();
+  await page.getByTestId('empty').waitFor();
+  assert.equal(new URL(page.url()).searchParams.get('protocol'), 'agui');
+  await watchText();
+  await send(LONG);
+  await expectReply('You said: ' + LONG);
+  assertStreamed(await seenTexts(), 'You said: ' + LONG);
+  await send('think about hello');
+  await expectReply('You said: think about hello');
+  assert.match(await lastAssistant().getByTestId('reasoning').textContent(), /Thinking about: think about hello/);
+});
+
+test('AG-UI: a server tool call', async () => {
+  await send('weather in Paris');
+  await expectReply('The weather in Paris is sunny, 21°C.');
+  const tool = lastAssistant().locator('[data-testid=tool][data-tool-name=get_weather]');
+  assert.equal(await state(tool), 'output-available');
+  assert.match(await tool.getByTestId('tool-output').textContent(), /sunny/);
+});
+
+test('AG-UI: approve and deny interrupts', async () => {
+  await send('delete /tmp/x.txt');
+  let tool = lastAssistant().locator('[data-testid=tool][data-tool-name=delete_file]');
+  await tool.and(page.locator('[data-state=approval-requested]')).waitFor();
+  await settled();
+  await shot('agui-interrupt');
+  await tool.getByTestId('approve').click();
+  await expectReply('Deleted /tmp/x.txt.');
+  assert.equal(await state(tool), 'output-available');
+
+  await send('delete /tmp/keep.txt');
+  tool = lastAssistant().locator('[data-testid=tool][data-tool-name=delete_file]').last();
+  await tool.and(page.locator('[data-state=approval-requested]')).waitFor();
+  await tool.getByTestId('deny').click();
+  await lastText().filter({ hasText: 'did not delete' }).waitFor();
+  await settled();
+  assert.match(await lastText().textContent(), /^Okay, I did not delete \/tmp\/keep\.txt/);
+  assert.equal(await state(tool), 'output-denied');
+});
+
+test('AG-UI: the page answers the get_location frontend tool', async () => {
+  await send('where am I');
+  await expectReply('You are in Paris.');
+  const tool = lastAssistant().locator('[data-testid=tool][data-tool-name=get_location]');
+  assert.equal(await state(tool), 'output-available');
+  assert.match(await tool.getByTestId('tool-output').textContent(), /Europe\/Paris/);
+});
+
+test('AG-UI: Stop and Regenerate', async () => {
+  await send('wait 3000 ms');
+  await page.getByTestId('stop').click();
+  await page.getByTestId('send').waitFor({ timeout: 2000 });
+  await settled();
+  await send('hello');
+  await expectReply('You said: hello');
+  const count = await page.getByTestId('message').count();
+  await page.getByTestId('regenerate').click();
+  await expectReply('You said: hello');
+  assert.equal(await page.getByTestId('message').count(), count);
+  await shot('agui');
+});
