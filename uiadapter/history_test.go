@@ -417,3 +417,57 @@ func TestHistoryUnavailable(t *testing.T) {
 		t.Fatalf("log = %s", f.logs)
 	}
 }
+
+// A reply stopped before its first word leaves no empty message behind.
+func TestHistoryDropsEmptyAbortedReplies(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/api/chat", strings.NewReader(userBody("c", "wait 5000 ms")))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Scope", "alice")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testutil.NewSSEReader(resp.Body).Next(); err != nil { // start
+		t.Fatal(err)
+	}
+	cancel()
+	resp.Body.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(f.logs.String(), "run cancelled") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The reply is saved before that line is logged.
+	if msgs := f.stored("alice", "c"); roles(msgs) != "user" {
+		t.Fatalf("stored %s", roles(msgs))
+	}
+}
+
+// A call left waiting when the user moves on is stored as not answered,
+// so a reload shows what the model was told.
+func TestHistoryAbandonedCallsAreAnswered(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	f.chat("alice", userBody("c", "delete /tmp/x.txt"))
+	f.chat("alice", strings.Replace(userBody("c", "where am i"), `"u1"`, `"u2"`, 1))
+	f.chat("alice", strings.Replace(userBody("c", "hello"), `"u1"`, `"u3"`, 1))
+	msgs := f.stored("alice", "c")
+	if got := roles(msgs); got != "user,assistant,tool,user,assistant,tool,user,assistant" {
+		t.Fatalf("stored %s", got)
+	}
+	if len(agent.PendingCalls(msgs)) != 0 || f.deleted.Load() != 0 {
+		t.Fatal("calls still pending, or the delete ran")
+	}
+	status, body := f.do("alice", http.MethodGet, "/api/chat/c", "")
+	if status != 200 {
+		t.Fatal(status)
+	}
+	var ui []vercelai.UIMessage
+	_ = json.Unmarshal([]byte(body), &ui)
+	del := ui[1].Parts[1]
+	loc := ui[3].Parts[1]
+	if del.State != vercelai.StateOutputDenied || del.Approval == nil || del.Approval.Reason != "not answered" ||
+		loc.State != vercelai.StateOutputError || !strings.Contains(*loc.ErrorText, "Not answered") {
+		t.Fatalf("reload shows %+v / %+v", del, loc)
+	}
+}

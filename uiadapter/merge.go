@@ -123,6 +123,12 @@ func (s *session) merge(ctx context.Context, turn *Turn, stored []cmf.Message) (
 			}
 		}
 	}
+	// Calls left waiting when the user moves on are answered "not
+	// answered", so the stored conversation says what the model is told.
+	var abandoned []cmf.Message
+	for _, p := range agent.PendingCalls(stored) {
+		abandoned = append(abandoned, notAnswered(p))
+	}
 	// Editing: a user message the store already has is replaced, and
 	// everything after it goes.
 	for i := range stored {
@@ -131,16 +137,35 @@ func (s *session) merge(ctx context.Context, turn *Turn, stored []cmf.Message) (
 			if err != nil {
 				return nil, nil, storeError(err)
 			}
-			s.version, stored = v, stored[:i]
+			s.version, stored, abandoned = v, stored[:i], nil
 			break
 		}
 	}
-	v, err := store.Append(ctx, s.key, s.version, user)
+	turnMsgs := append(abandoned, user)
+	v, err := store.Append(ctx, s.key, s.version, turnMsgs...)
 	if err != nil {
 		return nil, nil, storeError(err)
 	}
 	s.version = v
-	return append(stored[:len(stored):len(stored)], user), nil, nil
+	return append(stored[:len(stored):len(stored)], turnMsgs...), nil, nil
+}
+
+// notAnswered is the result stored for a call nobody answered before the
+// conversation moved on: an approval counts as denied, a client tool as
+// failed.
+func notAnswered(p agent.PendingCall) cmf.Message {
+	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleTool, Content: []cmf.Part{cmf.ToolResult{
+		ToolCallID: p.ToolCallID, ToolName: p.ToolName, IsError: true,
+		Content: json.RawMessage(`"Not answered: the user sent a new message instead."`),
+	}}}
+	m.SetID(ids.New())
+	if p.Kind == agent.PendingApproval {
+		no := false
+		agent.SetCallInfo(&m, p.ToolCallID, agent.CallInfo{Approved: &no, Reason: "not answered"})
+	} else {
+		agent.SetCallInfo(&m, p.ToolCallID, agent.CallInfo{Client: true})
+	}
+	return m
 }
 
 // checkResolutions accepts answers only for calls the stored conversation
@@ -240,7 +265,7 @@ func (s *session) save(res runResult) error {
 	case !res.finished:
 		rec.Interrupt(cmf.StopAborted)
 	}
-	msgs := rec.Messages()
+	msgs := withContent(rec.Messages())
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -269,6 +294,20 @@ func (s *session) save(res runResult) error {
 		s.log.Warn("saving the reply failed; retrying", "attempt", attempt+1, "error", err)
 	}
 	return err
+}
+
+// withContent leaves out assistant messages with nothing in them: a step
+// that was cut off before its first word has nothing to show or to feed a
+// model.
+func withContent(msgs []cmf.Message) []cmf.Message {
+	out := msgs[:0:0]
+	for i := range msgs {
+		if msgs[i].Role == cmf.RoleAssistant && len(msgs[i].Content) == 0 && len(agent.DataRecords(&msgs[i])) == 0 {
+			continue
+		}
+		out = append(out, msgs[i])
+	}
+	return out
 }
 
 // endsWith reports whether stored ends with msgs (same ids and content).

@@ -91,7 +91,11 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat))
 	mux.Handle("POST /api/agui", agui.Handler(loop, opts...))
 	if cfg.Web != nil {
-		mux.Handle("GET /", pageHeaders(http.FileServerFS(cfg.Web)))
+		page, err := staticHandler(cfg.Web)
+		if err != nil {
+			return nil, fmt.Errorf("the chat page: %w", err)
+		}
+		mux.Handle("GET /", pageHeaders(page))
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

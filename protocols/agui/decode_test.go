@@ -223,3 +223,23 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// A snapshot shows tool errors as the live stream did: only the client's
+// own tool messages carry "error".
+func TestDumpErrorsLikeTheStream(t *testing.T) {
+	call := func(id string) cmf.Message {
+		m := cmf.Message{Role: cmf.RoleAssistant, Content: []cmf.Part{cmf.ToolCall{ToolCallID: id, Name: "t", Arguments: json.RawMessage(`{}`)}}}
+		m.SetID("a-" + id)
+		return m
+	}
+	result := func(id string, client bool) cmf.Message {
+		m := cmf.Message{Role: cmf.RoleTool, Content: []cmf.Part{cmf.ToolResult{ToolCallID: id, ToolName: "t", IsError: true, Content: json.RawMessage(`"boom"`)}}}
+		m.SetID("r-" + id)
+		agent.SetCallInfo(&m, id, agent.CallInfo{Client: client})
+		return m
+	}
+	out := Dump([]cmf.Message{call("server"), result("server", false), call("client"), result("client", true)})
+	if out[1].Error != "" || out[3].Error != "boom" || string(out[1].Content) != `"boom"` {
+		t.Fatalf("dump = %+v", out)
+	}
+}

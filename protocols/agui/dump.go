@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/uiadapter"
 )
@@ -36,6 +37,7 @@ func Dump(msgs []cmf.Message) []Message {
 			}
 			out = append(out, a)
 		case cmf.RoleTool:
+			infos := agent.CallInfos(m)
 			for _, p := range m.Content {
 				r, ok := p.(cmf.ToolResult)
 				if !ok {
@@ -43,7 +45,10 @@ func Dump(msgs []cmf.Message) []Message {
 				}
 				text := contentText(r.Content)
 				t := Message{ID: m.ID(), Role: "tool", ToolCallID: r.ToolCallID, Content: jsonText(text)}
-				if r.IsError {
+				// Only a client's own tool messages carry "error":
+				// TOOL_CALL_RESULT cannot, and a snapshot must show what
+				// the live stream showed.
+				if r.IsError && infos[r.ToolCallID].Client {
 					t.Error = text
 				}
 				out = append(out, t)

@@ -1,0 +1,29 @@
+package agui
+
+import (
+	"testing"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// BenchmarkEncodeTextDelta: one TEXT_MESSAGE_CONTENT event per op (with its
+// timestamp), flushed every 64 events. Target: at most one allocation per
+// delta.
+func BenchmarkEncodeTextDelta(b *testing.B) {
+	w := uiadapter.NewSSEWriter(&testutil.DiscardWriter{})
+	enc := New().NewEncoder(w, &uiadapter.Turn{ChatID: "thread", RunID: "run", ProtocolVersion: "1.0"})
+	_ = enc.Encode(&agent.RunStarted{MessageID: "m"})
+	_ = enc.Encode(&agent.StepStarted{Step: 1, MessageID: "01a1ffb5-4fe8-7bde-a228-eebeaef46ef0"})
+	_ = enc.Encode(&agent.PartStarted{Kind: agent.PartText, ID: "t", MessageID: "01a1ffb5-4fe8-7bde-a228-eebeaef46ef0"})
+	ev := &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "1234 "}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		_ = enc.Encode(ev)
+		if i++; i%64 == 0 {
+			_ = w.Flush()
+		}
+	}
+}
