@@ -7,7 +7,10 @@ JS_PACKAGES = conformance/js
 
 .PHONY: test vet unit cover-cmf fuzz js-deps
 
-test: js-deps vet unit cover-cmf
+# Everything: Go (vet, gofmt, race-enabled tests including the JavaScript
+# conformance suites and the examples), the cmf coverage gate, and the
+# browser test of the chat page.
+test: js-deps vet unit cover-cmf e2e
 
 # Install the JavaScript packages the tests drive (pinned by their lockfiles)
 # when they are missing or older than the lockfile.
@@ -34,3 +37,48 @@ cover-cmf:
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test ./cmf -run '^$$' -fuzz FuzzMessageJSON -fuzztime $(FUZZTIME)
+	$(GO) test ./protocols/vercelai -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
+	$(GO) test ./protocols/agui -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/jsonw -run '^$$' -fuzz FuzzString -fuzztime $(FUZZTIME)
+
+# Benchmarks (bench/, docs/benchmarks.md). `make bench` runs every contender
+# in every scenario (about 6 minutes on 2 cores, limit 10) and rewrites the
+# results in docs/benchmarks.md; `make bench-smoke` runs the same harness
+# with tiny sizes (a few seconds per contender) so CI notices when it breaks.
+# The Node contenders' packages are installed from their lockfiles first,
+# by the %/node_modules/.package-lock.json rule above.
+BENCH_JS_PACKAGES = bench/node-ai bench/node-agui
+
+.PHONY: bench bench-smoke
+
+bench: $(addsuffix /node_modules/.package-lock.json,$(BENCH_JS_PACKAGES))
+	$(GO) run ./bench/runner -out docs/benchmarks.md -command "make bench"
+
+bench-smoke: $(addsuffix /node_modules/.package-lock.json,$(BENCH_JS_PACKAGES))
+	$(GO) run ./bench/runner -smoke -command "make bench-smoke"
+
+# The chat page: sources in cmd/agentui/web (React, useChat and HttpAgent,
+# built by Vite), output in cmd/agentui/webdist, which the binary embeds.
+# `make web` rebuilds it; `make web-check` fails when the committed build
+# differs from what the sources build (modified, deleted or new files).
+WEB_DIR = cmd/agentui/web
+WEB_OUT = cmd/agentui/webdist
+
+.PHONY: web web-check e2e
+
+web: $(WEB_DIR)/node_modules/.package-lock.json
+	cd $(WEB_DIR) && npx --no-install vite build --logLevel warn
+
+web-check: web
+	git diff --exit-code -- $(WEB_OUT)
+	@untracked=$$(git ls-files --others --exclude-standard -- $(WEB_OUT)); \
+	  if [ -n "$$untracked" ]; then echo "$(WEB_OUT) has files the commit lacks (run make web and commit):"; echo "$$untracked"; exit 1; fi
+
+# The browser test (e2e/chat.test.mjs): builds the binary with the embedded
+# page as committed, starts it on a free port and drives the page in
+# Debian's Chromium (apt-get install chromium); screenshots go to
+# test-output/e2e/. Without Chromium it skips, except under CI, where it fails.
+e2e: e2e/node_modules/.package-lock.json
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  $(GO) build -o "$$tmp/agentui" ./cmd/agentui && \
+	  AGENTUI_BIN="$$tmp/agentui" node e2e/chat.test.mjs

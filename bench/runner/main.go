@@ -1,0 +1,248 @@
+// Command runner is agentui's benchmark harness. It builds agentui and the
+// bare Go contender, starts every contender's server (agentui over the
+// Vercel UI message stream and over AG-UI, a bare net/http handler, the
+// Vercel AI SDK on Node, and @ag-ui/encoder on Node), checks that each
+// answers "count to 3" with the expected frames, runs the scenarios with
+// the contenders interleaved round by round, and writes the medians as
+// Markdown.
+//
+// `make bench` runs it in full and rewrites the results in
+// docs/benchmarks.md; `make bench-smoke` runs it with tiny sizes so CI
+// notices when the harness breaks. See docs/benchmarks.md for the
+// scenarios and what they mean.
+//
+// Usage (from the repository root, after `npm ci` in bench/node-ai and
+// bench/node-agui):
+//
+//	go run ./bench/runner [-smoke] [-out docs/benchmarks.md] [-scenarios S1,S2,S3,S4] [-contenders key,…]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentui/agentui/bench/loadgen"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	started := time.Now()
+	smoke := flag.Bool("smoke", false, "tiny sizes: check that the harness works (CI), not a measurement")
+	out := flag.String("out", "", "Markdown file whose generated section to rewrite (docs/benchmarks.md); stdout only when empty")
+	command := flag.String("command", "", "the command to record in the report (default: this program's command line)")
+	repo := flag.String("repo", ".", "repository root")
+	node := flag.String("node", "node", "Node.js binary")
+	history := flag.String("history", "redis://127.0.0.1:6379/0", "the agentui -history value S4 compares with -history none (a redis:// URL, or memory)")
+	scenarios := flag.String("scenarios", "S1,S2,S3,S4", "scenarios to run")
+	only := flag.String("contenders", "", "comma-separated contender keys to run (default all): agentui-vercel, agentui-agui, barego, node-ai, node-agui")
+	rounds := flag.Int("rounds", 0, "override the number of S1/S2 rounds")
+	duration := flag.Duration("duration", 0, "override the length of an S1/S2 round")
+	flag.Parse()
+	logf = func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	}
+
+	st := fullSettings()
+	if *smoke {
+		st = smokeSettings()
+	}
+	if *rounds > 0 {
+		st.rounds = *rounds
+	}
+	if *duration > 0 {
+		st.duration = *duration
+	}
+	if *command == "" {
+		*command = "go run ./bench/runner " + strings.Join(os.Args[1:], " ")
+	}
+	want := func(s string) bool { return slices.Contains(strings.Split(*scenarios, ","), s) }
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	lim, err := loadgen.RaiseFileLimit()
+	if err != nil {
+		return fmt.Errorf("raising RLIMIT_NOFILE: %w", err)
+	}
+	if want("S3") && lim < uint64(st.s3Streams)+1000 {
+		logf("warning: RLIMIT_NOFILE is %d; S3's %d streams may fail", lim, st.s3Streams)
+	}
+	root, err := filepath.Abs(*repo)
+	if err != nil {
+		return err
+	}
+	// The directory's name avoids "agentui", so that nothing which looks
+	// for agentui processes by name (a test's cleanup, say) kills the
+	// other contenders; the agentui binary itself keeps its name.
+	tmp, err := os.MkdirTemp("", "contenders-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	e := &env{repo: root, node: *node, fileLim: lim, s4History: *history,
+		agentui: filepath.Join(tmp, "agentui"), barego: filepath.Join(tmp, "barego")}
+	for _, b := range []struct{ out, pkg string }{{e.agentui, "./cmd/agentui"}, {e.barego, "./bench/barego"}} {
+		logf("go build -o %s %s", b.out, b.pkg)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", b.out, b.pkg)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("building %s: %w", b.pkg, err)
+		}
+	}
+	for _, dir := range []string{"bench/node-ai", "bench/node-agui"} {
+		if _, err := os.Stat(filepath.Join(root, dir, "node_modules")); err != nil {
+			return fmt.Errorf("%s/node_modules is missing: run `npm ci` there (make bench does)", dir)
+		}
+	}
+
+	cs := allContenders()
+	if *only != "" {
+		keys := strings.Split(*only, ",")
+		cs = slices.DeleteFunc(cs, func(c *contender) bool { return !slices.Contains(keys, c.key) })
+	}
+	defer func() {
+		for _, c := range cs {
+			c.srv.stop()
+		}
+	}()
+	verifyClient := loadgen.NewClient(1)
+	for _, c := range cs {
+		srv, err := c.launch(ctx, e)
+		if err != nil {
+			c.markFailed(err)
+			continue
+		}
+		c.srv = srv
+		skip, err := c.verify(verifyClient)
+		switch {
+		case err != nil:
+			c.markFailed(fmt.Errorf("wrong reply to \"count to 3\": %w", err))
+		case skip != "":
+			c.skip = "skipped: " + skip
+			logf("%s: %s", c.label, c.skip)
+		default:
+			logf("%s: listening on %s (pid %d), reply verified", c.label, srv.addr, srv.pid())
+		}
+		if c.skip != "" {
+			srv.stop()
+		}
+	}
+	verifyClient.CloseIdleConnections()
+	live := func() []*contender {
+		return slices.DeleteFunc(slices.Clone(cs), func(c *contender) bool { return c.skip != "" })
+	}
+
+	rep := &report{started: started, command: *command, st: st, sys: collectSysInfo(e), fileLim: lim, cs: cs}
+	if want("S1") {
+		r := runThroughput(ctx, st, e, "S1", fmt.Sprintf("N = %d deltas, %d concurrent clients", st.s1N, st.s1Conc), st.s1N, st.s1Conc, live())
+		rep.s1 = &r
+	}
+	if want("S2") {
+		r := runThroughput(ctx, st, e, "S2", fmt.Sprintf("N = %d deltas, %d concurrent clients", st.s2N, st.s2Conc), st.s2N, st.s2Conc, live())
+		rep.s2 = &r
+	}
+	// The long-lived servers are not needed any more; S3 and S4 start
+	// their own, and idle ones would only take memory.
+	for _, c := range cs {
+		c.srv.stop()
+	}
+	if want("S3") && ctx.Err() == nil {
+		i := slices.IndexFunc(cs, func(c *contender) bool { return c.key == "agentui-vercel" })
+		if i >= 0 {
+			rep.s3Target = cs[i]
+			r := runIdle(ctx, st, e, cs[i])
+			rep.s3 = &r
+		}
+	}
+	if want("S4") && ctx.Err() == nil {
+		r := runHistory(ctx, st, e)
+		if r.skip != "" {
+			logf("S4: %s", r.skip)
+		}
+		rep.s4 = &r
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted: %w", err)
+	}
+	rep.wall = time.Since(started)
+	md := rep.markdown()
+	fmt.Print(md)
+	if *out != "" {
+		if err := writeDoc(*out, md); err != nil {
+			return err
+		}
+		logf("wrote %s", *out)
+	}
+	logf("done in %s", rep.wall.Round(time.Second))
+	return rep.failures(*smoke)
+}
+
+// failures turns what went wrong into the exit status: a contender that
+// failed (not one skipped for a known gap) always fails the run, and in
+// smoke mode so does any request error, because smoke runs exist to catch
+// a broken harness.
+func (r *report) failures(smoke bool) error {
+	var errs []error
+	for _, c := range r.cs {
+		if c.fail {
+			errs = append(errs, fmt.Errorf("%s %s", c.label, c.skip))
+		}
+	}
+	if r.s4 != nil && r.s4.fail {
+		errs = append(errs, fmt.Errorf("S4: %s", r.s4.skip))
+	}
+	if r.s3 != nil {
+		for _, x := range r.s3.rounds {
+			if x.err != nil {
+				errs = append(errs, fmt.Errorf("S3: %w", x.err))
+			}
+		}
+	}
+	if smoke {
+		for _, res := range []*tpResult{r.s1, r.s2} {
+			if res == nil {
+				continue
+			}
+			for key, rounds := range res.rounds {
+				for _, tr := range rounds {
+					if tr.res.Errors > 0 {
+						errs = append(errs, fmt.Errorf("%s %s: %d errors, first: %w", res.id, key, tr.res.Errors, tr.res.FirstErr))
+					}
+				}
+			}
+		}
+		if r.s3 != nil {
+			for _, x := range r.s3.rounds {
+				if x.res.Errors > 0 {
+					errs = append(errs, fmt.Errorf("S3: %d errors, first: %w", x.res.Errors, x.res.FirstErr))
+				}
+			}
+		}
+		if r.s4 != nil {
+			for mode, rounds := range r.s4.rounds {
+				for _, x := range rounds {
+					if x.res.Errors > 0 {
+						errs = append(errs, fmt.Errorf("S4 history %s: %d errors, first: %w", mode, x.res.Errors, x.res.FirstErr))
+					}
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

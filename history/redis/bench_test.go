@@ -1,0 +1,58 @@
+package redis_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/history/redis"
+	"github.com/agentui/agentui/internal/testutil"
+)
+
+func messages(n int) []cmf.Message {
+	out := make([]cmf.Message, n)
+	for i := range out {
+		out[i] = cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: "What is the weather in Paris today? Please be brief."}}}
+		out[i].SetID(fmt.Sprint(i))
+	}
+	return out
+}
+
+// BenchmarkRedisLoad200: one MULTI (LRANGE + GET) and decoding 200 messages,
+// against a real Redis.
+func BenchmarkRedisLoad200(b *testing.B) {
+	rdb := testutil.Redis(b)
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(b, rdb, prefix)
+	s := redis.New(rdb, redis.WithPrefix(prefix))
+	key := history.Key{Scope: "s", Chat: "c"}
+	if _, err := s.Append(context.Background(), key, 0, messages(200)...); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if c, err := s.Load(context.Background(), key); err != nil || len(c.Messages) != 200 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRedisAppend: one compare-and-set append script of two messages.
+func BenchmarkRedisAppend(b *testing.B) {
+	rdb := testutil.Redis(b)
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(b, rdb, prefix)
+	s := redis.New(rdb, redis.WithPrefix(prefix))
+	key := history.Key{Scope: "s", Chat: "c"}
+	msgs := messages(2)
+	var v history.Version
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if v, err = s.Append(context.Background(), key, v, msgs...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,28 @@
+package testutil
+
+import "net/http"
+
+// DiscardWriter is an http.ResponseWriter (with Flush) that throws the
+// body away, for benchmarks of what writes responses.
+type DiscardWriter struct {
+	header  http.Header
+	Written int64
+	Flushes int64
+}
+
+// Header returns the response headers.
+func (d *DiscardWriter) Header() http.Header {
+	if d.header == nil {
+		d.header = http.Header{}
+	}
+	return d.header
+}
+
+// Write counts and discards.
+func (d *DiscardWriter) Write(b []byte) (int, error) { d.Written += int64(len(b)); return len(b), nil }
+
+// WriteHeader does nothing.
+func (d *DiscardWriter) WriteHeader(int) {}
+
+// Flush counts.
+func (d *DiscardWriter) Flush() { d.Flushes++ }
