@@ -99,12 +99,14 @@ func (m Message) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes and validates a message. Every part must have a
 // known content type; a message that decodes is a valid message.
 func (m *Message) UnmarshalJSON(b []byte) error {
+	// One pass over the bytes: the parts decode as partWire with the
+	// message.
 	var w struct {
-		SchemaVersion string            `json:"schema_version"`
-		Role          *Role             `json:"role"`
-		Content       []json.RawMessage `json:"content"`
-		Channel       Channel           `json:"channel"`
-		Extensions    *Extensions       `json:"extensions"`
+		SchemaVersion string      `json:"schema_version"`
+		Role          *Role       `json:"role"`
+		Content       []partWire  `json:"content"`
+		Channel       Channel     `json:"channel"`
+		Extensions    *Extensions `json:"extensions"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return fmt.Errorf("cmf: message: %w", err)
@@ -118,8 +120,8 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	}
 	if len(w.Content) > 0 {
 		msg.Content = make([]Part, len(w.Content))
-		for i, raw := range w.Content {
-			p, err := UnmarshalPart(raw)
+		for i := range w.Content {
+			p, err := w.Content[i].part()
 			if err != nil {
 				return fmt.Errorf("cmf: message: content[%d]: %w", i, err)
 			}

@@ -262,16 +262,11 @@ var ErrUnknownContentType = errors.New("cmf: unknown content type")
 // UnmarshalPart decodes one content part, choosing its type from the
 // "content_type" field, and validates it.
 func UnmarshalPart(b []byte) (Part, error) {
-	var head struct {
-		ContentType *string `json:"content_type"`
-	}
-	if err := json.Unmarshal(b, &head); err != nil {
+	var w partWire
+	if err := json.Unmarshal(b, &w); err != nil {
 		return nil, fmt.Errorf("cmf: content part: %w", err)
 	}
-	if head.ContentType == nil {
-		return nil, errors.New("cmf: content part has no content_type")
-	}
-	p, err := decodePart(ContentType(*head.ContentType), b)
+	p, err := w.part()
 	if err != nil {
 		return nil, err
 	}
@@ -281,75 +276,133 @@ func UnmarshalPart(b []byte) (Part, error) {
 	return p, nil
 }
 
-func decodePart(ct ContentType, b []byte) (Part, error) {
-	switch ct {
+// partWire has the fields of every part type, so that a whole message
+// decodes in one pass. part builds the part its content_type names from
+// the fields that type has and ignores the rest, as decoding straight into
+// that type would. Fields whose meaning differs between types ("content",
+// "messages", "blob") stay raw until the type is known.
+type partWire struct {
+	ContentType       *string                    `json:"content_type"`
+	Text              string                     `json:"text"`
+	Signature         string                     `json:"signature"`
+	ToolCallID        string                     `json:"tool_call_id"`
+	Name              string                     `json:"name"`
+	Arguments         json.RawMessage            `json:"arguments"`
+	Namespace         string                     `json:"namespace"`
+	ToolName          string                     `json:"tool_name"`
+	Content           json.RawMessage            `json:"content"`
+	IsError           bool                       `json:"is_error"`
+	ResourceRequestID string                     `json:"resource_request_id"`
+	URI               string                     `json:"uri"`
+	Description       string                     `json:"description"`
+	ResourceType      string                     `json:"resource_type"`
+	Blob              json.RawMessage            `json:"blob"`
+	MimeType          string                     `json:"mime_type"`
+	SizeBytes         *int64                     `json:"size_bytes"`
+	Annotations       map[string]json.RawMessage `json:"annotations"`
+	Version           string                     `json:"version"`
+	RangeStart        *int64                     `json:"range_start"`
+	RangeEnd          *int64                     `json:"range_end"`
+	Selector          string                     `json:"selector"`
+	PromptRequestID   string                     `json:"prompt_request_id"`
+	ServerID          string                     `json:"server_id"`
+	PromptName        string                     `json:"prompt_name"`
+	Messages          json.RawMessage            `json:"messages"`
+	ErrorMessage      string                     `json:"error_message"`
+	Type              string                     `json:"type"`
+	Data              string                     `json:"data"`
+	MediaType         string                     `json:"media_type"`
+	DurationMs        *int64                     `json:"duration_ms"`
+	Title             string                     `json:"title"`
+}
+
+func (w *partWire) part() (Part, error) {
+	if w.ContentType == nil {
+		return nil, errors.New("cmf: content part has no content_type")
+	}
+	switch ct := ContentType(*w.ContentType); ct {
 	case ContentText:
-		return decodeAs[textJSON, Text](b)
+		return Text{Text: w.Text}, nil
 	case ContentThinking:
-		return decodeAs[thinkingJSON, Thinking](b)
+		return Thinking{Text: w.Text, Signature: w.Signature}, nil
 	case ContentToolCall:
-		p, err := decodeAs[toolCallJSON, ToolCall](b)
-		p.Arguments = compactJSON(p.Arguments)
-		return p, err
+		return ToolCall{ToolCallID: w.ToolCallID, Name: w.Name, Arguments: compactJSON(w.Arguments), Namespace: w.Namespace}, nil
 	case ContentToolResult:
-		p, err := decodeAs[toolResultJSON, ToolResult](b)
-		p.Content = compactJSON(p.Content)
-		return p, err
+		return ToolResult{ToolCallID: w.ToolCallID, ToolName: w.ToolName, Content: compactJSON(w.Content), IsError: w.IsError}, nil
 	case ContentResource:
-		p, err := decodeAs[resourceJSON, Resource](b)
-		if len(p.Blob) == 0 {
-			p.Blob = nil
+		rt, err := resourceType(w.ResourceType)
+		if err != nil {
+			return nil, err
 		}
-		p.Annotations = compactMap(p.Annotations)
-		return p, err
+		content, err := optionalString(w.Content, "resource content")
+		if err != nil {
+			return nil, err
+		}
+		var blob []byte
+		if len(w.Blob) > 0 && string(w.Blob) != "null" {
+			if err := json.Unmarshal(w.Blob, &blob); err != nil {
+				return nil, fmt.Errorf("cmf: resource blob: %w", err)
+			}
+		}
+		return Resource{ResourceRequestID: w.ResourceRequestID, URI: w.URI, Name: w.Name, Description: w.Description,
+			ResourceType: rt, Content: content, Blob: nilIfEmpty(blob), MimeType: w.MimeType, SizeBytes: w.SizeBytes,
+			Annotations: compactMap(w.Annotations), Version: w.Version}, nil
 	case ContentResourceRef:
-		return decodeAs[resourceRefJSON, ResourceRef](b)
-	case ContentPromptRequest:
-		p, err := decodeAs[promptRequestJSON, PromptRequest](b)
-		p.Arguments = compactJSON(p.Arguments)
-		return p, err
-	case ContentPromptResult:
-		p, err := decodeAs[promptResultJSON, PromptResult](b)
-		if len(p.Messages) == 0 {
-			p.Messages = nil
+		rt, err := resourceType(w.ResourceType)
+		if err != nil {
+			return nil, err
 		}
-		return p, err
-	case ContentImage:
-		return decodeAs[imageJSON, Image](b)
-	case ContentVideo:
-		return decodeAs[videoJSON, Video](b)
-	case ContentAudio:
-		return decodeAs[audioJSON, Audio](b)
-	case ContentDocument:
-		return decodeAs[documentJSON, Document](b)
+		return ResourceRef{ResourceRequestID: w.ResourceRequestID, URI: w.URI, Name: w.Name, ResourceType: rt,
+			RangeStart: w.RangeStart, RangeEnd: w.RangeEnd, Selector: w.Selector}, nil
+	case ContentPromptRequest:
+		return PromptRequest{PromptRequestID: w.PromptRequestID, Name: w.Name, Arguments: compactJSON(w.Arguments), ServerID: w.ServerID}, nil
+	case ContentPromptResult:
+		content, err := optionalString(w.Content, "prompt result content")
+		if err != nil {
+			return nil, err
+		}
+		var msgs []Message
+		if len(w.Messages) > 0 && string(w.Messages) != "null" {
+			if err := json.Unmarshal(w.Messages, &msgs); err != nil {
+				return nil, fmt.Errorf("cmf: prompt result messages: %w", err)
+			}
+		}
+		return PromptResult{PromptRequestID: w.PromptRequestID, PromptName: w.PromptName, Messages: nilIfEmpty(msgs),
+			Content: content, IsError: w.IsError, ErrorMessage: w.ErrorMessage}, nil
+	case ContentImage, ContentVideo, ContentAudio, ContentDocument:
+		if w.Type != "" && !SourceType(w.Type).Valid() {
+			return nil, fmt.Errorf("cmf: unknown source type %q", w.Type)
+		}
+		src := MediaSource{Type: SourceType(w.Type), Data: w.Data, MediaType: w.MediaType}
+		switch ct {
+		case ContentImage:
+			return Image{MediaSource: src}, nil
+		case ContentVideo:
+			return Video{MediaSource: src, DurationMs: w.DurationMs}, nil
+		case ContentAudio:
+			return Audio{MediaSource: src, DurationMs: w.DurationMs}, nil
+		}
+		return Document{MediaSource: src, Title: w.Title}, nil
+	default:
+		return nil, fmt.Errorf("%w %q", ErrUnknownContentType, string(ct))
 	}
-	return nil, fmt.Errorf("%w %q", ErrUnknownContentType, string(ct))
 }
 
-// decodeAs decodes b into the method-less twin W of part type P.
-func decodeAs[W any, P Part](b []byte) (P, error) {
-	var w W
-	if err := json.Unmarshal(b, &w); err != nil {
-		var zero P
-		return zero, fmt.Errorf("cmf: %s part: %w", zeroType[P](), err)
+func resourceType(s string) (ResourceType, error) {
+	if s != "" && !ResourceType(s).Valid() {
+		return "", fmt.Errorf("cmf: unknown resource type %q", s)
 	}
-	return any(w).(interface{ part() P }).part(), nil
+	return ResourceType(s), nil
 }
 
-func zeroType[P Part]() ContentType {
-	var p P
-	return p.ContentType()
+// optionalString reads a field that is a JSON string or absent (null).
+func optionalString(raw json.RawMessage, what string) (*string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("cmf: %s must be a string", what)
+	}
+	return &s, nil
 }
-
-func (w textJSON) part() Text                   { return Text(w) }
-func (w thinkingJSON) part() Thinking           { return Thinking(w) }
-func (w toolCallJSON) part() ToolCall           { return ToolCall(w) }
-func (w toolResultJSON) part() ToolResult       { return ToolResult(w) }
-func (w resourceJSON) part() Resource           { return Resource(w) }
-func (w resourceRefJSON) part() ResourceRef     { return ResourceRef(w) }
-func (w promptRequestJSON) part() PromptRequest { return PromptRequest(w) }
-func (w promptResultJSON) part() PromptResult   { return PromptResult(w) }
-func (w imageJSON) part() Image                 { return Image(w) }
-func (w videoJSON) part() Video                 { return Video(w) }
-func (w audioJSON) part() Audio                 { return Audio(w) }
-func (w documentJSON) part() Document           { return Document(w) }

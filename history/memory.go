@@ -2,7 +2,6 @@ package history
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"time"
 
@@ -10,8 +9,9 @@ import (
 )
 
 // Memory is a Store in process memory: for one replica, tests and demos.
-// Messages are stored as JSON, as a networked store would, so that a
-// caller can never change a stored message through a shared slice or map.
+// Messages are copied in and out (Message.Clone), so a caller that changes
+// a loaded message's parts or extensions does not change the store. Like
+// every CMF message, their raw JSON bytes are shared and read-only.
 type Memory struct {
 	mu        sync.Mutex
 	ttl       time.Duration
@@ -22,7 +22,7 @@ type Memory struct {
 }
 
 type memConv struct {
-	msgs    [][]byte
+	msgs    []cmf.Message
 	version Version
 	expires time.Time // zero: never
 }
@@ -64,32 +64,31 @@ func (m *Memory) conv(key Key) *memConv {
 // Load returns the conversation.
 func (m *Memory) Load(_ context.Context, key Key) (Conversation, error) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	c := m.conv(key)
-	var raw [][]byte
-	var v Version
-	if c != nil {
-		raw, v = c.msgs, c.version
+	if c == nil {
+		return Conversation{}, nil
 	}
-	m.mu.Unlock()
-	out := Conversation{Version: v, Messages: make([]cmf.Message, len(raw))}
-	for i, b := range raw {
-		if err := json.Unmarshal(b, &out.Messages[i]); err != nil {
-			return Conversation{}, err
-		}
+	return Conversation{Version: c.version, Messages: cloneAll(c.msgs)}, nil
+}
+
+// cloneAll copies messages so that neither side can change the other's.
+func cloneAll(msgs []cmf.Message) []cmf.Message {
+	out := make([]cmf.Message, len(msgs))
+	for i := range msgs {
+		out[i] = msgs[i].Clone()
 	}
-	return out, nil
+	return out
 }
 
 // Append adds messages if the version is expect.
 func (m *Memory) Append(_ context.Context, key Key, expect Version, msgs ...cmf.Message) (Version, error) {
-	raw := make([][]byte, len(msgs))
 	for i := range msgs {
-		b, err := json.Marshal(msgs[i])
-		if err != nil {
+		if err := msgs[i].Validate(); err != nil {
 			return 0, err
 		}
-		raw[i] = b
 	}
+	msgs = cloneAll(msgs)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.conv(key)
@@ -103,7 +102,7 @@ func (m *Memory) Append(_ context.Context, key Key, expect Version, msgs ...cmf.
 	if c.version != expect {
 		return 0, ErrConflict
 	}
-	c.msgs = append(c.msgs, raw...)
+	c.msgs = append(c.msgs, msgs...)
 	c.version++
 	m.touch(c)
 	return c.version, nil

@@ -80,7 +80,7 @@ func (quiet) Run(context.Context, *agent.Input) iter.Seq2[agent.Event, error] {
 // conversation is cut back to 200 messages every op.
 func BenchmarkTurnWithHistory200(b *testing.B) {
 	store := history.NewMemory()
-	key := history.Key{Scope: "s", Chat: "c"}
+	key := history.Key{Scope: "single", Chat: "c"} // uiadapter.SingleScope's scope
 	v, _ := store.Append(context.Background(), key, 0, conversation(200)...)
 	h := vercelai.Handler(quiet{}, uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope))
 	body := `{"id":"c","messages":[{"id":"new","role":"user","parts":[{"type":"text","text":"and tomorrow?"}]}]}`
@@ -91,7 +91,13 @@ func BenchmarkTurnWithHistory200(b *testing.B) {
 		w := &testutil.DiscardWriter{}
 		h.ServeHTTP(w, req)
 		b.StopTimer()
+		if w.Status != http.StatusOK {
+			b.Fatalf("status %d", w.Status)
+		}
 		conv, _ := store.Load(context.Background(), key)
+		if len(conv.Messages) != 202 {
+			b.Fatalf("the conversation holds %d messages", len(conv.Messages))
+		}
 		v, _ = store.Truncate(context.Background(), key, conv.Version, 200)
 		b.StartTimer()
 	}

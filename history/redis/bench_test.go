@@ -20,22 +20,30 @@ func messages(n int) []cmf.Message {
 	return out
 }
 
-// BenchmarkRedisLoad200: one MULTI (LRANGE + GET) and decoding 200 messages,
-// against a real Redis.
+// BenchmarkRedisLoad200: loading a conversation of 200 messages from a
+// real Redis, "cached" when the store's cache holds its version (one small
+// script call), "uncached" when every load fetches and decodes all 200.
 func BenchmarkRedisLoad200(b *testing.B) {
-	rdb := testutil.Redis(b)
-	prefix := testutil.KeyPrefix()
-	testutil.DeleteKeysOnCleanup(b, rdb, prefix)
-	s := redis.New(rdb, redis.WithPrefix(prefix))
-	key := history.Key{Scope: "s", Chat: "c"}
-	if _, err := s.Append(context.Background(), key, 0, messages(200)...); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if c, err := s.Load(context.Background(), key); err != nil || len(c.Messages) != 200 {
-			b.Fatal(err)
-		}
+	for _, bc := range []struct {
+		name string
+		size int
+	}{{"cached", redis.DefaultCacheSize}, {"uncached", 0}} {
+		b.Run(bc.name, func(b *testing.B) {
+			rdb := testutil.Redis(b)
+			prefix := testutil.KeyPrefix()
+			testutil.DeleteKeysOnCleanup(b, rdb, prefix)
+			s := redis.New(rdb, redis.WithPrefix(prefix), redis.WithCache(bc.size))
+			key := history.Key{Scope: "s", Chat: "c"}
+			if _, err := s.Append(context.Background(), key, 0, messages(200)...); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if c, err := s.Load(context.Background(), key); err != nil || len(c.Messages) != 200 {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -8,6 +8,10 @@
 //	<prefix>{<scope>:<chat>}:ver    the version, bumped by every write
 //	<prefix>{<scope>:<chat>}:lock   the run lock's token, with an expiry
 //
+// Loads are one script too: it returns the version and, unless the store's
+// in-process cache already holds that version of the conversation, the
+// messages (see WithCache).
+//
 // Appends and truncations are single Lua scripts that check the version,
 // write, bump the version and refresh the TTL in one step: two writers
 // racing on one version get one success and one history.ErrConflict, and
@@ -33,10 +37,15 @@ const DefaultPrefix = "agentui:"
 
 // Store is a history.Store on Redis.
 type Store struct {
-	rdb    goredis.UniversalClient
-	prefix string
-	ttl    time.Duration
+	rdb       goredis.UniversalClient
+	prefix    string
+	ttl       time.Duration
+	cacheSize int
+	cache     *cache
 }
+
+// DefaultCacheSize is how many decoded conversations a Store keeps.
+const DefaultCacheSize = 256
 
 var _ history.Store = (*Store)(nil)
 
@@ -51,13 +60,21 @@ func WithPrefix(p string) Option { return func(s *Store) { s.prefix = p } }
 // default is no expiry.
 func WithTTL(ttl time.Duration) Option { return func(s *Store) { s.ttl = ttl } }
 
+// WithCache sets how many decoded conversations the store keeps in
+// process (default [DefaultCacheSize]; 0 disables the cache). A load whose
+// version has not moved then skips fetching and decoding the messages.
+// Loads still ask Redis for the version every time, so the cache is
+// correct with any number of replicas.
+func WithCache(conversations int) Option { return func(s *Store) { s.cacheSize = conversations } }
+
 // New returns a store on rdb. Create the client with
 // ContextTimeoutEnabled: true, so request deadlines bound Redis calls.
 func New(rdb goredis.UniversalClient, opts ...Option) *Store {
-	s := &Store{rdb: rdb, prefix: DefaultPrefix}
+	s := &Store{rdb: rdb, prefix: DefaultPrefix, cacheSize: DefaultCacheSize}
 	for _, o := range opts {
 		o(s)
 	}
+	s.cache = newCache(s.cacheSize)
 	return s
 }
 
@@ -65,27 +82,33 @@ func New(rdb goredis.UniversalClient, opts ...Option) *Store {
 // into the hash tag's braces.
 var keyEscaper = strings.NewReplacer("%", "%25", ":", "%3A", "{", "%7B", "}", "%7D")
 
-func (s *Store) keys(k history.Key) (msgs, ver, lock string) {
+func (s *Store) keys(k history.Key) (msgs, ver, gen, lock string) {
 	base := s.prefix + "{" + keyEscaper.Replace(k.Scope) + ":" + keyEscaper.Replace(k.Chat) + "}:"
-	return base + "msgs", base + "ver", base + "lock"
+	return base + "msgs", base + "ver", base + "gen", base + "lock"
 }
 
-// appendScript: KEYS msgs, ver; ARGV expected version, ttl ms, messages….
-// Returns {0, new version} or {-1, current version}.
+// appendScript: KEYS msgs, ver, gen; ARGV expected version, ttl ms,
+// messages…. Returns {0, new version} or {-1, current version}. Creating a
+// conversation stamps gen with the server's clock in microseconds, so a
+// conversation deleted (or expired) and created again is told apart from
+// the old one even though its versions start again at 1.
 var appendScript = goredis.NewScript(`
 local v = tonumber(redis.call('GET', KEYS[2]) or '0')
 if v ~= tonumber(ARGV[1]) then return {-1, v} end
+if v == 0 then
+  local t = redis.call('TIME')
+  redis.call('SET', KEYS[3], t[1] .. string.format('%06d', tonumber(t[2])))
+end
 for i = 3, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
 v = redis.call('INCR', KEYS[2])
 local ttl = tonumber(ARGV[2])
 if ttl > 0 then
-  redis.call('PEXPIRE', KEYS[1], ttl)
-  redis.call('PEXPIRE', KEYS[2], ttl)
+  for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
 return {0, v}
 `)
 
-// truncateScript: KEYS msgs, ver; ARGV expected version, ttl ms, keep.
+// truncateScript: KEYS msgs, ver, gen; ARGV expected version, ttl ms, keep.
 var truncateScript = goredis.NewScript(`
 local v = tonumber(redis.call('GET', KEYS[2]) or '0')
 if v == 0 or v ~= tonumber(ARGV[1]) then return {-1, v} end
@@ -94,10 +117,22 @@ if keep <= 0 then redis.call('DEL', KEYS[1]) else redis.call('LTRIM', KEYS[1], 0
 v = redis.call('INCR', KEYS[2])
 local ttl = tonumber(ARGV[2])
 if ttl > 0 then
-  redis.call('PEXPIRE', KEYS[1], ttl)
-  redis.call('PEXPIRE', KEYS[2], ttl)
+  for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
 return {0, v}
+`)
+
+// loadScript: KEYS msgs, ver, gen; ARGV the version and generation the
+// caller has cached (-1 and "": none). Returns {version, gen} when neither
+// has moved, else {version, gen, messages…}.
+var loadScript = goredis.NewScript(`
+local v = tonumber(redis.call('GET', KEYS[2]) or '0')
+local g = redis.call('GET', KEYS[3]) or ''
+if v == tonumber(ARGV[1]) and g ~= '' and g == ARGV[2] then return {v, g} end
+local out = redis.call('LRANGE', KEYS[1], 0, -1)
+table.insert(out, 1, g)
+table.insert(out, 1, v)
+return out
 `)
 
 // acquireScript: KEYS lock; ARGV token, ttl ms. 1 = held, 0 = busy.
@@ -114,52 +149,90 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 0
 `)
 
-// Load returns the conversation: one MULTI with LRANGE and GET.
+// Load returns the conversation: one script that reads the version and,
+// unless the cache holds that version, the messages.
 func (s *Store) Load(ctx context.Context, key history.Key) (history.Conversation, error) {
-	msgsKey, verKey, _ := s.keys(key)
-	var lr *goredis.StringSliceCmd
-	var gv *goredis.StringCmd
-	_, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		lr = p.LRange(ctx, msgsKey, 0, -1)
-		gv = p.Get(ctx, verKey)
-		return nil
-	})
-	if err != nil && !errors.Is(err, goredis.Nil) {
+	msgsKey, verKey, genKey, _ := s.keys(key)
+	known, hit := s.cache.get(key)
+	knownVersion := int64(-1)
+	if hit {
+		knownVersion = int64(known.version)
+	}
+	res, err := loadScript.Run(ctx, s.rdb, []string{msgsKey, verKey, genKey}, knownVersion, known.gen).Slice()
+	if err != nil {
 		return history.Conversation{}, fmt.Errorf("history/redis: load: %w", err)
 	}
-	var conv history.Conversation
-	if v, err := gv.Int64(); err == nil {
-		conv.Version = history.Version(v)
+	if len(res) < 2 {
+		return history.Conversation{}, fmt.Errorf("history/redis: load: short reply")
 	}
-	raw := lr.Val()
-	conv.Messages = make([]cmf.Message, len(raw))
-	for i, r := range raw {
-		if err := json.Unmarshal([]byte(r), &conv.Messages[i]); err != nil {
+	v, ok1 := res[0].(int64)
+	gen, ok2 := res[1].(string)
+	if !ok1 || !ok2 {
+		return history.Conversation{}, fmt.Errorf("history/redis: load: unexpected reply %T, %T", res[0], res[1])
+	}
+	conv := history.Conversation{Version: history.Version(v)}
+	if hit && len(res) == 2 && v == knownVersion && gen == known.gen {
+		conv.Messages = cloneAll(known.msgs)
+		return conv, nil
+	}
+	conv.Messages = make([]cmf.Message, len(res)-2)
+	for i, r := range res[2:] {
+		raw, ok := r.(string)
+		if !ok {
+			return history.Conversation{}, fmt.Errorf("history/redis: message %d: unexpected reply %T", i, r)
+		}
+		// Straight to UnmarshalJSON: json.Unmarshal would first scan the
+		// bytes once more just to check they are JSON.
+		if err := conv.Messages[i].UnmarshalJSON([]byte(raw)); err != nil {
 			return history.Conversation{}, fmt.Errorf("history/redis: message %d: %w", i, err)
 		}
+	}
+	if v > 0 && gen != "" {
+		s.cache.put(key, cached{version: conv.Version, gen: gen, msgs: cloneAll(conv.Messages)})
+	} else {
+		s.cache.drop(key)
 	}
 	return conv, nil
 }
 
 // Append adds messages if the version is expect.
 func (s *Store) Append(ctx context.Context, key history.Key, expect history.Version, msgs ...cmf.Message) (history.Version, error) {
-	msgsKey, verKey, _ := s.keys(key)
+	msgsKey, verKey, genKey, _ := s.keys(key)
 	args := make([]any, 0, len(msgs)+2)
 	args = append(args, int64(expect), s.ttl.Milliseconds())
 	for i := range msgs {
+		if err := msgs[i].Validate(); err != nil {
+			return 0, err // never store what Load would refuse
+		}
 		b, err := json.Marshal(msgs[i])
 		if err != nil {
 			return 0, err
 		}
 		args = append(args, b)
 	}
-	return s.cas(ctx, appendScript, []string{msgsKey, verKey}, args)
+	v, err := s.cas(ctx, appendScript, []string{msgsKey, verKey, genKey}, args)
+	if err != nil {
+		s.cache.drop(key)
+		return 0, err
+	}
+	s.cache.update(key, expect, v, func(old []cmf.Message) []cmf.Message {
+		return append(old[:len(old):len(old)], cloneAll(msgs)...)
+	})
+	return v, nil
 }
 
 // Truncate keeps the first keep messages if the version is expect.
 func (s *Store) Truncate(ctx context.Context, key history.Key, expect history.Version, keep int) (history.Version, error) {
-	msgsKey, verKey, _ := s.keys(key)
-	return s.cas(ctx, truncateScript, []string{msgsKey, verKey}, []any{int64(expect), s.ttl.Milliseconds(), keep})
+	msgsKey, verKey, genKey, _ := s.keys(key)
+	v, err := s.cas(ctx, truncateScript, []string{msgsKey, verKey, genKey}, []any{int64(expect), s.ttl.Milliseconds(), keep})
+	if err != nil {
+		s.cache.drop(key)
+		return 0, err
+	}
+	s.cache.update(key, expect, v, func(old []cmf.Message) []cmf.Message {
+		return old[:min(max(keep, 0), len(old)):min(max(keep, 0), len(old))]
+	})
+	return v, nil
 }
 
 func (s *Store) cas(ctx context.Context, script *goredis.Script, keys []string, args []any) (history.Version, error) {
@@ -178,8 +251,9 @@ func (s *Store) cas(ctx context.Context, script *goredis.Script, keys []string, 
 
 // Delete removes the conversation and its lock.
 func (s *Store) Delete(ctx context.Context, key history.Key) error {
-	msgsKey, verKey, lockKey := s.keys(key)
-	if err := s.rdb.Del(ctx, msgsKey, verKey, lockKey).Err(); err != nil {
+	msgsKey, verKey, genKey, lockKey := s.keys(key)
+	s.cache.drop(key)
+	if err := s.rdb.Del(ctx, msgsKey, verKey, genKey, lockKey).Err(); err != nil {
 		return fmt.Errorf("history/redis: delete: %w", err)
 	}
 	return nil
@@ -187,7 +261,7 @@ func (s *Store) Delete(ctx context.Context, key history.Key) error {
 
 // Acquire takes or extends the run lock.
 func (s *Store) Acquire(ctx context.Context, key history.Key, token string, ttl time.Duration) error {
-	_, _, lockKey := s.keys(key)
+	_, _, _, lockKey := s.keys(key)
 	ok, err := acquireScript.Run(ctx, s.rdb, []string{lockKey}, token, max(ttl.Milliseconds(), 1)).Int64()
 	if err != nil {
 		return fmt.Errorf("history/redis: lock: %w", err)
@@ -200,7 +274,7 @@ func (s *Store) Acquire(ctx context.Context, key history.Key, token string, ttl 
 
 // Release gives the lock up if token holds it.
 func (s *Store) Release(ctx context.Context, key history.Key, token string) error {
-	_, _, lockKey := s.keys(key)
+	_, _, _, lockKey := s.keys(key)
 	if err := releaseScript.Run(ctx, s.rdb, []string{lockKey}, token).Err(); err != nil && !errors.Is(err, goredis.Nil) {
 		return fmt.Errorf("history/redis: unlock: %w", err)
 	}

@@ -2,10 +2,13 @@ package redis_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redis"
 	"github.com/agentui/agentui/history/storetest"
@@ -15,11 +18,106 @@ import (
 
 func TestStoreOnRedis(t *testing.T) {
 	rdb := testutil.Redis(t)
-	storetest.Run(t, func(t *testing.T, ttl time.Duration) history.Store {
-		prefix := testutil.KeyPrefix()
-		testutil.DeleteKeysOnCleanup(t, rdb, prefix)
-		return redis.New(rdb, redis.WithPrefix(prefix), redis.WithTTL(ttl))
-	})
+	for _, size := range []int{redis.DefaultCacheSize, 0} {
+		t.Run(fmt.Sprintf("cache %d", size), func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, ttl time.Duration) history.Store {
+				prefix := testutil.KeyPrefix()
+				testutil.DeleteKeysOnCleanup(t, rdb, prefix)
+				return redis.New(rdb, redis.WithPrefix(prefix), redis.WithTTL(ttl), redis.WithCache(size))
+			})
+		})
+	}
+}
+
+// Two replicas share one Redis; each caches what it loaded. Every write
+// by one is seen by the other's next load, even a delete followed by a
+// new conversation under the same id, whose versions start again at 1.
+func TestCacheAcrossReplicas(t *testing.T) {
+	rdb := testutil.Redis(t)
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
+	a := redis.New(rdb, redis.WithPrefix(prefix))
+	b := redis.New(rdb, redis.WithPrefix(prefix))
+	ctx := context.Background()
+	key := history.Key{Scope: "s", Chat: "c"}
+	load := func(s *redis.Store) (history.Version, string) {
+		t.Helper()
+		c, err := s.Load(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for i := range c.Messages {
+			texts = append(texts, c.Messages[i].Text())
+		}
+		return c.Version, strings.Join(texts, ",")
+	}
+	user := func(text string) cmf.Message {
+		return cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: text}}}
+	}
+	if _, err := a.Append(ctx, key, 0, user("one")); err != nil {
+		t.Fatal(err)
+	}
+	if v, got := load(a); v != 1 || got != "one" {
+		t.Fatalf("a loads %d %q", v, got)
+	}
+	if v, got := load(b); v != 1 || got != "one" {
+		t.Fatalf("b loads %d %q", v, got)
+	}
+	if _, err := b.Append(ctx, key, 1, user("two")); err != nil {
+		t.Fatal(err)
+	}
+	if v, got := load(a); v != 2 || got != "one,two" {
+		t.Fatalf("after b's append a loads %d %q", v, got)
+	}
+	if err := b.Delete(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Append(ctx, key, 0, user("new")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Append(ctx, key, 1, user("chat")); err != nil {
+		t.Fatal(err)
+	}
+	// a cached version 2 of the old conversation; the new one is at 2 too.
+	if v, got := load(a); v != 2 || got != "new,chat" {
+		t.Fatalf("after delete and recreate a loads %d %q", v, got)
+	}
+}
+
+// A load at a cached version reads the version, not the messages: a
+// message broken in Redis behind the store's back goes unnoticed until
+// the version moves, and without the cache it is noticed at once.
+func TestCacheSkipsFetchingMessages(t *testing.T) {
+	rdb := testutil.Redis(t)
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
+	ctx := context.Background()
+	key := history.Key{Scope: "s", Chat: "c"}
+	cachedStore := redis.New(rdb, redis.WithPrefix(prefix))
+	uncached := redis.New(rdb, redis.WithPrefix(prefix), redis.WithCache(0))
+	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: "hi"}}}
+	if _, err := cachedStore.Append(ctx, key, 0, m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cachedStore.Load(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.LSet(ctx, prefix+"{s:c}:msgs", 0, "not json").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := cachedStore.Load(ctx, key); err != nil || c.Messages[0].Text() != "hi" {
+		t.Fatalf("cached load = %+v, %v", c, err)
+	}
+	if _, err := uncached.Load(ctx, key); err == nil {
+		t.Fatal("uncached load decoded a broken message")
+	}
+	if err := rdb.Incr(ctx, prefix+"{s:c}:ver").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cachedStore.Load(ctx, key); err == nil {
+		t.Fatal("a load after the version moved did not fetch the messages")
+	}
 }
 
 func TestStoreOnRedisCluster(t *testing.T) {
@@ -59,7 +157,7 @@ func TestKeyLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{prefix + "{alice:chat%3A1}:ver": true, prefix + "{alice:chat%3A1}:lock": true}
+	want := map[string]bool{prefix + "{alice:chat%3A1}:ver": true, prefix + "{alice:chat%3A1}:gen": true, prefix + "{alice:chat%3A1}:lock": true}
 	for _, k := range keys {
 		if !want[k] {
 			t.Errorf("unexpected key %s", k)
@@ -69,8 +167,10 @@ func TestKeyLayout(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("missing keys %v (got %v)", want, keys)
 	}
-	if ttl := rdb.PTTL(ctx, prefix+"{alice:chat%3A1}:ver").Val(); ttl <= 0 || ttl > time.Hour {
-		t.Errorf("TTL = %v", ttl)
+	for _, k := range []string{"ver", "gen"} {
+		if ttl := rdb.PTTL(ctx, prefix+"{alice:chat%3A1}:"+k).Val(); ttl <= 0 || ttl > time.Hour {
+			t.Errorf("%s TTL = %v", k, ttl)
+		}
 	}
 	_ = s.Delete(ctx, key)
 }

@@ -76,6 +76,60 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("loads between writes see every write", func(t *testing.T) {
+		s := newStore(t, 0)
+		check := func(wantV history.Version, want ...string) {
+			t.Helper()
+			c, err := s.Load(ctx, key)
+			if err != nil || c.Version != wantV || !same(ids(c), want) {
+				t.Fatalf("Load = %d %v, %v; want %d %v", c.Version, ids(c), err, wantV, want)
+			}
+		}
+		check(0)
+		v, _ := s.Append(ctx, key, 0, msg("m1", "a"))
+		check(v, "m1")
+		check(v, "m1")
+		v, _ = s.Append(ctx, key, v, msg("m2", "b"), msg("m3", "c"))
+		check(v, "m1", "m2", "m3")
+		v, _ = s.Truncate(ctx, key, v, 1)
+		check(v, "m1")
+		v, _ = s.Append(ctx, key, v, msg("m4", "d"))
+		check(v, "m1", "m4")
+		_, _ = s.Append(ctx, key, v-1, msg("lost", "x")) // conflict: changes nothing
+		check(v, "m1", "m4")
+		_ = s.Delete(ctx, key)
+		check(0)
+		v, _ = s.Append(ctx, key, 0, msg("m5", "e"))
+		check(v, "m5")
+	})
+
+	t.Run("callers get copies", func(t *testing.T) {
+		s := newStore(t, 0)
+		in := msg("m1", "hello")
+		in.Extensions.Custom = map[string]json.RawMessage{"k": json.RawMessage(`1`)}
+		if _, err := s.Append(ctx, key, 0, in); err != nil {
+			t.Fatal(err)
+		}
+		in.Content[0] = cmf.Text{Text: "changed after Append"}
+		in.Extensions.Custom["k"] = json.RawMessage(`2`)
+		for range 2 {
+			c, err := s.Load(ctx, key)
+			if err != nil || len(c.Messages) != 1 {
+				t.Fatalf("Load = %+v, %v", c, err)
+			}
+			m := c.Messages[0]
+			if got := m.Content[0].(cmf.Text).Text; got != "hello" {
+				t.Fatalf("stored text = %q", got)
+			}
+			if got := string(m.Extensions.Custom["k"]); got != "1" {
+				t.Fatalf("stored extension = %s", got)
+			}
+			m.Content[0] = cmf.Text{Text: "changed after Load"}
+			m.Extensions.Custom["k"] = json.RawMessage(`3`)
+			m.SetID("other")
+		}
+	})
+
 	t.Run("conflict", func(t *testing.T) {
 		s := newStore(t, 0)
 		if _, err := s.Append(ctx, key, 0, msg("m1", "a")); err != nil {

@@ -6,6 +6,7 @@ import "net/http"
 // body away, for benchmarks of what writes responses.
 type DiscardWriter struct {
 	header  http.Header
+	Status  int
 	Written int64
 	Flushes int64
 }
@@ -21,8 +22,8 @@ func (d *DiscardWriter) Header() http.Header {
 // Write counts and discards.
 func (d *DiscardWriter) Write(b []byte) (int, error) { d.Written += int64(len(b)); return len(b), nil }
 
-// WriteHeader does nothing.
-func (d *DiscardWriter) WriteHeader(int) {}
+// WriteHeader records the status.
+func (d *DiscardWriter) WriteHeader(status int) { d.Status = status }
 
 // Flush counts.
 func (d *DiscardWriter) Flush() { d.Flushes++ }
