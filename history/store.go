@@ -63,3 +63,30 @@ type Store interface {
 	// Release gives the lock up if token holds it.
 	Release(ctx context.Context, key Key, token string) error
 }
+
+// LockLoader is a Store that takes the run lock and loads the conversation
+// in one step, one network round trip where Acquire then Load takes two.
+// Every turn starts with both; [AcquireLoad] uses this when a store has it.
+type LockLoader interface {
+	// AcquireLoad is Acquire followed by Load. When it returns an error,
+	// the lock is not held by token.
+	AcquireLoad(ctx context.Context, key Key, token string, ttl time.Duration) (Conversation, error)
+}
+
+// AcquireLoad takes the conversation's run lock for token and loads the
+// conversation: ErrBusy when another token holds the lock. When it returns
+// an error, the lock is not held by token.
+func AcquireLoad(ctx context.Context, s Store, key Key, token string, ttl time.Duration) (Conversation, error) {
+	if ll, ok := s.(LockLoader); ok {
+		return ll.AcquireLoad(ctx, key, token, ttl)
+	}
+	if err := s.Acquire(ctx, key, token, ttl); err != nil {
+		return Conversation{}, err
+	}
+	conv, err := s.Load(ctx, key)
+	if err != nil {
+		_ = s.Release(context.WithoutCancel(ctx), key, token)
+		return Conversation{}, err
+	}
+	return conv, nil
+}

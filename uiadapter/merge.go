@@ -47,7 +47,8 @@ func (h *Handler) begin(r *http.Request, turn *Turn, log *slog.Logger) (*session
 	}
 	s := &session{h: h, key: historyKey(scope, turn.ChatID), token: ids.New(), log: log}
 	ctx := r.Context()
-	switch err := h.cfg.store.Acquire(ctx, s.key, s.token, h.cfg.lockTTL); {
+	conv, err := history.AcquireLoad(ctx, h.cfg.store, s.key, s.token, h.cfg.lockTTL)
+	switch {
 	case errors.Is(err, history.ErrBusy):
 		return nil, Conflict("a reply is still being produced for this chat")
 	case err != nil:
@@ -60,10 +61,6 @@ func (h *Handler) begin(r *http.Request, turn *Turn, log *slog.Logger) (*session
 			s.release()
 		}
 	}()
-	conv, err := h.cfg.store.Load(ctx, s.key)
-	if err != nil {
-		return nil, Unavailable("conversation history is unavailable", err)
-	}
 	s.version = conv.Version
 	msgs, resume, err := s.merge(ctx, turn, conv.Messages)
 	if err != nil {

@@ -43,7 +43,7 @@ func fullSettings() settings {
 		rounds: 10, duration: 1500 * time.Millisecond, warmup: time.Second,
 		s1N: 1000, s1Conc: 8, s2N: 20, s2Conc: 64,
 		s3Rounds: 3, s3Streams: 5000, s3Wait: 30 * time.Second, s3Ramp: 3 * time.Second,
-		s4Rounds: 5, s4Convs: 32, s4Prefill: 100, s4Turns: 10,
+		s4Rounds: 10, s4Convs: 32, s4Prefill: 100, s4Turns: 5,
 	}
 }
 

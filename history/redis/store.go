@@ -47,7 +47,10 @@ type Store struct {
 // DefaultCacheSize is how many decoded conversations a Store keeps.
 const DefaultCacheSize = 256
 
-var _ history.Store = (*Store)(nil)
+var (
+	_ history.Store      = (*Store)(nil)
+	_ history.LockLoader = (*Store)(nil)
+)
 
 // Option configures a Store.
 type Option func(*Store)
@@ -122,10 +125,17 @@ end
 return {0, v}
 `)
 
-// loadScript: KEYS msgs, ver, gen; ARGV the version and generation the
-// caller has cached (-1 and "": none). Returns {version, gen} when neither
-// has moved, else {version, gen, messages…}.
+// loadScript: KEYS msgs, ver, gen, lock; ARGV the version and generation
+// the caller has cached (-1 and "": none), a lock token ("": do not lock)
+// and the lock's ttl in ms. Returns {-1, ""} when another token holds the
+// lock; else {version, gen} when neither has moved since the cached copy,
+// else {version, gen, messages…}.
 var loadScript = goredis.NewScript(`
+if ARGV[3] ~= '' then
+  local cur = redis.call('GET', KEYS[4])
+  if cur and cur ~= ARGV[3] then return {-1, ''} end
+  redis.call('SET', KEYS[4], ARGV[3], 'PX', ARGV[4])
+end
 local v = tonumber(redis.call('GET', KEYS[2]) or '0')
 local g = redis.call('GET', KEYS[3]) or ''
 if v == tonumber(ARGV[1]) and g ~= '' and g == ARGV[2] then return {v, g} end
@@ -152,13 +162,31 @@ return 0
 // Load returns the conversation: one script that reads the version and,
 // unless the cache holds that version, the messages.
 func (s *Store) Load(ctx context.Context, key history.Key) (history.Conversation, error) {
-	msgsKey, verKey, genKey, _ := s.keys(key)
+	return s.load(ctx, key, "", 0)
+}
+
+// AcquireLoad takes the run lock and loads the conversation in one script.
+func (s *Store) AcquireLoad(ctx context.Context, key history.Key, token string, ttl time.Duration) (history.Conversation, error) {
+	if token == "" {
+		return history.Conversation{}, errors.New("history/redis: empty lock token")
+	}
+	conv, err := s.load(ctx, key, token, ttl)
+	if err != nil && !errors.Is(err, history.ErrBusy) {
+		// The script may have taken the lock before the reply went wrong.
+		_ = s.Release(context.WithoutCancel(ctx), key, token)
+	}
+	return conv, err
+}
+
+func (s *Store) load(ctx context.Context, key history.Key, token string, ttl time.Duration) (history.Conversation, error) {
+	msgsKey, verKey, genKey, lockKey := s.keys(key)
 	known, hit := s.cache.get(key)
 	knownVersion := int64(-1)
 	if hit {
 		knownVersion = int64(known.version)
 	}
-	res, err := loadScript.Run(ctx, s.rdb, []string{msgsKey, verKey, genKey}, knownVersion, known.gen).Slice()
+	res, err := loadScript.Run(ctx, s.rdb, []string{msgsKey, verKey, genKey, lockKey},
+		knownVersion, known.gen, token, max(ttl.Milliseconds(), 1)).Slice()
 	if err != nil {
 		return history.Conversation{}, fmt.Errorf("history/redis: load: %w", err)
 	}
@@ -169,6 +197,9 @@ func (s *Store) Load(ctx context.Context, key history.Key) (history.Conversation
 	gen, ok2 := res[1].(string)
 	if !ok1 || !ok2 {
 		return history.Conversation{}, fmt.Errorf("history/redis: load: unexpected reply %T, %T", res[0], res[1])
+	}
+	if v < 0 {
+		return history.Conversation{}, history.ErrBusy
 	}
 	conv := history.Conversation{Version: history.Version(v)}
 	if hit && len(res) == 2 && v == knownVersion && gen == known.gen {

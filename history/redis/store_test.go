@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -173,4 +174,27 @@ func TestKeyLayout(t *testing.T) {
 		}
 	}
 	_ = s.Delete(ctx, key)
+}
+
+// A load that fails after its script took the lock gives the lock back, so
+// a broken conversation answers 503 rather than 409 forever after.
+func TestAcquireLoadReleasesOnFailure(t *testing.T) {
+	rdb := testutil.Redis(t)
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
+	ctx := context.Background()
+	key := history.Key{Scope: "s", Chat: "c"}
+	s := redis.New(rdb, redis.WithPrefix(prefix), redis.WithCache(0))
+	if err := rdb.RPush(ctx, prefix+"{s:c}:msgs", "not json").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, prefix+"{s:c}:ver", 1, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AcquireLoad(ctx, key, "run-a", time.Minute); err == nil || errors.Is(err, history.ErrBusy) {
+		t.Fatalf("AcquireLoad of a broken conversation = %v", err)
+	}
+	if err := s.Acquire(ctx, key, "run-b", time.Minute); err != nil {
+		t.Fatalf("the failed AcquireLoad kept the lock: %v", err)
+	}
 }

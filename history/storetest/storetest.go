@@ -280,6 +280,35 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("acquire and load", func(t *testing.T) {
+		s := newStore(t, 0)
+		v, _ := s.Append(ctx, key, 0, msg("m1", "a"))
+		c, err := history.AcquireLoad(ctx, s, key, "run-a", time.Minute)
+		if err != nil || c.Version != v || !same(ids(c), []string{"m1"}) {
+			t.Fatalf("AcquireLoad = %d %v, %v", c.Version, ids(c), err)
+		}
+		if _, err := history.AcquireLoad(ctx, s, key, "run-b", time.Minute); !errors.Is(err, history.ErrBusy) {
+			t.Fatalf("second AcquireLoad = %v, want ErrBusy", err)
+		}
+		if err := s.Acquire(ctx, key, "run-b", time.Minute); !errors.Is(err, history.ErrBusy) {
+			t.Fatal("a busy AcquireLoad released the holder's lock")
+		}
+		v, _ = s.Append(ctx, key, v, msg("m2", "b"))
+		if c, err := history.AcquireLoad(ctx, s, key, "run-a", time.Minute); err != nil || c.Version != v || !same(ids(c), []string{"m1", "m2"}) {
+			t.Fatalf("the holder's AcquireLoad = %d %v, %v", c.Version, ids(c), err)
+		}
+		if err := s.Release(ctx, key, "run-a"); err != nil {
+			t.Fatal(err)
+		}
+		missing := history.Key{Scope: "alice", Chat: "missing"}
+		if c, err := history.AcquireLoad(ctx, s, missing, "run-b", time.Minute); err != nil || c.Version != 0 || len(c.Messages) != 0 {
+			t.Fatalf("AcquireLoad of a missing conversation = %+v, %v", c, err)
+		}
+		if err := s.Acquire(ctx, missing, "run-c", time.Minute); !errors.Is(err, history.ErrBusy) {
+			t.Fatal("AcquireLoad of a missing conversation did not lock it")
+		}
+	})
+
 	t.Run("run lock", func(t *testing.T) {
 		s := newStore(t, 0)
 		if err := s.Acquire(ctx, key, "run-a", time.Minute); err != nil {
