@@ -3,6 +3,7 @@ package uiadapter
 import (
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -15,15 +16,39 @@ import (
 // [http.ResponseController], and clears the server's write deadline so
 // long streams are not cut off by http.Server.WriteTimeout.
 type SSEWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	buf []byte
-	err error
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	buf    []byte  // nil between flushes: an idle stream holds no buffer
+	pooled *[]byte // where buf came from
+	err    error
 }
 
 // flushThreshold bounds the buffer: a burst larger than this is written
 // (without an explicit flush) as it grows.
 const flushThreshold = 32 << 10
+
+// bufPool lends frame buffers from the first frame of a burst to its
+// flush, so thousands of quiet streams share a few buffers rather than
+// holding 4 KiB each.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+func (s *SSEWriter) buffer() []byte {
+	if s.buf == nil {
+		s.pooled = bufPool.Get().(*[]byte)
+		s.buf = (*s.pooled)[:0]
+	}
+	return s.buf
+}
+
+// release returns the buffer to the pool; one that grew past the flush
+// threshold is left to the GC, so the pool never pins a rare huge burst.
+func (s *SSEWriter) release() {
+	if s.pooled != nil && cap(s.buf) <= 2*flushThreshold {
+		*s.pooled = s.buf[:0]
+		bufPool.Put(s.pooled)
+	}
+	s.buf, s.pooled = nil, nil
+}
 
 // NewSSEWriter wraps w.
 func NewSSEWriter(w http.ResponseWriter) *SSEWriter {
@@ -31,12 +56,12 @@ func NewSSEWriter(w http.ResponseWriter) *SSEWriter {
 	// Not every writer supports deadlines (httptest's recorder doesn't);
 	// then the server's own deadline, if any, stays.
 	_ = rc.SetWriteDeadline(time.Time{})
-	return &SSEWriter{w: w, rc: rc, buf: make([]byte, 0, 4096)}
+	return &SSEWriter{w: w, rc: rc}
 }
 
 // Start begins a data frame and returns the buffer to append the frame's
 // payload (one line of JSON) to; pass the result to End.
-func (s *SSEWriter) Start() []byte { return append(s.buf, "data: "...) }
+func (s *SSEWriter) Start() []byte { return append(s.buffer(), "data: "...) }
 
 // End finishes the frame Start began.
 func (s *SSEWriter) End(b []byte) {
@@ -52,7 +77,7 @@ func (s *SSEWriter) Data(payload []byte) { s.End(append(s.Start(), payload...)) 
 // Comment writes an SSE comment line (ignored by clients; keeps a quiet
 // connection alive through proxies).
 func (s *SSEWriter) Comment(text string) {
-	s.buf = append(append(append(s.buf, ": "...), text...), '\n', '\n')
+	s.buf = append(append(append(s.buffer(), ": "...), text...), '\n', '\n')
 }
 
 func (s *SSEWriter) write() {
@@ -66,6 +91,7 @@ func (s *SSEWriter) write() {
 // write error (the client went away), and keeps returning it.
 func (s *SSEWriter) Flush() error {
 	s.write()
+	s.release()
 	if s.err == nil {
 		if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 			s.err = err

@@ -23,6 +23,11 @@ type runResult struct {
 	finished bool // the agent sent RunFinished
 }
 
+// eventBuffer is how far the agent may run ahead of the writer. A few
+// events are enough to coalesce bursts into one flush; each slot costs 32
+// bytes per open stream.
+const eventBuffer = 16
+
 // SaveFailedMessage is what the client sees when the reply streamed but
 // could not be stored.
 const SaveFailedMessage = "The reply could not be saved."
@@ -55,7 +60,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, turn *Turn, in 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 
-	events := make(chan item, 64)
+	events := make(chan item, eventBuffer)
 	done := make(chan runResult, 1)
 	go h.produce(ctx, turn, in, events, done)
 

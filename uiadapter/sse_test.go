@@ -1,0 +1,68 @@
+package uiadapter
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestSSEWriterFrames(t *testing.T) {
+	rec := httptest.NewRecorder()
+	w := NewSSEWriter(rec)
+	w.Data([]byte(`{"a":1}`))
+	w.End(append(w.Start(), `{"b":2}`...))
+	w.Comment("keep-alive")
+	if rec.Body.Len() != 0 {
+		t.Fatalf("frames reached the client before Flush: %q", rec.Body)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "data: {\"a\":1}\n\ndata: {\"b\":2}\n\n: keep-alive\n\n"; rec.Body.String() != want || !rec.Flushed {
+		t.Fatalf("body %q (flushed %v), want %q", rec.Body, rec.Flushed, want)
+	}
+	// Between bursts an idle stream holds no buffer; the next burst
+	// borrows one again.
+	if w.buf != nil || w.pooled != nil {
+		t.Fatal("the writer kept its buffer after Flush")
+	}
+	w.Data([]byte(`3`))
+	if err := w.Flush(); err != nil || !strings.HasSuffix(rec.Body.String(), "data: 3\n\n") {
+		t.Fatalf("second burst: %q, %v", rec.Body, err)
+	}
+}
+
+// A burst larger than the threshold is written as it grows, not held.
+func TestSSEWriterLargeBurst(t *testing.T) {
+	rec := httptest.NewRecorder()
+	w := NewSSEWriter(rec)
+	payload := []byte(`"` + strings.Repeat("x", 1000) + `"`)
+	for range 40 {
+		w.Data(payload)
+	}
+	if rec.Body.Len() == 0 || len(w.buf) >= flushThreshold {
+		t.Fatalf("written %d, buffered %d", rec.Body.Len(), len(w.buf))
+	}
+	if err := w.Flush(); err != nil || strings.Count(rec.Body.String(), "data: ") != 40 {
+		t.Fatalf("%d frames, %v", strings.Count(rec.Body.String(), "data: "), err)
+	}
+}
+
+type failingWriter struct{ http.ResponseWriter }
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("client gone") }
+
+// The first write error sticks: the handler stops the run on it.
+func TestSSEWriterError(t *testing.T) {
+	w := NewSSEWriter(failingWriter{httptest.NewRecorder()})
+	w.Data([]byte(`1`))
+	if err := w.Flush(); err == nil {
+		t.Fatal("Flush hid the write error")
+	}
+	w.Data([]byte(`2`))
+	if err := w.Flush(); err == nil || w.Err() == nil {
+		t.Fatal("the write error did not stick")
+	}
+}
