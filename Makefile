@@ -42,20 +42,26 @@ fuzz:
 	$(GO) test ./internal/jsonw -run '^$$' -fuzz FuzzString -fuzztime $(FUZZTIME)
 
 # Benchmarks (bench/, docs/benchmarks.md). `make bench` runs every contender
-# in every scenario (about 6 minutes on 2 cores, limit 10) and rewrites the
+# in every scenario (about 5 minutes on 2 cores, limit 10) and rewrites the
 # results in docs/benchmarks.md; `make bench-smoke` runs the same harness
 # with tiny sizes (a few seconds per contender) so CI notices when it breaks.
 # The Node contenders' packages are installed from their lockfiles first,
 # by the %/node_modules/.package-lock.json rule above.
 BENCH_JS_PACKAGES = bench/node-ai bench/node-agui
 
-.PHONY: bench bench-smoke
+.PHONY: bench bench-smoke bench-go
 
 bench: $(addsuffix /node_modules/.package-lock.json,$(BENCH_JS_PACKAGES))
 	$(GO) run ./bench/runner -out docs/benchmarks.md -command "make bench"
 
 bench-smoke: $(addsuffix /node_modules/.package-lock.json,$(BENCH_JS_PACKAGES))
 	$(GO) run ./bench/runner -smoke -command "make bench-smoke"
+
+# The Go micro-benchmarks (encoders, sanitizing, a whole turn with history,
+# the stores; the Redis ones need Redis as the tests find it).
+BENCH_COUNT ?= 5
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./uiadapter ./history/... ./protocols/...
 
 # The chat page: sources in cmd/agentui/web (React, useChat and HttpAgent,
 # built by Vite), output in cmd/agentui/webdist, which the binary embeds.

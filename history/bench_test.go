@@ -18,8 +18,8 @@ func messages(n int) []cmf.Message {
 	return out
 }
 
-// BenchmarkMemoryLoad200 loads a 200-message conversation (decoding every
-// message from its stored JSON).
+// BenchmarkMemoryLoad200 loads a 200-message conversation (copying every
+// message out).
 func BenchmarkMemoryLoad200(b *testing.B) {
 	m := history.NewMemory()
 	key := history.Key{Scope: "s", Chat: "c"}
