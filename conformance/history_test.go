@@ -35,13 +35,14 @@ func TestHistorySurvivesRestart(t *testing.T) {
 }
 
 // TestHistoryFlows: the server's copy is the truth for rewrites, edits,
-// regenerations and reloads; see js/history.mjs.
+// regenerations and reloads; one reply at a time per chat; chats belong to
+// their scope; see js/history.mjs.
 func TestHistoryFlows(t *testing.T) {
 	node := testutil.Node(t)
 	testutil.NodeModules(t, "js")
 	ts, _ := startServer(t, server.Config{History: "memory"})
 	env := []string{"INSTRUCTIONS=" + server.Instructions}
-	for _, flow := range []string{"vercelRewrite", "aguiRewrite", "vercelEdit", "vercelRegenerate", "vercelReload", "vercelStale", "aguiStale"} {
+	for _, flow := range []string{"vercelRewrite", "aguiRewrite", "vercelEdit", "vercelRegenerate", "vercelReload", "vercelStale", "aguiStale", "vercelBusy", "aguiBusy", "vercelOtherScope"} {
 		t.Run(flow, func(t *testing.T) {
 			t.Parallel()
 			t.Log(runNode(t, node, env, "history.mjs", ts.URL, flow))

@@ -280,24 +280,39 @@ func TestHistoryAGUIResumes(t *testing.T) {
 
 func TestHistoryOneRunPerChat(t *testing.T) {
 	f := newHistoryFixture(t, history.NewMemory())
-	var wg sync.WaitGroup
-	statuses := make([]int, 2)
-	for i := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			statuses[i], _ = f.do("alice", http.MethodPost, "/api/chat", userBody("busy", "wait 400 ms"))
-		}()
-		time.Sleep(50 * time.Millisecond) // the first takes the lock
+	// The first turn is streaming (its first chunk has arrived, so it
+	// holds the lock) when the second arrives.
+	req, _ := http.NewRequest(http.MethodPost, f.url+"/api/chat", strings.NewReader(userBody("busy", "wait 400 ms")))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Scope", "alice")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
-	if !(statuses[0] == 200 && statuses[1] == 409) {
-		t.Fatalf("statuses %v, want [200 409]", statuses)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("first turn: status %d", resp.StatusCode)
+	}
+	first := testutil.NewSSEReader(resp.Body)
+	if _, err := first.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := f.do("alice", http.MethodPost, "/api/chat", userBody("busy", "hello")); status != http.StatusConflict || !strings.Contains(body, `"error"`) {
+		t.Fatalf("second turn while the first streams: %d %s", status, body)
+	}
+	// Other chats never wait.
+	f.chat("alice", userBody("other", "hello"))
+	for {
+		data, err := first.Next()
+		if err != nil {
+			t.Fatalf("the first turn did not finish: %v", err)
+		}
+		if string(data) == "[DONE]" {
+			break
+		}
 	}
 	// The lock is released: the chat takes the next turn.
 	f.chat("alice", userBody("busy", "hello"))
-	// Other chats never wait.
-	f.chat("alice", userBody("other", "hello"))
 }
 
 func TestHistoryKeepsFailedAndCancelledRuns(t *testing.T) {

@@ -108,7 +108,7 @@ func TestConfigurationDocumented(t *testing.T) {
 	if n != 9 {
 		t.Fatalf("%d flags", n)
 	}
-	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"} {
+	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS", "OPENAI_ADMIN_KEY", "OPENAI_WEBHOOK_SECRET"} {
 		if !strings.Contains(string(doc), v) {
 			t.Errorf("%s undocumented", v)
 		}

@@ -198,6 +198,54 @@ const flows = {
     assert.deepEqual(contextOf(lastText(chat)).slice(1), ['user: say it', 'assistant: You said: say it', 'user: /context']);
   },
 
+  // One reply at a time per conversation: a second tab sending while the
+  // first streams gets 409 and its message is not stored; the first
+  // finishes; other chats never wait.
+  async vercelBusy() {
+    const first = newChat();
+    const second = newChat();
+    const sending = first.sendMessage({ text: 'wait 1000 ms' });
+    await until(() => first.messages.length === 2, 'the first reply to start streaming');
+    await second.sendMessage({ text: 'me too' });
+    await until(() => second.status === 'error', 'the second turn to be refused');
+    assert.match(second.error.message, /still being produced/);
+    const other = new Chat({ id: chatId + '-other', transport: new DefaultChatTransport({ api: base + '/api/chat', fetch: cookieFetch }) });
+    await send(other, 'hello');
+    await sending;
+    await until(() => first.status === 'ready' || first.status === 'error', 'the first reply');
+    assert.equal(first.status, 'ready');
+    assert.equal(lastText(first), 'done');
+    await send(first, '/context');
+    assert.deepEqual(contextOf(lastText(first)).slice(1), ['user: wait 1000 ms', 'assistant: done', 'user: /context']);
+  },
+
+  async aguiBusy() {
+    const first = newAgent([user('wait 1000 ms')]);
+    let started = false;
+    const running = first.runAgent({}, { onRunStartedEvent: () => { started = true; } });
+    await until(() => started, 'the first run to start streaming');
+    let error;
+    await newAgent([user('me too')]).runAgent().catch((e) => (error = e));
+    assert.match(String(error), /HTTP 409/);
+    await running;
+    assert.equal(first.messages.filter((m) => m.role === 'assistant').at(-1).content, 'done');
+  },
+
+  // Conversations belong to the scope cookie that made them: a client
+  // without it can neither read the chat nor see it in its own turns.
+  async vercelOtherScope() {
+    const chat = newChat();
+    await send(chat, 'my secret plan');
+    const mine = await cookieFetch(`${base}/api/chat/${encodeURIComponent(chatId)}`);
+    assert.equal(mine.status, 200);
+    const theirs = await fetch(`${base}/api/chat/${encodeURIComponent(chatId)}`); // no cookie
+    assert.equal(theirs.status, 404);
+    assert.match((await theirs.json()).error, /no such chat/);
+    const stranger = new Chat({ id: chatId, transport: new DefaultChatTransport({ api: base + '/api/chat', fetch }) });
+    await send(stranger, '/context');
+    assert.deepEqual(contextOf(lastText(stranger)).slice(1), ['user: /context']);
+  },
+
   // A reload shows the same messages, with the ids the client holds.
   async vercelReload() {
     const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });

@@ -1,16 +1,18 @@
 // Package redis is a history.Store on Redis (go-redis v9), for any
 // redis.UniversalClient: a single node, Sentinel or Cluster.
 //
-// A conversation is three keys that share one hash tag, so every script
+// A conversation is four keys that share one hash tag, so every script
 // touches one Cluster slot:
 //
 //	<prefix>{<scope>:<chat>}:msgs   a list of CMF messages as JSON
 //	<prefix>{<scope>:<chat>}:ver    the version, bumped by every write
+//	<prefix>{<scope>:<chat>}:gen    when it was created (tells a conversation created again from the old one)
 //	<prefix>{<scope>:<chat>}:lock   the run lock's token, with an expiry
 //
-// Loads are one script too: it returns the version and, unless the store's
-// in-process cache already holds that version of the conversation, the
-// messages (see WithCache).
+// Loads are one script too, which can take the lock in the same step
+// (AcquireLoad): it returns the version and, unless the store's in-process
+// cache already holds that version of the conversation, the messages (see
+// WithCache).
 //
 // Appends and truncations are single Lua scripts that check the version,
 // write, bump the version and refresh the TTL in one step: two writers
