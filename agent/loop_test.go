@@ -779,3 +779,38 @@ func TestFuncToolPanicsOnBadType(t *testing.T) {
 	}()
 	FuncTool("bad", "", func(context.Context, chan int) (int, error) { return 0, nil })
 }
+
+// NeedsApproval sees the call's arguments: the same tool runs at once for
+// some and waits for the user for others.
+func TestLoopApprovalDependsOnArguments(t *testing.T) {
+	var deleted atomic.Int32
+	del := FuncTool("delete_file", "Deletes a file.", func(_ context.Context, in struct {
+		Path string `json:"path"`
+	}) (map[string]string, error) {
+		deleted.Add(1)
+		return map[string]string{"deleted": in.Path}, nil
+	})
+	del.NeedsApproval = func(args json.RawMessage) bool {
+		var in struct{ Path string }
+		return json.Unmarshal(args, &in) != nil || !strings.HasPrefix(in.Path, "/tmp/")
+	}
+	call := concat(toolCall("c1", "delete_file", `{"path":"/tmp/scratch"}`), toolCall("c2", "delete_file", `{"path":"/etc/passwd"}`), []Chunk{finish(cmf.StopCall)})
+	m := &scripted{replies: []reply{{chunks: call}}}
+	l, err := New(m, WithTools(del))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := collect(t, l, context.Background(), &Input{Messages: []cmf.Message{userMsg("clean up")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := all[*ToolResult](events); len(r) != 1 || r[0].ToolCallID != "c1" || deleted.Load() != 1 {
+		t.Fatalf("results %+v, deleted %d", r, deleted.Load())
+	}
+	if a := all[*ApprovalRequested](events); len(a) != 1 || a[0].ToolCallID != "c2" {
+		t.Fatalf("approvals %+v", a)
+	}
+	if fin := all[*RunFinished](events); len(fin) != 1 || fin[0].StopReason != cmf.StopPaused || len(fin[0].Pending) != 1 {
+		t.Fatalf("finish %+v", fin)
+	}
+}

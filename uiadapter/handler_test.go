@@ -119,6 +119,29 @@ func userBody(chat, text string) string {
 	return string(b)
 }
 
+// The default body limit is 8 MiB: a message just under it is served,
+// one byte over is 413.
+func TestDefaultBodyLimit(t *testing.T) {
+	f := newFixture(t)
+	body := func(size int) string {
+		b := userBody("c", "x")
+		return strings.Replace(b, `"x"`, `"`+strings.Repeat("x", size-len(b)+1)+`"`, 1)
+	}
+	for _, c := range []struct {
+		size, status int
+	}{{uiadapter.DefaultMaxBodyBytes, 200}, {uiadapter.DefaultMaxBodyBytes + 1, 413}} {
+		b := body(c.size)
+		if len(b) != c.size {
+			t.Fatalf("body of %d bytes, want %d", len(b), c.size)
+		}
+		resp := f.post(b)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != c.status {
+			t.Errorf("%d bytes: status %d, want %d", c.size, resp.StatusCode, c.status)
+		}
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	f := newFixture(t, uiadapter.WithMaxBodyBytes(4096))
 	valid := userBody("c", "hi")
@@ -262,10 +285,14 @@ func TestSanitizationEndToEnd(t *testing.T) {
 		`"dropped client media with disallowed URL schemes" protocol=vercel-ai chat=ctx intent=submit count=3 schemes="[file gs s3]"`,
 		`"dropped client system/developer messages" protocol=vercel-ai chat=ctx intent=submit count=1`,
 		`"dropped client tool calls without results" protocol=vercel-ai chat=ctx intent=submit count=2`,
+		`"dropped client messages left empty" protocol=vercel-ai chat=ctx intent=submit count=1`,
 	} {
-		if !strings.Contains(logs, line) {
-			t.Errorf("log lacks %s\n%s", line, logs)
+		if n := strings.Count(logs, line); n != 1 {
+			t.Errorf("log has %d× %s\n%s", n, line, logs)
 		}
+	}
+	if n := strings.Count(logs, `msg="dropped client`); n != 4 {
+		t.Errorf("%d drop lines, want one per kind (4)\n%s", n, logs)
 	}
 	// Trusting system messages keeps them.
 	trusting := newFixture(t, uiadapter.WithTrustedSystemMessages(), uiadapter.WithAllowedURLSchemes("https", "S3"))
@@ -448,6 +475,47 @@ func TestMountedOnGin(t *testing.T) {
 	streamsIncrementally(t, srv.URL+"/api/chat", g)
 	if !strings.Contains(logged.String(), "/api/chat") {
 		t.Fatalf("gin's logger did not run: %q", logged.String())
+	}
+}
+
+// unwrapOnly is middleware's writer that hides Flush but offers Unwrap,
+// as most logging and metrics middleware do.
+type unwrapOnly struct{ w http.ResponseWriter }
+
+func (u unwrapOnly) Header() http.Header         { return u.w.Header() }
+func (u unwrapOnly) Write(b []byte) (int, error) { return u.w.Write(b) }
+func (u unwrapOnly) WriteHeader(code int)        { u.w.WriteHeader(code) }
+func (u unwrapOnly) Unwrap() http.ResponseWriter { return u.w }
+
+func TestMountedBehindUnwrapOnlyMiddleware(t *testing.T) {
+	g := newGated()
+	h := vercelai.Handler(g)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := any(unwrapOnly{w}).(http.Flusher); ok {
+			t.Error("the wrapper should not implement Flush itself")
+		}
+		h.ServeHTTP(unwrapOnly{w}, r)
+	}))
+	defer srv.Close()
+	streamsIncrementally(t, srv.URL, g)
+}
+
+// A stream outlives the server's WriteTimeout: the handler clears the
+// write deadline for its response.
+func TestStreamOutlivesWriteTimeout(t *testing.T) {
+	loop, _ := agent.New(demo.New())
+	srv := httptest.NewUnstartedServer(vercelai.Handler(loop))
+	srv.Config.WriteTimeout = 100 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(userBody("c", "wait 400 ms")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := testutil.ReadSSE(t, resp.Body)
+	if len(events) < 2 || events[len(events)-1] != "[DONE]" || !strings.Contains(strings.Join(events, " "), `"delta":"done"`) {
+		t.Fatalf("the stream was cut: %q", events)
 	}
 }
 

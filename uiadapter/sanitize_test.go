@@ -1,8 +1,11 @@
 package uiadapter
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentui/agentui/cmf"
@@ -163,6 +166,36 @@ func TestIntentStrings(t *testing.T) {
 	for i, want := range map[Intent]string{Submit: "submit", Continue: "continue", Regenerate: "regenerate", 0: "unknown"} {
 		if i.String() != want {
 			t.Errorf("%d.String() = %s", i, i.String())
+		}
+	}
+}
+
+// Each kind of drop is one log line per request, with its count; nothing
+// is logged when nothing was dropped.
+func TestFindingsLog(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	(&Findings{}).Log(log)
+	if buf.Len() != 0 {
+		t.Fatalf("logged without findings: %s", buf.String())
+	}
+	f := Findings{URLs: 2, Schemes: []string{"file", "s3"}, SystemMessages: 1, DanglingCalls: 3, OrphanResults: 4, Signatures: 5, EmptyMessages: 6}
+	f.Log(log, "chat", "c1")
+	want := []string{
+		`msg="dropped client media with disallowed URL schemes" chat=c1 count=2 schemes="[file s3]"`,
+		`msg="dropped client system/developer messages" chat=c1 count=1`,
+		`msg="dropped client tool calls without results" chat=c1 count=3`,
+		`msg="dropped client tool results without calls" chat=c1 count=4`,
+		`msg="dropped client reasoning signatures" chat=c1 count=5`,
+		`msg="dropped client messages left empty" chat=c1 count=6`,
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines:\n%s", len(lines), buf.String())
+	}
+	for i, w := range want {
+		if !strings.HasSuffix(lines[i], w) {
+			t.Errorf("line %d: %s\nwant …%s", i, lines[i], w)
 		}
 	}
 }

@@ -318,3 +318,24 @@ func TestNew(t *testing.T) {
 		t.Fatal("empty model name accepted")
 	}
 }
+
+// Every finish_reason maps to a CMF stop reason.
+func TestFinishReasons(t *testing.T) {
+	for finish, want := range map[string]cmf.StopReason{
+		"stop":           cmf.StopEnd,
+		"length":         cmf.StopMaxTokens,
+		"tool_calls":     cmf.StopCall,
+		"function_call":  cmf.StopCall,
+		"content_filter": cmf.StopGuardrail,
+		"something_new":  cmf.StopEnd,
+	} {
+		_, m := start(t, response{chunks: []string{chunk(`{"content":"Hi"}`, ""), chunk(`{}`, finish)}})
+		chunks, err := stream(t, m, userReq("hi"))
+		if err != nil {
+			t.Fatalf("%s: %v", finish, err)
+		}
+		if last := chunks[len(chunks)-1]; last.Kind != agent.ChunkFinish || last.StopReason != want {
+			t.Errorf("%s: last chunk %+v, want stop reason %s", finish, last, want)
+		}
+	}
+}

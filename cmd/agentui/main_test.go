@@ -17,6 +17,14 @@ import (
 func TestQuickStart(t *testing.T) {
 	p := testutil.RunProgram(t, ".", nil, "-addr", "127.0.0.1:0")
 	url, stderr := p.URL, p.Stderr
+	if !strings.HasPrefix(p.Line, "agentui listening on http://127.0.0.1:") || !strings.HasSuffix(p.Line, " (model demo, history memory)") {
+		t.Fatalf("startup line %q", p.Line)
+	}
+	// Without -addr it listens where the README says.
+	t.Setenv("AGENTUI_ADDR", "")
+	if fs, _, err := newFlags(); err != nil || fs.Lookup("addr").DefValue != "127.0.0.1:8080" {
+		t.Fatalf("default -addr: %v", err)
+	}
 	body := `{
   "id": "chat-1", "trigger": "submit-message",
   "messages": [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "What is the weather in Paris?"}]}]

@@ -2,6 +2,7 @@ package server
 
 import (
 	"compress/gzip"
+	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/agentui/agentui/internal/testutil"
 )
@@ -126,6 +128,34 @@ func TestHistoryModes(t *testing.T) {
 	s, err := New(Config{Model: "demo", History: "redis+cluster://127.0.0.1:7001,127.0.0.1:7002"})
 	if err != nil || !strings.Contains(s.Description, "redis cluster 127.0.0.1:7001,127.0.0.1:7002") {
 		t.Fatalf("cluster URL: %v %v", s, err)
+	}
+	_ = s.Close()
+}
+
+// -history-ttl and -history-prefix reach the Redis store: a chat's keys
+// carry the prefix and expire.
+func TestRedisHistoryOptions(t *testing.T) {
+	rdb := testutil.Redis(t)
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
+	ts := newTestServer(t, Config{History: testutil.RedisURL(t), HistoryTTL: time.Hour, HistoryPrefix: prefix})
+	chat(t, browser(t), ts.URL, "ttl-chat", "m1", "hello")
+	keys, err := rdb.Keys(context.Background(), prefix+"*ttl-chat*").Result()
+	if err != nil || len(keys) < 3 {
+		t.Fatalf("keys %v, %v", keys, err)
+	}
+	for _, k := range keys {
+		if strings.HasSuffix(k, ":lock") {
+			continue // released
+		}
+		if ttl := rdb.PTTL(context.Background(), k).Val(); ttl <= 0 || ttl > time.Hour {
+			t.Errorf("%s: TTL %v", k, ttl)
+		}
+	}
+	// TLS URLs are accepted too (the connection is made on first use).
+	s, err := New(Config{Model: "demo", History: "rediss://127.0.0.1:6390/0"})
+	if err != nil || !strings.Contains(s.Description, "history redis 127.0.0.1:6390") {
+		t.Fatalf("rediss URL: %v %v", s, err)
 	}
 	_ = s.Close()
 }

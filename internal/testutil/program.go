@@ -13,6 +13,7 @@ import (
 // Program is a built program the test runs.
 type Program struct {
 	URL    string     // from its "listening on http://…" line
+	Line   string     // that line
 	Stdout *LogBuffer // what it printed after that line
 	Stderr *LogBuffer // what it logged
 	cmd    *exec.Cmd
@@ -52,6 +53,7 @@ func RunProgram(t testing.TB, dir string, env []string, args ...string) *Program
 	if !ok {
 		t.Fatalf("%s: first line %q", dir, line)
 	}
+	p.Line = strings.TrimSpace(line)
 	p.URL, _, _ = strings.Cut(strings.TrimSpace(rest), " ")
 	return p
 }

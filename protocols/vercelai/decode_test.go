@@ -2,6 +2,7 @@ package vercelai
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -257,4 +258,23 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Tolerant where the SDK evolves: unknown part types and fields are
+// skipped, and the skipped parts are logged at debug.
+func TestDecodeSkipsAndLogsUnknownParts(t *testing.T) {
+	var logs strings.Builder
+	p := New(WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	body := `{"id":"c","futureField":1,"messages":[{"id":"u","role":"user","newField":true,"parts":[` +
+		`{"type":"hologram","beam":1},{"type":"text","text":"hi","extra":"x"}]}]}`
+	turn, err := p.Decode(httptest.NewRequest("POST", "/", nil), []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(turn.Messages) != 1 || turn.Messages[0].Text() != "hi" || len(turn.Messages[0].Content) != 1 {
+		t.Fatalf("decoded %+v", turn.Messages)
+	}
+	if !strings.Contains(logs.String(), `level=DEBUG msg="skipping an unknown UI message part" type=hologram`) {
+		t.Fatalf("logs: %s", logs.String())
+	}
 }

@@ -128,3 +128,23 @@ func TestDumpRecordedConversation(t *testing.T) {
 }
 
 var approvalIDs = regexp.MustCompile(`approval:[0-9a-f-]+`)
+
+// Files (by URL and inline), sources, documents and data parts survive
+// decode → Dump unchanged, in place.
+func TestDumpRoundTripsEveryPartType(t *testing.T) {
+	messages := `[
+{"id":"u1","role":"user","parts":[{"type":"text","text":"see","state":"done"},{"type":"file","mediaType":"image/png","url":"https://example.com/a.png"},{"type":"file","mediaType":"application/pdf","filename":"r.pdf","url":"data:application/pdf;base64,JVBERg=="}]},
+{"id":"a1","role":"assistant","parts":[{"type":"step-start"},{"type":"reasoning","text":"hm","state":"done"},{"type":"source-url","sourceId":"s1","url":"https://example.com","title":"Ex"},{"type":"source-document","sourceId":"s2","mediaType":"application/pdf","title":"Doc","filename":"d.pdf"},{"type":"data-weather","id":"d1","data":{"t":1}},{"type":"text","text":"ok","state":"done"}]},
+{"id":"u2","role":"user","parts":[{"type":"text","text":"next","state":"done"}]}]`
+	turn, err := New().Decode(httptest.NewRequest("POST", "/", nil), []byte(`{"id":"c","messages":`+messages+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(Dump(turn.Messages))
+	var a, b any
+	_ = json.Unmarshal(got, &a)
+	_ = json.Unmarshal([]byte(messages), &b)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("dump:\n%s\nwant:\n%s", got, messages)
+	}
+}

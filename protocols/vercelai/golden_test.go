@@ -134,3 +134,25 @@ func TestGoldenStreams(t *testing.T) {
 		})
 	}
 }
+
+// The five headers of the AI SDK's own servers, over a real HTTP/1.1
+// connection.
+func TestResponseHeaders(t *testing.T) {
+	resp, err := http.Post(server(t), "application/json", strings.NewReader(userBody("Hello there")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	for name, want := range map[string]string{
+		"Content-Type":                  "text/event-stream",
+		"Cache-Control":                 "no-cache",
+		"Connection":                    "keep-alive",
+		"X-Accel-Buffering":             "no",
+		"X-Vercel-Ai-Ui-Message-Stream": "v1",
+	} {
+		if got := resp.Header.Get(name); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}

@@ -58,8 +58,13 @@ func ConversationHandler(h *uiadapter.Handler) http.Handler {
 // Name is "vercel-ai".
 func (p *Protocol) Name() string { return "vercel-ai" }
 
-// SetHeaders adds the header the AI SDK docs require of custom backends.
-func (p *Protocol) SetHeaders(h http.Header) { h.Set("X-Vercel-Ai-Ui-Message-Stream", "v1") }
+// SetHeaders adds what the AI SDK's own servers send besides the SSE
+// headers every stream gets: the protocol header its docs require of
+// custom backends, and Connection: keep-alive (HTTP/2 servers drop it).
+func (p *Protocol) SetHeaders(h http.Header) {
+	h.Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
+	h.Set("Connection", "keep-alive")
+}
 
 // NewEncoder returns an encoder for one run.
 func (p *Protocol) NewEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) uiadapter.Encoder {
