@@ -3,7 +3,7 @@ GO      ?= go
 # The cmf package keeps at least this much statement coverage (review finding 3).
 CMF_MIN_COVERAGE ?= 96
 
-JS_PACKAGES = conformance/js
+JS_PACKAGES = conformance/js conformance/js7
 
 .PHONY: test vet unit cover-cmf fuzz js-deps
 

@@ -50,11 +50,17 @@ var modes = []struct {
 // when it fails.
 func runNode(t *testing.T, node string, env []string, args ...string) string {
 	t.Helper()
+	return runNodeIn(t, "js", node, env, args...)
+}
+
+// runNodeIn runs node in dir.
+func runNodeIn(t *testing.T, dir, node string, env []string, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Dir = "js"
+	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -62,17 +68,19 @@ func runNode(t *testing.T, node string, env []string, args ...string) string {
 	return string(out)
 }
 
+// vercelFlows are the flows of js/vercel.mjs.
+var vercelFlows = []string{"chat", "reasoning", "serverTool", "approvalGranted", "approvalDenied",
+	"clientTool", "regenerate", "count5000", "modelError", "clientAbort"}
+
 // TestVercelAISDK runs useChat's Chat class through every flow the demo
 // model supports; see js/vercel.mjs for what each flow asserts.
 func TestVercelAISDK(t *testing.T) {
 	node := testutil.Node(t)
 	testutil.NodeModules(t, "js")
-	flows := []string{"chat", "reasoning", "serverTool", "approvalGranted", "approvalDenied",
-		"clientTool", "regenerate", "count5000", "modelError", "clientAbort"}
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			ts, logs := startServer(t, server.Config{History: mode.history})
-			for _, flow := range flows {
+			for _, flow := range vercelFlows {
 				t.Run(flow, func(t *testing.T) {
 					t.Parallel()
 					t.Log(runNode(t, node, mode.env, "vercel.mjs", ts.URL, flow))

@@ -5,7 +5,12 @@
 //
 //   node vercel.mjs <base-url> <flow>
 //
-// Prints a JSON summary and exits 0, or prints the failure and exits 1.
+// The same script runs with AI SDK 6 (js/) and, through the symlink in
+// js7/ under `node --preserve-symlinks`, with AI SDK 7 on Node 22. AISDK7=1
+// says the server sends AI SDK 7's extra chunks.
+//
+// Prints a JSON summary (with the ai version it ran) and exits 0, or
+// prints the failure and exits 1.
 import assert from 'node:assert/strict';
 import { Chat } from '@ai-sdk/react';
 import {
@@ -16,9 +21,12 @@ import {
   uiMessageChunkSchema,
   validateUIMessages,
 } from 'ai';
+import { readFileSync } from 'node:fs';
 import { cookieFetch } from './cookies.mjs';
 
 const [base, flow] = process.argv.slice(2);
+const aiVersion = JSON.parse(readFileSync(new URL('../package.json', import.meta.resolve('ai')), 'utf8')).version;
+const v7Chunks = process.env.AISDK7 === '1';
 const checks = [];
 
 // checkingFetch tees every chat response: the client reads one copy, the
@@ -97,6 +105,19 @@ async function settled(chat) {
   await Promise.all(checks);
 }
 
+// approvalResponseChunk checks the continuation's tool-approval-response:
+// present (AI SDK 7 chunks on) and before the call's outcome, or absent.
+async function approvalResponseChunk(want) {
+  const { chunks } = await checks.at(-1);
+  const i = chunks.findIndex((c) => c.type === 'tool-approval-response');
+  if (!v7Chunks) {
+    assert.equal(i, -1, 'tool-approval-response is an AI SDK 7 chunk');
+    return;
+  }
+  assert.deepEqual(chunks[i], { type: 'tool-approval-response', ...want });
+  assert.ok(chunks[i + 1].type.startsWith('tool-output-'), 'the outcome follows the approval response');
+}
+
 const flows = {
   async chat() {
     const chat = newChat();
@@ -151,6 +172,7 @@ const flows = {
     assert.equal(toolPart(m, 'delete_file').state, 'output-available');
     assert.deepEqual(toolPart(m, 'delete_file').output, { deleted: '/tmp/x.txt' });
     assert.equal(texts(m), 'Deleted /tmp/x.txt.');
+    await approvalResponseChunk({ approvalId: asked.approval.id, approved: true });
     return chat;
   },
 
@@ -166,6 +188,7 @@ const flows = {
     assert.equal(chat.messages.length, 2);
     assert.equal(toolPart(m, 'delete_file').state, 'output-denied');
     assert.equal(texts(m), 'Okay, I did not delete /tmp/x.txt (reason: user said no).');
+    await approvalResponseChunk({ approvalId: asked.approval.id, approved: false, reason: 'user said no' });
     return chat;
   },
 
@@ -256,7 +279,7 @@ try {
   }
   // What the chat holds is valid by the SDK's own message validation.
   await validateUIMessages({ messages: chat.messages });
-  console.log(JSON.stringify({ flow, ok: true, responses: results.length, chunks: results.reduce((n, r) => n + r.chunks.length, 0) }));
+  console.log(JSON.stringify({ flow, ok: true, ai: aiVersion, node: process.version, responses: results.length, chunks: results.reduce((n, r) => n + r.chunks.length, 0) }));
   process.exit(0);
 } catch (e) {
   console.error(`flow ${flow} failed:`, e?.stack ?? e);

@@ -37,7 +37,11 @@ type Config struct {
 	HistoryPrefix string
 	Secret        string        // signs approval requests and scope cookies; random when empty
 	DemoDelay     time.Duration // pause between words of the demo model's prose
-	Logger        *slog.Logger
+	// AISDK7 sends AI SDK 7's additional chunks on /api/chat
+	// (vercelai.WithAISDK7); AI SDK 6 clients, the chat page among them,
+	// fail on them. The conformance tests use it; the binary does not.
+	AISDK7 bool
+	Logger *slog.Logger
 	// Web is the chat page's files (index.html and its assets), served at
 	// GET /. Nil serves no page.
 	Web fs.FS
@@ -85,7 +89,11 @@ func New(cfg Config) (*Server, error) {
 	if store != nil {
 		opts = append(opts, uiadapter.WithStore(store), uiadapter.WithScope(scope.scope))
 	}
-	chat := vercelai.Handler(loop, opts...)
+	var vercelOpts []vercelai.Option
+	if cfg.AISDK7 {
+		vercelOpts = append(vercelOpts, vercelai.WithAISDK7())
+	}
+	chat := uiadapter.New(vercelai.New(vercelOpts...), loop, opts...)
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", chat)
 	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat))

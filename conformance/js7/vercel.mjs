@@ -1,0 +1,1 @@
+../js/vercel.mjs
