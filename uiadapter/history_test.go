@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -430,6 +431,31 @@ func TestHistoryUnavailable(t *testing.T) {
 	}
 	if !strings.Contains(f.logs.String(), "the reply could not be saved") {
 		t.Fatalf("log = %s", f.logs)
+	}
+}
+
+// The user's message is stored while the run starts. When that fails,
+// the run is stopped, the stream ends with an error, and no reply is
+// stored without its message.
+func TestHistoryTurnNotStored(t *testing.T) {
+	store := &flakyStore{Store: history.NewMemory(), downOn: map[int]bool{1: true}}
+	f := newHistoryFixture(t, store)
+	chunks := f.chat("alice", userBody("c", "count to 100000"))
+	if e := find(chunks, "error"); e == nil || e["errorText"] != uiadapter.SaveFailedMessage {
+		t.Fatalf("no error chunk: %v", chunks[len(chunks)-3:])
+	}
+	if n := strings.Count(fmt.Sprint(chunks), "text-delta"); n >= 100000 {
+		t.Fatalf("the run was not stopped: %d deltas", n)
+	}
+	if msgs := f.stored("alice", "c"); len(msgs) != 0 {
+		t.Fatalf("stored %s", roles(msgs))
+	}
+	if !strings.Contains(f.logs.String(), "storing the user's message: connection reset") {
+		t.Fatalf("log = %s", f.logs)
+	}
+	// The chat is not left locked.
+	if msgs := text(f.chat("alice", userBody("c", "hello"))); msgs != "You said: hello" {
+		t.Fatalf("next turn: %q", msgs)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -26,6 +27,15 @@ type session struct {
 	locked   time.Time
 	released bool
 	log      *slog.Logger
+
+	// The turn's own messages (the user message, and "not answered"
+	// results for calls it abandons) are stored while the run starts, so
+	// the first bytes do not wait for that round trip. turnStored is
+	// closed when the append is done; turnErr says how it went, and save
+	// waits for it before storing the reply.
+	turnMsgs   []cmf.Message
+	turnStored chan struct{}
+	turnErr    error
 }
 
 // storeTimeout bounds each store call made after the request's own
@@ -138,13 +148,32 @@ func (s *session) merge(ctx context.Context, turn *Turn, stored []cmf.Message) (
 			break
 		}
 	}
-	turnMsgs := append(abandoned, user)
-	v, err := store.Append(ctx, s.key, s.version, turnMsgs...)
-	if err != nil {
-		return nil, nil, storeError(err)
+	s.turnMsgs = append(abandoned, user)
+	return append(stored[:len(stored):len(stored)], s.turnMsgs...), nil, nil
+}
+
+// storeTurn starts appending the turn's own messages. If that fails, the
+// run is cancelled (stop) and save reports the failure in the stream: the
+// reply of a turn that is not stored is not stored either.
+func (s *session) storeTurn(stop context.CancelFunc) {
+	if len(s.turnMsgs) == 0 {
+		return
 	}
-	s.version = v
-	return append(stored[:len(stored):len(stored)], turnMsgs...), nil, nil
+	s.turnStored = make(chan struct{})
+	go func() {
+		defer close(s.turnStored)
+		// Not the request's context: a client that leaves at once still
+		// leaves its message in the conversation.
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		v, err := s.h.cfg.store.Append(ctx, s.key, s.version, s.turnMsgs...)
+		if err != nil {
+			s.turnErr = err
+			stop()
+			return
+		}
+		s.version = v
+	}()
 }
 
 // notAnswered is the result stored for a call nobody answered before the
@@ -255,6 +284,12 @@ var saveBackoff = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond,
 // out may still have landed: a conflict is checked against the stored
 // tail, so nothing is lost and nothing is stored twice.
 func (s *session) save(res runResult) error {
+	if s.turnStored != nil {
+		<-s.turnStored
+		if s.turnErr != nil {
+			return fmt.Errorf("storing the user's message: %w", s.turnErr)
+		}
+	}
 	rec := res.rec
 	switch {
 	case res.err != nil:

@@ -52,6 +52,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, turn *Turn, in 
 	enc := h.proto.NewEncoder(sse, turn)
 	if sess != nil && sess.refusal != "" {
 		log.Info("run refused", "reason", sess.refusal)
+		sess.release()
 		_ = enc.Fail(sess.refusal)
 		_ = enc.Close()
 		_ = sse.Flush()
@@ -59,6 +60,9 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, turn *Turn, in 
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	if sess != nil {
+		sess.storeTurn(cancel)
+	}
 
 	events := make(chan item, eventBuffer)
 	done := make(chan runResult, 1)
@@ -129,6 +133,10 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, turn *Turn, in 
 	var saveErr error
 	if sess != nil {
 		saveErr = sess.save(res)
+		// Unlock before the client sees the end of the reply: useChat may
+		// send the next request (an automatic continuation) the moment it
+		// reads finish, and must not find the chat still locked.
+		sess.release()
 	}
 	switch {
 	case saveErr != nil:
