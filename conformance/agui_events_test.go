@@ -2,9 +2,6 @@ package conformance
 
 import (
 	"encoding/json"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/agentui/agentui/agent"
@@ -59,20 +56,7 @@ func TestAGUIEventsTheDemoCannotMake(t *testing.T) {
 		{Name: "two interrupts, pre-1.0 client", Legacy: true, events: interrupts, Last: map[string]any{"type": "RUN_FINISHED"}},
 	}
 	for i := range cases {
-		rec := httptest.NewRecorder()
-		w := uiadapter.NewSSEWriter(rec)
-		enc := agui.New().NewEncoder(w, &uiadapter.Turn{ChatID: "t1", RunID: "r1", ProtocolVersion: cases[i].version})
-		for _, ev := range cases[i].events {
-			_ = enc.Encode(ev)
-		}
-		_ = enc.Close()
-		_ = w.Flush()
-		cases[i].Stream = rec.Body.String()
+		cases[i].Stream = testutil.Encode(agui.New(), &uiadapter.Turn{ChatID: "t1", RunID: "r1", ProtocolVersion: cases[i].version}, cases[i].events...)
 	}
-	b, _ := json.Marshal(cases)
-	file := filepath.Join(t.TempDir(), "streams.json")
-	if err := os.WriteFile(file, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Log(runNode(t, node, nil, "agui-events.mjs", file))
+	t.Log(runNodeOnJSON(t, node, "agui-events.mjs", cases))
 }

@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -72,20 +71,21 @@ func TestVercelChunksTheDemoCannotMake(t *testing.T) {
 		)})
 	}
 	for i := range cases {
-		rec := httptest.NewRecorder()
-		w := uiadapter.NewSSEWriter(rec)
-		enc := vercelai.New().NewEncoder(w, &uiadapter.Turn{ChatID: "c", Intent: uiadapter.Submit})
-		for _, ev := range cases[i].events {
-			_ = enc.Encode(ev)
-		}
-		_ = enc.Close()
-		_ = w.Flush()
-		cases[i].Stream = rec.Body.String()
+		cases[i].Stream = testutil.Encode(vercelai.New(), &uiadapter.Turn{ChatID: "c", Intent: uiadapter.Submit}, cases[i].events...)
 	}
-	b, _ := json.Marshal(cases)
-	file := filepath.Join(t.TempDir(), "streams.json")
+	t.Log(runNodeOnJSON(t, node, "chunks.mjs", cases))
+}
+
+// runNodeOnJSON writes v to a JSON file and runs script in js/ on it.
+func runNodeOnJSON(t *testing.T, node, script string, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "input.json")
 	if err := os.WriteFile(file, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Log(runNode(t, node, nil, "chunks.mjs", file))
+	return runNode(t, node, nil, script, file)
 }

@@ -2,13 +2,13 @@ package agui_test
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/testutil"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/uiadapter"
 )
@@ -17,16 +17,9 @@ var timestampRe = regexp.MustCompile(`"timestamp":\d+`)
 
 // encodeRun encodes events as one run; timestamps become 0.
 func encodeRun(version string, events ...agent.Event) []string {
-	rec := httptest.NewRecorder()
-	w := uiadapter.NewSSEWriter(rec)
-	enc := agui.New().NewEncoder(w, &uiadapter.Turn{ChatID: "t1", RunID: "r1", ProtocolVersion: version})
-	for _, ev := range events {
-		_ = enc.Encode(ev)
-	}
-	_ = enc.Close()
-	_ = w.Flush()
+	body := testutil.Encode(agui.New(), &uiadapter.Turn{ChatID: "t1", RunID: "r1", ProtocolVersion: version}, events...)
 	var out []string
-	for _, frame := range strings.Split(strings.TrimSuffix(rec.Body.String(), "\n\n"), "\n\n") {
+	for _, frame := range strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n") {
 		out = append(out, timestampRe.ReplaceAllString(strings.TrimPrefix(frame, "data: "), `"timestamp":0`))
 	}
 	return out

@@ -2,28 +2,20 @@ package vercelai_test
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/testutil"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 )
 
 // encodeRun encodes events as one run and returns its frames' data.
 func encodeRun(p *vercelai.Protocol, turn *uiadapter.Turn, events ...agent.Event) []string {
-	rec := httptest.NewRecorder()
-	w := uiadapter.NewSSEWriter(rec)
-	enc := p.NewEncoder(w, turn)
-	for _, ev := range events {
-		_ = enc.Encode(ev)
-	}
-	_ = enc.Close()
-	_ = w.Flush()
 	var out []string
-	for _, frame := range strings.Split(strings.TrimSuffix(rec.Body.String(), "\n\n"), "\n\n") {
+	for _, frame := range strings.Split(strings.TrimSuffix(testutil.Encode(p, turn, events...), "\n\n"), "\n\n") {
 		out = append(out, strings.TrimPrefix(frame, "data: "))
 	}
 	return out
