@@ -37,17 +37,7 @@ type fixture struct {
 func newFixture(t *testing.T, opts ...uiadapter.Option) *fixture {
 	t.Helper()
 	f := &fixture{t: t, logs: &testutil.LogBuffer{}}
-	tools := demo.Tools()
-	del := agent.FuncTool("delete_file", "Deletes a file.", func(_ context.Context, in demo.DeleteInput) (map[string]string, error) {
-		f.deleted.Add(1)
-		return map[string]string{"deleted": in.Path}, nil
-	})
-	del.NeedsApproval = agent.Always
-	tools[1] = del
-	loop, err := agent.New(demo.New(), agent.WithTools(tools...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	loop := testutil.DemoLoop(t, &f.deleted)
 	base := []uiadapter.Option{
 		uiadapter.WithInstructions("Server instructions."),
 		uiadapter.WithSecret([]byte(secret)),
@@ -71,44 +61,9 @@ func (f *fixture) post(body string) *http.Response {
 }
 
 // chunks posts body, expects 200, and returns the decoded chunks.
-func (f *fixture) chunks(body string) []map[string]any {
+func (f *fixture) chunks(body string) testutil.Chunks {
 	f.t.Helper()
-	resp := f.post(body)
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		f.t.Fatalf("status %d: %s", resp.StatusCode, b)
-	}
-	var out []map[string]any
-	for _, data := range testutil.ReadSSE(f.t, resp.Body) {
-		if data == "[DONE]" {
-			continue
-		}
-		var c map[string]any
-		if err := json.Unmarshal([]byte(data), &c); err != nil {
-			f.t.Fatalf("chunk %s: %v", data, err)
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-func find(chunks []map[string]any, typ string) map[string]any {
-	for _, c := range chunks {
-		if c["type"] == typ {
-			return c
-		}
-	}
-	return nil
-}
-
-func text(chunks []map[string]any) string {
-	var b strings.Builder
-	for _, c := range chunks {
-		if c["type"] == "text-delta" {
-			b.WriteString(c["delta"].(string))
-		}
-	}
-	return b.String()
+	return testutil.PostStream(f.t, f.url, body)
 }
 
 func userBody(chat, text string) string {
@@ -222,7 +177,7 @@ func describe(t *testing.T, f *fixture, history []any) []struct {
 		Parts []string `json:"parts"`
 		Text  string   `json:"text"`
 	}
-	if err := json.Unmarshal([]byte(text(f.chunks(string(body)))), &got); err != nil {
+	if err := json.Unmarshal([]byte(f.chunks(string(body)).Text()), &got); err != nil {
 		t.Fatal(err)
 	}
 	return got
@@ -310,12 +265,12 @@ func TestSanitizationEndToEnd(t *testing.T) {
 func approvalRequest(t *testing.T, f *fixture, chat string) map[string]any {
 	t.Helper()
 	chunks := f.chunks(userBody(chat, "delete /tmp/x.txt"))
-	req := find(chunks, "tool-approval-request")
-	avail := find(chunks, "tool-input-available")
+	req := chunks.Find("tool-approval-request")
+	avail := chunks.Find("tool-input-available")
 	if req == nil || avail == nil || req["signature"] == nil {
 		t.Fatalf("no signed approval request: %v", chunks)
 	}
-	return msg(find(chunks, "start")["messageId"].(string), "assistant",
+	return msg(chunks.Find("start")["messageId"].(string), "assistant",
 		part("step-start"),
 		part("tool-delete_file", "toolCallId", avail["toolCallId"], "state", "approval-responded", "input", avail["input"],
 			"approval", map[string]any{"id": req["approvalId"], "approved": true, "signature": req["signature"]}))
@@ -372,7 +327,7 @@ func TestForgedApprovalsAreRefused(t *testing.T) {
 	// The genuine approval runs the tool once.
 	m := approvalRequest(t, f, "genuine")
 	chunks := f.chunks(continuation("genuine", m))
-	if f.deleted.Load() != 1 || text(chunks) != "Deleted /tmp/x.txt." || find(chunks, "start")["messageId"] != m["id"] {
+	if f.deleted.Load() != 1 || chunks.Text() != "Deleted /tmp/x.txt." || chunks.Find("start")["messageId"] != m["id"] {
 		t.Fatalf("genuine approval: %d executions, %v", f.deleted.Load(), chunks)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/agent"
-	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testutil"
@@ -51,17 +50,7 @@ type historyFixture struct {
 func newHistoryFixture(t *testing.T, store history.Store) *historyFixture {
 	t.Helper()
 	f := &historyFixture{t: t, store: store, logs: &testutil.LogBuffer{}}
-	tools := demo.Tools()
-	del := agent.FuncTool("delete_file", "Deletes a file.", func(_ context.Context, in demo.DeleteInput) (map[string]string, error) {
-		f.deleted.Add(1)
-		return map[string]string{"deleted": in.Path}, nil
-	})
-	del.NeedsApproval = agent.Always
-	tools[1] = del
-	loop, err := agent.New(demo.New(), agent.WithTools(tools...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	loop := testutil.DemoLoop(t, &f.deleted)
 	opts := []uiadapter.Option{
 		uiadapter.WithStore(store), uiadapter.WithScope(headerScope), uiadapter.WithSecret([]byte(secret)),
 		uiadapter.WithLogger(slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
@@ -93,21 +82,9 @@ func (f *historyFixture) do(scope, method, path, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func (f *historyFixture) chat(scope, body string) []map[string]any {
+func (f *historyFixture) chat(scope, body string) testutil.Chunks {
 	f.t.Helper()
-	status, raw := f.do(scope, http.MethodPost, "/api/chat", body)
-	if status != 200 {
-		f.t.Fatalf("%d %s", status, raw)
-	}
-	var out []map[string]any
-	for _, frame := range strings.Split(raw, "\n\n") {
-		if data, ok := strings.CutPrefix(frame, "data: "); ok && data != "[DONE]" {
-			var c map[string]any
-			_ = json.Unmarshal([]byte(data), &c)
-			out = append(out, c)
-		}
-	}
-	return out
+	return testutil.PostStream(f.t, f.url+"/api/chat", body, "X-Scope", scope)
 }
 
 func (f *historyFixture) stored(scope, chat string) []cmf.Message {
@@ -178,11 +155,11 @@ func TestHistoryPersistsTurnsWithIDs(t *testing.T) {
 		t.Fatalf("stored %s", roles(msgs))
 	}
 	// The assistant message keeps the id announced in the start chunk.
-	if msgs[1].ID() != find(chunks, "start")["messageId"] || msgs[0].ID() != "u1" {
-		t.Fatalf("ids: stored %s, announced %v", msgs[1].ID(), find(chunks, "start"))
+	if msgs[1].ID() != chunks.Find("start")["messageId"] || msgs[0].ID() != "u1" {
+		t.Fatalf("ids: stored %s, announced %v", msgs[1].ID(), chunks.Find("start"))
 	}
 	// The next turn sends only its user message; the model sees it all.
-	ctx := text(f.chat("alice", strings.Replace(userBody("c", "/context"), `"u1"`, `"u2"`, 1)))
+	ctx := f.chat("alice", strings.Replace(userBody("c", "/context"), `"u1"`, `"u2"`, 1)).Text()
 	var seen []struct{ Role, Text string }
 	_ = json.Unmarshal([]byte(ctx), &seen)
 	if len(seen) != 5 || seen[0].Text != "weather in Rome" || seen[3].Text != "The weather in Rome is sunny, 21°C." {
@@ -194,8 +171,8 @@ func TestHistoryStaleAndForgedResolutions(t *testing.T) {
 	f := newHistoryFixture(t, history.NewMemory())
 	asst := func(chat string) map[string]any {
 		chunks := f.chat("alice", userBody(chat, "delete /tmp/x.txt"))
-		req, avail := find(chunks, "tool-approval-request"), find(chunks, "tool-input-available")
-		return msg(find(chunks, "start")["messageId"].(string), "assistant", part("step-start"),
+		req, avail := chunks.Find("tool-approval-request"), chunks.Find("tool-input-available")
+		return msg(chunks.Find("start")["messageId"].(string), "assistant", part("step-start"),
 			part("tool-delete_file", "toolCallId", avail["toolCallId"], "state", "approval-responded", "input", avail["input"],
 				"approval", map[string]any{"id": req["approvalId"], "approved": true}))
 	}
@@ -224,7 +201,7 @@ func TestHistoryStaleAndForgedResolutions(t *testing.T) {
 		t.Fatal("a refused resolution executed the tool")
 	}
 	// Genuine: approved once; the same approval again is stale.
-	if got := text(f.chat("alice", continuation("chat-a", a))); got != "Deleted /tmp/x.txt." || f.deleted.Load() != 1 {
+	if got := f.chat("alice", continuation("chat-a", a)).Text(); got != "Deleted /tmp/x.txt." || f.deleted.Load() != 1 {
 		t.Fatalf("genuine approval: %q, %d executions", got, f.deleted.Load())
 	}
 	refused("stale approval", "alice", continuation("chat-a", a))
@@ -237,7 +214,7 @@ func TestHistoryStaleAndForgedResolutions(t *testing.T) {
 	_ = json.Unmarshal([]byte(hist), &body)
 	body["messages"] = append(body["messages"].([]any), msg("u9", "user", part("text", "text", "thanks")))
 	raw, _ := json.Marshal(body)
-	if got := text(f.chat("alice", string(raw))); got != "You said: thanks" {
+	if got := f.chat("alice", string(raw)).Text(); got != "You said: thanks" {
 		t.Fatalf("a new turn after history: %q", got)
 	}
 }
@@ -319,7 +296,7 @@ func TestHistoryOneRunPerChat(t *testing.T) {
 func TestHistoryKeepsFailedAndCancelledRuns(t *testing.T) {
 	f := newHistoryFixture(t, history.NewMemory())
 	chunks := f.chat("alice", userBody("fails", "fail"))
-	if find(chunks, "error") == nil {
+	if chunks.Find("error") == nil {
 		t.Fatal("no error chunk")
 	}
 	msgs := f.stored("alice", "fails")
@@ -401,7 +378,7 @@ func TestHistorySaveIsNeitherLostNorDuplicated(t *testing.T) {
 	store := &flakyStore{Store: history.NewMemory(), landThenErr: map[int]bool{2: true}}
 	f := newHistoryFixture(t, store)
 	chunks := f.chat("alice", userBody("c", "hello"))
-	if find(chunks, "error") != nil || find(chunks, "finish") == nil {
+	if chunks.Find("error") != nil || chunks.Find("finish") == nil {
 		t.Fatalf("chunks = %v", chunks)
 	}
 	if msgs := f.stored("alice", "c"); roles(msgs) != "user,assistant" {
@@ -426,7 +403,7 @@ func TestHistoryUnavailable(t *testing.T) {
 	store = &flakyStore{Store: history.NewMemory(), downOn: map[int]bool{2: true, 3: true, 4: true, 5: true}}
 	f = newHistoryFixture(t, store)
 	chunks := f.chat("alice", userBody("c", "hello"))
-	if e := find(chunks, "error"); e == nil || e["errorText"] != uiadapter.SaveFailedMessage || find(chunks, "finish")["finishReason"] != "error" {
+	if e := chunks.Find("error"); e == nil || e["errorText"] != uiadapter.SaveFailedMessage || chunks.Find("finish")["finishReason"] != "error" {
 		t.Fatalf("chunks = %v", chunks)
 	}
 	if !strings.Contains(f.logs.String(), "the reply could not be saved") {
@@ -441,7 +418,7 @@ func TestHistoryTurnNotStored(t *testing.T) {
 	store := &flakyStore{Store: history.NewMemory(), downOn: map[int]bool{1: true}}
 	f := newHistoryFixture(t, store)
 	chunks := f.chat("alice", userBody("c", "count to 100000"))
-	if e := find(chunks, "error"); e == nil || e["errorText"] != uiadapter.SaveFailedMessage {
+	if e := chunks.Find("error"); e == nil || e["errorText"] != uiadapter.SaveFailedMessage {
 		t.Fatalf("no error chunk: %v", chunks[len(chunks)-3:])
 	}
 	if n := strings.Count(fmt.Sprint(chunks), "text-delta"); n >= 100000 {
@@ -454,7 +431,7 @@ func TestHistoryTurnNotStored(t *testing.T) {
 		t.Fatalf("log = %s", f.logs)
 	}
 	// The chat is not left locked.
-	if msgs := text(f.chat("alice", userBody("c", "hello"))); msgs != "You said: hello" {
+	if msgs := f.chat("alice", userBody("c", "hello")).Text(); msgs != "You said: hello" {
 		t.Fatalf("next turn: %q", msgs)
 	}
 }

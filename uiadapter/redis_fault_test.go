@@ -22,7 +22,7 @@ func TestRedisFaults(t *testing.T) {
 	f := newHistoryFixture(t, redisstore.New(rdb))
 
 	// Working.
-	if got := text(f.chat("alice", userBody("c1", "hello"))); got != "You said: hello" {
+	if got := f.chat("alice", userBody("c1", "hello")).Text(); got != "You said: hello" {
 		t.Fatalf("reply %q", got)
 	}
 
@@ -61,7 +61,7 @@ func TestRedisFaults(t *testing.T) {
 
 	// Back: the server kept serving and works again.
 	rs.Start()
-	if got := text(f.chat("alice", userBody("c4", "hello again"))); got != "You said: hello again" {
+	if got := f.chat("alice", userBody("c4", "hello again")).Text(); got != "You said: hello again" {
 		t.Fatalf("after Redis came back: %q", got)
 	}
 }

@@ -2,23 +2,12 @@ package redis_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
-	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redis"
 	"github.com/agentui/agentui/internal/testutil"
 )
-
-func messages(n int) []cmf.Message {
-	out := make([]cmf.Message, n)
-	for i := range out {
-		out[i] = cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: "What is the weather in Paris today? Please be brief."}}}
-		out[i].SetID(fmt.Sprint(i))
-	}
-	return out
-}
 
 // BenchmarkRedisLoad200: loading a conversation of 200 messages from a
 // real Redis, "cached" when the store's cache holds its version (one small
@@ -34,7 +23,7 @@ func BenchmarkRedisLoad200(b *testing.B) {
 			testutil.DeleteKeysOnCleanup(b, rdb, prefix)
 			s := redis.New(rdb, redis.WithPrefix(prefix), redis.WithCache(bc.size))
 			key := history.Key{Scope: "s", Chat: "c"}
-			if _, err := s.Append(context.Background(), key, 0, messages(200)...); err != nil {
+			if _, err := s.Append(context.Background(), key, 0, testutil.UserMessages(200)...); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
@@ -54,7 +43,7 @@ func BenchmarkRedisAppend(b *testing.B) {
 	testutil.DeleteKeysOnCleanup(b, rdb, prefix)
 	s := redis.New(rdb, redis.WithPrefix(prefix))
 	key := history.Key{Scope: "s", Chat: "c"}
-	msgs := messages(2)
+	msgs := testutil.UserMessages(2)
 	var v history.Version
 	b.ReportAllocs()
 	for b.Loop() {

@@ -92,6 +92,17 @@ func (s *Store) keys(k history.Key) (msgs, ver, gen, lock string) {
 	return base + "msgs", base + "ver", base + "gen", base + "lock"
 }
 
+// bumpVersion ends every write script: bump the version, refresh the TTL
+// (ARGV[2], ms; 0 none) of the data keys, reply {0, new version}.
+const bumpVersion = `
+v = redis.call('INCR', KEYS[2])
+local ttl = tonumber(ARGV[2])
+if ttl > 0 then
+  for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+return {0, v}
+`
+
 // appendScript: KEYS msgs, ver, gen; ARGV expected version, ttl ms,
 // messages…. Returns {0, new version} or {-1, current version}. Creating a
 // conversation stamps gen with the server's clock in microseconds, so a
@@ -105,13 +116,7 @@ if v == 0 then
   redis.call('SET', KEYS[3], t[1] .. string.format('%06d', tonumber(t[2])))
 end
 for i = 3, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
-v = redis.call('INCR', KEYS[2])
-local ttl = tonumber(ARGV[2])
-if ttl > 0 then
-  for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ttl) end
-end
-return {0, v}
-`)
+` + bumpVersion)
 
 // truncateScript: KEYS msgs, ver, gen; ARGV expected version, ttl ms, keep.
 var truncateScript = goredis.NewScript(`
@@ -119,13 +124,7 @@ local v = tonumber(redis.call('GET', KEYS[2]) or '0')
 if v == 0 or v ~= tonumber(ARGV[1]) then return {-1, v} end
 local keep = tonumber(ARGV[3])
 if keep <= 0 then redis.call('DEL', KEYS[1]) else redis.call('LTRIM', KEYS[1], 0, keep - 1) end
-v = redis.call('INCR', KEYS[2])
-local ttl = tonumber(ARGV[2])
-if ttl > 0 then
-  for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ttl) end
-end
-return {0, v}
-`)
+` + bumpVersion)
 
 // loadScript: KEYS msgs, ver, gen, lock; ARGV the version and generation
 // the caller has cached (-1 and "": none), a lock token ("": do not lock)

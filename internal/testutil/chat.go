@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentui/agentui/cmf"
 )
 
 // Chunks are decoded stream events.
@@ -29,8 +33,14 @@ func PostStream(t testing.TB, url, body string, header ...string) Chunks {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("POST %s: %d %s", url, resp.StatusCode, b)
 	}
+	return ParseChunks(t, resp.Body)
+}
+
+// ParseChunks decodes the events of an SSE body, leaving out [DONE].
+func ParseChunks(t testing.TB, body io.Reader) Chunks {
+	t.Helper()
 	var out Chunks
-	for _, data := range ReadSSE(t, resp.Body) {
+	for _, data := range ReadSSE(t, body) {
 		if data == "[DONE]" {
 			continue
 		}
@@ -77,4 +87,33 @@ func AGUIInput(thread, id, text string) string {
 	b, _ := json.Marshal(map[string]any{"threadId": thread, "runId": id, "protocolVersion": "1.0",
 		"messages": []any{map[string]any{"id": id, "role": "user", "content": text}}})
 	return string(b)
+}
+
+// Golden compares got with the golden file at path; with update set
+// (each package's -update flag) it first rewrites the file.
+func Golden(t testing.TB, path, got string, update bool) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the package's tests with -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("differs from %s:\n%s", path, got)
+	}
+}
+
+// UserMessages is n short CMF user messages with ids "0", "1", …: a stored
+// conversation for store tests and benchmarks.
+func UserMessages(n int) []cmf.Message {
+	out := make([]cmf.Message, n)
+	for i := range out {
+		out[i] = cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: "What is the weather in Paris today? Please be brief."}}}
+		out[i].SetID(strconv.Itoa(i))
+	}
+	return out
 }

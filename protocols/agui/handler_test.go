@@ -1,14 +1,12 @@
 package agui_test
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
+	"github.com/agentui/agentui/internal/testutil"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/uiadapter"
 )
@@ -31,17 +30,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{}
-	tools := demo.Tools()
-	del := agent.FuncTool("delete_file", "Deletes a file.", func(_ context.Context, in demo.DeleteInput) (map[string]string, error) {
-		f.deleted.Add(1)
-		return map[string]string{"deleted": in.Path}, nil
-	})
-	del.NeedsApproval = agent.Always
-	tools[1] = del
-	loop, err := agent.New(demo.New(), agent.WithTools(tools...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	loop := testutil.DemoLoop(t, &f.deleted)
 	srv := httptest.NewServer(agui.Handler(loop, uiadapter.WithSecret([]byte("golden")), uiadapter.WithMaxBodyBytes(1<<16)))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
@@ -60,23 +49,10 @@ func (f *fixture) post(t *testing.T, body any) (int, string) {
 	return resp.StatusCode, string(raw)
 }
 
-func (f *fixture) run(t *testing.T, body any) []map[string]any {
+func (f *fixture) run(t *testing.T, body any) testutil.Chunks {
 	t.Helper()
-	status, raw := f.post(t, body)
-	if status != 200 {
-		t.Fatalf("%d %s", status, raw)
-	}
-	var events []map[string]any
-	for _, frame := range strings.Split(raw, "\n\n") {
-		if data, ok := strings.CutPrefix(frame, "data: "); ok {
-			var e map[string]any
-			if err := json.Unmarshal([]byte(data), &e); err != nil {
-				t.Fatal(err)
-			}
-			events = append(events, e)
-		}
-	}
-	return events
+	b, _ := json.Marshal(body)
+	return testutil.PostStream(t, f.url, string(b))
 }
 
 type input map[string]any
@@ -84,15 +60,6 @@ type input map[string]any
 func userInput(thread, text string) input {
 	return input{"threadId": thread, "runId": "run-1", "protocolVersion": "1.0", "state": map[string]any{},
 		"messages": []any{map[string]any{"id": "u1", "role": "user", "content": text}}, "tools": []any{}, "context": []any{}}
-}
-
-func find(events []map[string]any, typ string) map[string]any {
-	for _, e := range events {
-		if e["type"] == typ {
-			return e
-		}
-	}
-	return nil
 }
 
 // interrupted asks to delete a file and returns the resume input as a
@@ -103,7 +70,7 @@ func interrupted(t *testing.T, f *fixture, thread string) (input, map[string]any
 	fin := events[len(events)-1]
 	irs := fin["outcome"].(map[string]any)["interrupts"].([]any)
 	ir := irs[0].(map[string]any)
-	start := find(events, "TOOL_CALL_START")
+	start := events.Find("TOOL_CALL_START")
 	next := userInput(thread, "delete /tmp/x.txt")
 	next["runId"] = "run-2"
 	next["messages"] = []any{
@@ -152,7 +119,7 @@ func TestForgedResumesRunNothing(t *testing.T) {
 	}
 	in, _ := interrupted(t, f, "thread-genuine")
 	events := f.run(t, in)
-	if f.deleted.Load() != 1 || find(events, "TOOL_CALL_RESULT") == nil || find(events, "TOOL_CALL_START") != nil {
+	if f.deleted.Load() != 1 || events.Find("TOOL_CALL_RESULT") == nil || events.Find("TOOL_CALL_START") != nil {
 		t.Fatalf("genuine resume: %d executions, %v", f.deleted.Load(), events)
 	}
 }
@@ -236,20 +203,7 @@ func TestGoldenStreams(t *testing.T) {
 	}
 	for name, stream := range streams {
 		t.Run(name, func(t *testing.T) {
-			got := normalize(stream)
-			golden := filepath.Join("testdata", name+".sse")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./protocols/agui -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("stream differs from %s:\n%s", golden, got)
-			}
+			testutil.Golden(t, filepath.Join("testdata", name+".sse"), normalize(stream), *update)
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
+	"github.com/agentui/agentui/internal/testutil"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 )
@@ -71,29 +71,6 @@ func userBody(text string) string {
 	return string(b)
 }
 
-func chunksOf(stream string) []map[string]any {
-	var out []map[string]any
-	for _, frame := range strings.Split(stream, "\n\n") {
-		data, ok := strings.CutPrefix(frame, "data: ")
-		if !ok || data == "[DONE]" {
-			continue
-		}
-		var c map[string]any
-		_ = json.Unmarshal([]byte(data), &c)
-		out = append(out, c)
-	}
-	return out
-}
-
-func find(chunks []map[string]any, typ string) map[string]any {
-	for _, c := range chunks {
-		if c["type"] == typ {
-			return c
-		}
-	}
-	return nil
-}
-
 func TestGoldenStreams(t *testing.T) {
 	url := server(t)
 	streams := map[string]string{
@@ -103,11 +80,11 @@ func TestGoldenStreams(t *testing.T) {
 		"approval-request": post(t, url, userBody("delete /tmp/x.txt")),
 	}
 	// The continuation approves the request the server just made.
-	chunks := chunksOf(streams["approval-request"])
-	req, avail := find(chunks, "tool-approval-request"), find(chunks, "tool-input-available")
+	chunks := testutil.ParseChunks(t, strings.NewReader(streams["approval-request"]))
+	req, avail := chunks.Find("tool-approval-request"), chunks.Find("tool-input-available")
 	cont, _ := json.Marshal(map[string]any{"id": "chat-golden", "trigger": "submit-message", "messages": []any{
 		map[string]any{"id": "u1", "role": "user", "parts": []any{map[string]any{"type": "text", "text": "delete /tmp/x.txt"}}},
-		map[string]any{"id": find(chunks, "start")["messageId"], "role": "assistant", "parts": []any{
+		map[string]any{"id": chunks.Find("start")["messageId"], "role": "assistant", "parts": []any{
 			map[string]any{"type": "step-start"},
 			map[string]any{"type": "tool-delete_file", "toolCallId": avail["toolCallId"], "state": "approval-responded", "input": avail["input"],
 				"approval": map[string]any{"id": req["approvalId"], "approved": true, "signature": req["signature"]}},
@@ -117,20 +94,7 @@ func TestGoldenStreams(t *testing.T) {
 
 	for name, stream := range streams {
 		t.Run(name, func(t *testing.T) {
-			got := normalize(stream)
-			golden := filepath.Join("testdata", name+".sse")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./protocols/vercelai -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("stream differs from %s:\n%s", golden, got)
-			}
+			testutil.Golden(t, filepath.Join("testdata", name+".sse"), normalize(stream), *update)
 		})
 	}
 }

@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { HttpAgent } from '@ag-ui/client';
 import { generateId } from './ids.js';
-import { Composer, ErrorBox, Message, MessageList, Reasoning, Text, ToolCard } from './ui.jsx';
+import { Composer, ErrorBox, Message, MessageList, Pending, Reasoning, Text, ToolCard } from './ui.jsx';
 import { getLocation, LOCATION_TOOL, locationToolDeclaration } from './location.js';
 
 const TOOLS = [locationToolDeclaration];
@@ -143,16 +143,7 @@ export function AguiChat({ chatId, fresh }) {
           </Message>
         ))}
         {running && turns.at(-1)?.role !== 'assistant' && (
-          <li className="message message-assistant pending" data-testid="pending" aria-label="Waiting for the reply">
-            <div className="message-role">Assistant</div>
-            <div className="message-body">
-              <span className="dots" aria-hidden="true">
-                <span />
-                <span />
-                <span />
-              </span>
-            </div>
-          </li>
+          <Pending />
         )}
       </MessageList>
       <ErrorBox message={error} onDismiss={() => setError(null)} />

@@ -7,7 +7,7 @@ import {
   lastAssistantMessageIsCompleteWithApprovalResponses,
   lastAssistantMessageIsCompleteWithToolCalls,
 } from 'ai';
-import { Composer, ErrorBox, Json, Message, MessageList, Reasoning, Text, ToolCard } from './ui.jsx';
+import { Composer, ErrorBox, Json, Message, MessageList, Pending, Reasoning, Text, ToolCard } from './ui.jsx';
 import { getLocation, LOCATION_TOOL } from './location.js';
 
 // VercelChat loads the stored conversation (a reload, or a shared link),
@@ -99,16 +99,7 @@ function Conversation({ chatId, initialMessages, loadError }) {
           </Message>
         ))}
         {status === 'submitted' && last?.role !== 'assistant' && (
-          <li className="message message-assistant pending" data-testid="pending" aria-label="Waiting for the reply">
-            <div className="message-role">Assistant</div>
-            <div className="message-body">
-              <span className="dots" aria-hidden="true">
-                <span />
-                <span />
-                <span />
-              </span>
-            </div>
-          </li>
+          <Pending />
         )}
       </MessageList>
       <ErrorBox

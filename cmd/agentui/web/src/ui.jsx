@@ -150,6 +150,22 @@ export function MessageList({ children, empty, note, contentKey }) {
   );
 }
 
+// Pending stands in for the assistant's reply until its first part arrives.
+export function Pending() {
+  return (
+    <li className="message message-assistant pending" data-testid="pending" aria-label="Waiting for the reply">
+      <div className="message-role">Assistant</div>
+      <div className="message-body">
+        <span className="dots" aria-hidden="true">
+          <span />
+          <span />
+          <span />
+        </span>
+      </div>
+    </li>
+  );
+}
+
 export function ErrorBox({ message, onDismiss }) {
   if (!message) return null;
   return (
