@@ -87,13 +87,59 @@ func StringField(b []byte, name, value string) []byte {
 	return String(Field(b, name), value)
 }
 
-// RawField appends "name":raw, writing null for empty raw JSON.
+// RawField appends "name":raw compacted (see [Raw]).
 func RawField(b []byte, name string, raw json.RawMessage) []byte {
-	b = Field(b, name)
+	return Raw(Field(b, name), raw)
+}
+
+// Raw appends raw JSON on one line: whitespace and control bytes between
+// tokens are dropped, and control characters and U+2028/U+2029 inside
+// strings are escaped, so the result never holds CR or LF whatever raw
+// holds (an SSE frame must be one data line; models send tool arguments
+// with newlines in them). Empty raw is null. Valid JSON stays valid and
+// means the same; invalid JSON stays invalid, still on one line.
+func Raw(b []byte, raw []byte) []byte {
 	if len(raw) == 0 {
 		return append(b, "null"...)
 	}
-	return append(b, raw...)
+	start := 0
+	inString, escaped := false, false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if !inString {
+			switch {
+			case c == '"':
+				inString = true
+			case c <= ' ':
+				b = append(b, raw[start:i]...)
+				start = i + 1
+			}
+			continue
+		}
+		switch {
+		case escaped && c < ' ': // invalid: a backslash before a control byte
+			b = append(b, raw[start:i]...)
+			b = append(b, 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			start = i + 1
+			escaped = false
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '"':
+			inString = false
+		case c < ' ':
+			b = append(b, raw[start:i]...)
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			start = i + 1
+		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xA8 || raw[i+2] == 0xA9):
+			b = append(b, raw[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[raw[i+2]-0xA0])
+			i += 2
+			start = i + 1
+		}
+	}
+	return append(b, raw[start:]...)
 }
 
 // BoolField appends "name":true or "name":false.

@@ -58,3 +58,47 @@ func BenchmarkString(b *testing.B) {
 		buf = String(buf[:0], "The weather in Paris is sunny, 21°C.")
 	}
 }
+
+func TestRawIsOneLine(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", "null"},
+		{`{"a":1}`, `{"a":1}`},
+		{"{\n  \"city\": \"Paris\",\r\n\t\"n\": [1, 2]\n}", `{"city":"Paris","n":[1,2]}`},
+		{"\"keep  spaces\\n inside\"", "\"keep  spaces\\n inside\""},
+		{"{\"s\":\"a\u2028b\u2029c\"}", `{"s":"a\u2028b\u2029c"}`},
+		{"\"esc \\\" quote\" ", "\"esc \\\" quote\""},
+		{"\"raw\ncontrol\"", `"raw\u000acontrol"`}, // invalid JSON in, still one line out
+	} {
+		if got := string(Raw(nil, []byte(c.in))); got != c.want {
+			t.Errorf("Raw(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+// FuzzRaw: whatever the input, the output has no CR or LF; valid JSON
+// stays valid and means the same.
+func FuzzRaw(f *testing.F) {
+	f.Add([]byte("{\n \"a\": \"x\u2028y\",\r\n \"b\": [1, 2.5e3, null, true]\n}"))
+	f.Add([]byte(`"\\\"\n"`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out := Raw(nil, in)
+		for _, c := range out {
+			if c == '\n' || c == '\r' {
+				t.Fatalf("Raw(%q) = %q holds a line break", in, out)
+			}
+		}
+		var want any
+		if json.Unmarshal(in, &want) != nil {
+			return
+		}
+		var got any
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("Raw(%q) = %q is not JSON: %v", in, out, err)
+		}
+		a, _ := json.Marshal(want)
+		b, _ := json.Marshal(got)
+		if string(a) != string(b) {
+			t.Fatalf("Raw(%q) = %q means something else", in, out)
+		}
+	})
+}
