@@ -1,7 +1,9 @@
 package history
 
 import (
+	"container/list"
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -12,20 +14,35 @@ import (
 // Messages are copied in and out (Message.Clone), so a caller that changes
 // a loaded message's parts or extensions does not change the store. Like
 // every CMF message, their raw JSON bytes are shared and read-only.
+//
+// It holds at most a bounded number of bytes (their JSON size; see
+// WithMemoryMaxBytes): past the bound, the conversations used least
+// recently are forgotten, so clients that open chats without end cannot
+// exhaust the process's memory.
 type Memory struct {
 	mu        sync.Mutex
 	ttl       time.Duration
 	now       func() time.Time
+	maxBytes  int64
+	bytes     int64
 	convs     map[Key]*memConv
+	recent    list.List // of *memConv, most recently used first
 	locks     map[Key]memLock
 	nextSweep time.Time
 }
 
 type memConv struct {
+	key     Key
 	msgs    []cmf.Message
+	sizes   []int64 // each message's JSON size
+	bytes   int64
 	version Version
 	expires time.Time // zero: never
+	elem    *list.Element
 }
+
+// DefaultMemoryMaxBytes bounds a Memory store (256 MiB of message JSON).
+const DefaultMemoryMaxBytes = 256 << 20
 
 type memLock struct {
 	token   string
@@ -42,23 +59,39 @@ func WithMemoryTTL(ttl time.Duration) MemoryOption { return func(m *Memory) { m.
 // WithClock sets the clock (for tests). The default is time.Now.
 func WithClock(now func() time.Time) MemoryOption { return func(m *Memory) { m.now = now } }
 
+// WithMemoryMaxBytes bounds the JSON size of all conversations held
+// (default [DefaultMemoryMaxBytes]; 0 or less: no bound). A write past the
+// bound forgets the conversations used least recently (never a locked
+// one, nor the one written).
+func WithMemoryMaxBytes(n int64) MemoryOption { return func(m *Memory) { m.maxBytes = n } }
+
 // NewMemory returns an empty in-memory store.
 func NewMemory(opts ...MemoryOption) *Memory {
-	m := &Memory{now: time.Now, convs: map[Key]*memConv{}, locks: map[Key]memLock{}}
+	m := &Memory{now: time.Now, maxBytes: DefaultMemoryMaxBytes, convs: map[Key]*memConv{}, locks: map[Key]memLock{}}
 	for _, o := range opts {
 		o(m)
 	}
 	return m
 }
 
-// conv returns the live conversation, dropping an expired one.
+// conv returns the live conversation, dropping an expired one, and marks
+// it used.
 func (m *Memory) conv(key Key) *memConv {
 	c := m.convs[key]
 	if c != nil && !c.expires.IsZero() && !m.now().Before(c.expires) {
-		delete(m.convs, key)
+		m.forget(c)
 		return nil
 	}
+	if c != nil {
+		m.recent.MoveToFront(c.elem)
+	}
 	return c
+}
+
+func (m *Memory) forget(c *memConv) {
+	delete(m.convs, c.key)
+	m.recent.Remove(c.elem)
+	m.bytes -= c.bytes
 }
 
 // Load returns the conversation.
@@ -69,7 +102,7 @@ func (m *Memory) Load(_ context.Context, key Key) (Conversation, error) {
 	if c == nil {
 		return Conversation{}, nil
 	}
-	return Conversation{Version: c.version, Messages: cloneAll(c.msgs)}, nil
+	return Conversation{Version: c.version, Messages: cloneAll(c.msgs), Bytes: c.bytes}, nil
 }
 
 // cloneAll copies messages so that neither side can change the other's.
@@ -83,10 +116,16 @@ func cloneAll(msgs []cmf.Message) []cmf.Message {
 
 // Append adds messages if the version is expect.
 func (m *Memory) Append(_ context.Context, key Key, expect Version, msgs ...cmf.Message) (Version, error) {
+	sizes := make([]int64, len(msgs))
 	for i := range msgs {
 		if err := msgs[i].Validate(); err != nil {
 			return 0, err
 		}
+		b, err := json.Marshal(msgs[i])
+		if err != nil {
+			return 0, err
+		}
+		sizes[i] = int64(len(b))
 	}
 	msgs = cloneAll(msgs)
 	m.mu.Lock()
@@ -96,16 +135,40 @@ func (m *Memory) Append(_ context.Context, key Key, expect Version, msgs ...cmf.
 		if expect != 0 {
 			return 0, ErrConflict
 		}
-		c = &memConv{}
+		c = &memConv{key: key}
+		c.elem = m.recent.PushFront(c)
 		m.convs[key] = c
 	}
 	if c.version != expect {
 		return 0, ErrConflict
 	}
 	c.msgs = append(c.msgs, msgs...)
+	c.sizes = append(c.sizes, sizes...)
+	for _, n := range sizes {
+		c.bytes += n
+		m.bytes += n
+	}
 	c.version++
 	m.touch(c)
+	m.bound(c)
 	return c.version, nil
+}
+
+// bound forgets the least recently used conversations while the store
+// holds more than its bound, sparing locked ones and keep.
+func (m *Memory) bound(keep *memConv) {
+	if m.maxBytes <= 0 {
+		return
+	}
+	now := m.now()
+	for e := m.recent.Back(); e != nil && m.bytes > m.maxBytes; {
+		c := e.Value.(*memConv)
+		e = e.Prev()
+		if l, locked := m.locks[c.key]; c == keep || locked && now.Before(l.expires) {
+			continue
+		}
+		m.forget(c)
+	}
 }
 
 // Truncate keeps the first keep messages if the version is expect.
@@ -116,8 +179,12 @@ func (m *Memory) Truncate(_ context.Context, key Key, expect Version, keep int) 
 	if c == nil || c.version != expect {
 		return 0, ErrConflict
 	}
-	if keep < len(c.msgs) {
-		c.msgs = c.msgs[:max(keep, 0):max(keep, 0)]
+	if keep = max(keep, 0); keep < len(c.msgs) {
+		for _, n := range c.sizes[keep:] {
+			c.bytes -= n
+			m.bytes -= n
+		}
+		c.msgs, c.sizes = c.msgs[:keep:keep], c.sizes[:keep:keep]
 	}
 	c.version++
 	m.touch(c)
@@ -136,9 +203,9 @@ func (m *Memory) touch(c *memConv) {
 		return
 	}
 	m.nextSweep = now.Add(min(m.ttl, time.Minute))
-	for k, other := range m.convs {
+	for _, other := range m.convs {
 		if !now.Before(other.expires) {
-			delete(m.convs, k)
+			m.forget(other)
 		}
 	}
 	for k, l := range m.locks {
@@ -152,7 +219,9 @@ func (m *Memory) touch(c *memConv) {
 func (m *Memory) Delete(_ context.Context, key Key) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.convs, key)
+	if c := m.convs[key]; c != nil {
+		m.forget(c)
+	}
 	delete(m.locks, key)
 	return nil
 }

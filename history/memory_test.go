@@ -1,9 +1,11 @@
 package history_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/storetest"
 )
@@ -30,5 +32,49 @@ func TestMemorySweepsExpired(t *testing.T) {
 	}
 	if n := m.Len(); n != 1 {
 		t.Fatalf("%d conversations kept, want 1", n)
+	}
+}
+
+// The store holds a bounded number of bytes: past the bound, the
+// conversations used least recently go, never a locked one.
+func TestMemoryMaxBytes(t *testing.T) {
+	ctx := t.Context()
+	big := func(id string) cmf.Message {
+		m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: strings.Repeat("x", 1000)}}}
+		m.SetID(id)
+		return m
+	}
+	m := history.NewMemory(history.WithMemoryMaxBytes(3500))
+	key := func(c string) history.Key { return history.Key{Scope: "s", Chat: c} }
+	for _, c := range []string{"a", "b", "c"} {
+		if _, err := m.Append(ctx, key(c), 0, big(c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conv, _ := m.Load(ctx, key("a")) // a is now the most recent
+	if conv.Bytes < 1000 || conv.Bytes > 1200 {
+		t.Fatalf("Bytes = %d, want the JSON size of one message", conv.Bytes)
+	}
+	if err := m.Acquire(ctx, key("b"), "run", time.Minute); err != nil { // b is locked: spared
+		t.Fatal(err)
+	}
+	if _, err := m.Append(ctx, key("d"), 0, big("d")); err != nil {
+		t.Fatal(err)
+	}
+	for c, want := range map[string]bool{"a": true, "b": true, "c": false, "d": true} {
+		conv, _ := m.Load(ctx, key(c))
+		if got := conv.Version > 0; got != want {
+			t.Errorf("conversation %s kept = %v, want %v", c, got, want)
+		}
+	}
+	// Truncation gives bytes back.
+	if _, err := m.Append(ctx, key("d"), 1, big("d2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Truncate(ctx, key("d"), 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	if conv, _ := m.Load(ctx, key("d")); conv.Bytes < 1000 || conv.Bytes > 1200 {
+		t.Fatalf("after truncating: Bytes = %d", conv.Bytes)
 	}
 }

@@ -32,6 +32,9 @@ type Version int64
 type Conversation struct {
 	Messages []cmf.Message
 	Version  Version
+	// Bytes is the stored size of the messages (their JSON), so a handler
+	// can bound a conversation without measuring it again.
+	Bytes int64
 }
 
 // Errors.
@@ -40,6 +43,12 @@ var (
 	ErrConflict = errors.New("history: the conversation changed")
 	// ErrBusy: another run holds the conversation's lock.
 	ErrBusy = errors.New("history: a reply is still being produced for this conversation")
+	// ErrUnavailable: the store could not be reached, and the call
+	// certainly changed nothing (the request never left). A store wraps
+	// it into such errors; any other error of a write leaves its outcome
+	// unknown (it may have landed), which callers must not report as a
+	// failure to write.
+	ErrUnavailable = errors.New("history: the store is unreachable")
 )
 
 // Store keeps conversations. Implementations are safe for concurrent use.

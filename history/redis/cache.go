@@ -16,24 +16,54 @@ import (
 // generation stamp tells a conversation created again after a delete or
 // expiry from the old one at the same version.
 type cache struct {
-	mu      sync.Mutex
-	max     int
-	order   *list.List // of *cached, most recent first
-	entries map[history.Key]*list.Element
+	mu       sync.Mutex
+	max      int
+	maxBytes int64 // 0: no bound
+	bytes    int64
+	order    *list.List // of *cached, most recent first
+	entries  map[history.Key]*list.Element
 }
 
 type cached struct {
 	key     history.Key
 	version history.Version
 	gen     string
+	bytes   int64         // the messages' stored (JSON) size
+	sizes   []int64       // each message's stored size
 	msgs    []cmf.Message // the cache's own copies; never handed out
 }
 
-func newCache(max int) *cache {
+func newCache(max int, maxBytes int64) *cache {
 	if max <= 0 {
 		return nil
 	}
-	return &cache{max: max, order: list.New(), entries: map[history.Key]*list.Element{}}
+	return &cache{max: max, maxBytes: max64(maxBytes, 0), order: list.New(), entries: map[history.Key]*list.Element{}}
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// fits reports whether an entry of n bytes may be cached: none larger
+// than an eighth of the bound, so a few huge chats cannot flush the rest.
+func (c *cache) fits(n int64) bool { return c.maxBytes == 0 || n <= c.maxBytes/8 }
+
+// trim evicts the least recently used entries while over either bound.
+// Called with mu held.
+func (c *cache) trim() {
+	for c.order.Len() > c.max || c.maxBytes > 0 && c.bytes > c.maxBytes {
+		c.remove(c.order.Back())
+	}
+}
+
+func (c *cache) remove(e *list.Element) {
+	ce := e.Value.(*cached)
+	c.order.Remove(e)
+	delete(c.entries, ce.key)
+	c.bytes -= ce.bytes
 }
 
 // get returns the cached entry. Entries are never changed in place, so
@@ -62,21 +92,19 @@ func (c *cache) put(key history.Key, ce cached) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[key]; ok {
-		e.Value = &ce
-		c.order.MoveToFront(e)
+		c.remove(e)
+	}
+	if !c.fits(ce.bytes) {
 		return
 	}
 	c.entries[key] = c.order.PushFront(&ce)
-	for c.order.Len() > c.max {
-		oldest := c.order.Back()
-		c.order.Remove(oldest)
-		delete(c.entries, oldest.Value.(*cached).key)
-	}
+	c.bytes += ce.bytes
+	c.trim()
 }
 
 // update changes a cached conversation that was at expect; any other
 // cached version is dropped.
-func (c *cache) update(key history.Key, expect, version history.Version, change func([]cmf.Message) []cmf.Message) {
+func (c *cache) update(key history.Key, expect, version history.Version, change func(cached) cached) {
 	if c == nil {
 		return
 	}
@@ -86,14 +114,19 @@ func (c *cache) update(key history.Key, expect, version history.Version, change 
 	if !ok {
 		return
 	}
-	ce := e.Value.(*cached)
+	ce := *e.Value.(*cached)
+	c.remove(e)
 	if ce.version != expect {
-		c.order.Remove(e)
-		delete(c.entries, key)
 		return
 	}
-	e.Value = &cached{key: key, version: version, gen: ce.gen, msgs: change(ce.msgs)}
-	c.order.MoveToFront(e)
+	ce = change(ce)
+	ce.version = version
+	if !c.fits(ce.bytes) {
+		return
+	}
+	c.entries[key] = c.order.PushFront(&ce)
+	c.bytes += ce.bytes
+	c.trim()
 }
 
 func (c *cache) drop(key history.Key) {
@@ -103,8 +136,7 @@ func (c *cache) drop(key history.Key) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[key]; ok {
-		c.order.Remove(e)
-		delete(c.entries, key)
+		c.remove(e)
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -39,15 +40,20 @@ const DefaultPrefix = "agentui:"
 
 // Store is a history.Store on Redis.
 type Store struct {
-	rdb       goredis.UniversalClient
-	prefix    string
-	ttl       time.Duration
-	cacheSize int
-	cache     *cache
+	rdb        goredis.UniversalClient
+	prefix     string
+	ttl        time.Duration
+	cacheSize  int
+	cacheBytes int64
+	cache      *cache
 }
 
 // DefaultCacheSize is how many decoded conversations a Store keeps.
 const DefaultCacheSize = 256
+
+// DefaultCacheBytes bounds the cache by the stored (JSON) size of the
+// conversations it holds: 64 MiB. Decoded, they take about as much again.
+const DefaultCacheBytes = 64 << 20
 
 var (
 	_ history.Store      = (*Store)(nil)
@@ -72,15 +78,32 @@ func WithTTL(ttl time.Duration) Option { return func(s *Store) { s.ttl = ttl } }
 // correct with any number of replicas.
 func WithCache(conversations int) Option { return func(s *Store) { s.cacheSize = conversations } }
 
+// WithCacheBytes bounds the cache by the stored size of what it holds
+// (default [DefaultCacheBytes]); a conversation larger than an eighth of
+// the bound is never cached. 0 or less: no bound but the count.
+func WithCacheBytes(n int64) Option { return func(s *Store) { s.cacheBytes = n } }
+
 // New returns a store on rdb. Create the client with
 // ContextTimeoutEnabled: true, so request deadlines bound Redis calls.
 func New(rdb goredis.UniversalClient, opts ...Option) *Store {
-	s := &Store{rdb: rdb, prefix: DefaultPrefix, cacheSize: DefaultCacheSize}
+	s := &Store{rdb: rdb, prefix: DefaultPrefix, cacheSize: DefaultCacheSize, cacheBytes: DefaultCacheBytes}
 	for _, o := range opts {
 		o(s)
 	}
-	s.cache = newCache(s.cacheSize)
+	s.cache = newCache(s.cacheSize, s.cacheBytes)
 	return s
+}
+
+// storeError wraps a Redis error. One that shows the command never left
+// (no connection could be made) also wraps history.ErrUnavailable: the
+// write certainly did not happen. Any other failure of a write may have
+// landed.
+func storeError(op string, err error) error {
+	var ne *net.OpError
+	if errors.Is(err, goredis.ErrPoolTimeout) || errors.As(err, &ne) && ne.Op == "dial" {
+		return fmt.Errorf("history/redis: %s: %w: %w", op, history.ErrUnavailable, err)
+	}
+	return fmt.Errorf("history/redis: %s: %w", op, err)
 }
 
 // keyEscaper keeps scopes and chat ids from running into each other or
@@ -189,7 +212,7 @@ func (s *Store) load(ctx context.Context, key history.Key, token string, ttl tim
 	res, err := loadScript.Run(ctx, s.rdb, []string{msgsKey, verKey, genKey, lockKey},
 		knownVersion, known.gen, token, max(ttl.Milliseconds(), 1)).Slice()
 	if err != nil {
-		return history.Conversation{}, fmt.Errorf("history/redis: load: %w", err)
+		return history.Conversation{}, storeError("load", err)
 	}
 	if len(res) < 2 {
 		return history.Conversation{}, fmt.Errorf("history/redis: load: short reply")
@@ -204,15 +227,18 @@ func (s *Store) load(ctx context.Context, key history.Key, token string, ttl tim
 	}
 	conv := history.Conversation{Version: history.Version(v)}
 	if hit && len(res) == 2 && v == knownVersion && gen == known.gen {
-		conv.Messages = cloneAll(known.msgs)
+		conv.Messages, conv.Bytes = cloneAll(known.msgs), known.bytes
 		return conv, nil
 	}
 	conv.Messages = make([]cmf.Message, len(res)-2)
+	sizes := make([]int64, len(conv.Messages))
 	for i, r := range res[2:] {
 		raw, ok := r.(string)
 		if !ok {
 			return history.Conversation{}, fmt.Errorf("history/redis: message %d: unexpected reply %T", i, r)
 		}
+		sizes[i] = int64(len(raw))
+		conv.Bytes += sizes[i]
 		// Straight to UnmarshalJSON: json.Unmarshal would first scan the
 		// bytes once more just to check they are JSON.
 		if err := conv.Messages[i].UnmarshalJSON([]byte(raw)); err != nil {
@@ -220,7 +246,7 @@ func (s *Store) load(ctx context.Context, key history.Key, token string, ttl tim
 		}
 	}
 	if v > 0 && gen != "" {
-		s.cache.put(key, cached{version: conv.Version, gen: gen, msgs: cloneAll(conv.Messages)})
+		s.cache.put(key, cached{version: conv.Version, gen: gen, bytes: conv.Bytes, sizes: sizes, msgs: cloneAll(conv.Messages)})
 	} else {
 		s.cache.drop(key)
 	}
@@ -232,6 +258,7 @@ func (s *Store) Append(ctx context.Context, key history.Key, expect history.Vers
 	msgsKey, verKey, genKey, _ := s.keys(key)
 	args := make([]any, 0, len(msgs)+2)
 	args = append(args, int64(expect), s.ttl.Milliseconds())
+	sizes := make([]int64, len(msgs))
 	for i := range msgs {
 		if err := msgs[i].Validate(); err != nil {
 			return 0, err // never store what Load would refuse
@@ -240,15 +267,21 @@ func (s *Store) Append(ctx context.Context, key history.Key, expect history.Vers
 		if err != nil {
 			return 0, err
 		}
+		sizes[i] = int64(len(b))
 		args = append(args, b)
 	}
-	v, err := s.cas(ctx, appendScript, []string{msgsKey, verKey, genKey}, args)
+	v, err := s.cas(ctx, "append", appendScript, []string{msgsKey, verKey, genKey}, args)
 	if err != nil {
 		s.cache.drop(key)
 		return 0, err
 	}
-	s.cache.update(key, expect, v, func(old []cmf.Message) []cmf.Message {
-		return append(old[:len(old):len(old)], cloneAll(msgs)...)
+	s.cache.update(key, expect, v, func(old cached) cached {
+		old.msgs = append(old.msgs[:len(old.msgs):len(old.msgs)], cloneAll(msgs)...)
+		old.sizes = append(old.sizes[:len(old.sizes):len(old.sizes)], sizes...)
+		for _, n := range sizes {
+			old.bytes += n
+		}
+		return old
 	})
 	return v, nil
 }
@@ -256,21 +289,26 @@ func (s *Store) Append(ctx context.Context, key history.Key, expect history.Vers
 // Truncate keeps the first keep messages if the version is expect.
 func (s *Store) Truncate(ctx context.Context, key history.Key, expect history.Version, keep int) (history.Version, error) {
 	msgsKey, verKey, genKey, _ := s.keys(key)
-	v, err := s.cas(ctx, truncateScript, []string{msgsKey, verKey, genKey}, []any{int64(expect), s.ttl.Milliseconds(), keep})
+	v, err := s.cas(ctx, "truncate", truncateScript, []string{msgsKey, verKey, genKey}, []any{int64(expect), s.ttl.Milliseconds(), keep})
 	if err != nil {
 		s.cache.drop(key)
 		return 0, err
 	}
-	s.cache.update(key, expect, v, func(old []cmf.Message) []cmf.Message {
-		return old[:min(max(keep, 0), len(old)):min(max(keep, 0), len(old))]
+	s.cache.update(key, expect, v, func(old cached) cached {
+		n := min(max(keep, 0), len(old.msgs))
+		for _, size := range old.sizes[n:] {
+			old.bytes -= size
+		}
+		old.msgs, old.sizes = old.msgs[:n:n], old.sizes[:n:n]
+		return old
 	})
 	return v, nil
 }
 
-func (s *Store) cas(ctx context.Context, script *goredis.Script, keys []string, args []any) (history.Version, error) {
+func (s *Store) cas(ctx context.Context, op string, script *goredis.Script, keys []string, args []any) (history.Version, error) {
 	res, err := script.Run(ctx, s.rdb, keys, args...).Int64Slice()
 	if err != nil {
-		return 0, fmt.Errorf("history/redis: %w", err)
+		return 0, storeError(op, err)
 	}
 	if len(res) != 2 {
 		return 0, fmt.Errorf("history/redis: unexpected script reply %v", res)
@@ -286,7 +324,7 @@ func (s *Store) Delete(ctx context.Context, key history.Key) error {
 	msgsKey, verKey, genKey, lockKey := s.keys(key)
 	s.cache.drop(key)
 	if err := s.rdb.Del(ctx, msgsKey, verKey, genKey, lockKey).Err(); err != nil {
-		return fmt.Errorf("history/redis: delete: %w", err)
+		return storeError("delete", err)
 	}
 	return nil
 }
@@ -296,7 +334,7 @@ func (s *Store) Acquire(ctx context.Context, key history.Key, token string, ttl 
 	_, _, _, lockKey := s.keys(key)
 	ok, err := acquireScript.Run(ctx, s.rdb, []string{lockKey}, token, max(ttl.Milliseconds(), 1)).Int64()
 	if err != nil {
-		return fmt.Errorf("history/redis: lock: %w", err)
+		return storeError("lock", err)
 	}
 	if ok == 0 {
 		return history.ErrBusy
@@ -308,7 +346,7 @@ func (s *Store) Acquire(ctx context.Context, key history.Key, token string, ttl 
 func (s *Store) Release(ctx context.Context, key history.Key, token string) error {
 	_, _, _, lockKey := s.keys(key)
 	if err := releaseScript.Run(ctx, s.rdb, []string{lockKey}, token).Err(); err != nil && !errors.Is(err, goredis.Nil) {
-		return fmt.Errorf("history/redis: unlock: %w", err)
+		return storeError("unlock", err)
 	}
 	return nil
 }

@@ -198,3 +198,52 @@ func TestAcquireLoadReleasesOnFailure(t *testing.T) {
 		t.Fatalf("the failed AcquireLoad kept the lock: %v", err)
 	}
 }
+
+// The cache is bounded by bytes: a conversation larger than an eighth of
+// the bound is never cached, and filling the cache evicts the least
+// recently used. A corrupted stored message shows which loads were
+// served from the cache.
+func TestCacheBytesBound(t *testing.T) {
+	rdb := testutil.Redis(t)
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
+	ctx := context.Background()
+	s := redis.New(rdb, redis.WithPrefix(prefix), redis.WithCacheBytes(20000))
+	msg := func(n int) cmf.Message {
+		return cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: strings.Repeat("x", n)}}}
+	}
+	fill := func(chat string, n int) {
+		t.Helper()
+		key := history.Key{Scope: "s", Chat: chat}
+		if _, err := s.Append(ctx, key, 0, msg(n)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Load(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.LSet(ctx, prefix+"{s:"+chat+"}:msgs", 0, "not json").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cached := func(chat string) bool {
+		_, err := s.Load(ctx, history.Key{Scope: "s", Chat: chat})
+		return err == nil
+	}
+	fill("big", 3000)
+	if cached("big") {
+		t.Fatal("a conversation over an eighth of the bound was cached")
+	}
+	fill("first", 1000)
+	if !cached("first") {
+		t.Fatal("a small conversation was not cached")
+	}
+	for i := range 20 {
+		fill(fmt.Sprint("filler", i), 1000)
+	}
+	if cached("first") {
+		t.Fatal("20 KB of newer conversations did not evict the oldest from a 20 KB cache")
+	}
+	if !cached("filler19") {
+		t.Fatal("the newest conversation was evicted")
+	}
+}

@@ -74,6 +74,21 @@ func Run(t *testing.T, newStore NewStore) {
 		if string(got) != string(want) {
 			t.Fatalf("message changed in storage:\n got %s\nwant %s", got, want)
 		}
+		var size int64
+		for i := range c.Messages {
+			b, _ := json.Marshal(c.Messages[i])
+			size += int64(len(b))
+		}
+		if c.Bytes != size {
+			t.Fatalf("Bytes = %d, want the messages' JSON size %d", c.Bytes, size)
+		}
+		if _, err := s.Truncate(ctx, key, 2, 1); err != nil {
+			t.Fatal(err)
+		}
+		one, _ := json.Marshal(msg("m1", "hello"))
+		if c, _ := s.Load(ctx, key); c.Bytes != int64(len(one)) {
+			t.Fatalf("after truncating to one message: Bytes = %d, want %d", c.Bytes, len(one))
+		}
 	})
 
 	t.Run("loads between writes see every write", func(t *testing.T) {
