@@ -107,3 +107,37 @@ type Resolution struct {
 	ErrorText  string          // ClientError
 	MessageID  string          // the client's id for the tool message, if it has one
 }
+
+// ToolKind says where a tool call runs and whether it waits for the user.
+type ToolKind uint8
+
+// Tool kinds.
+const (
+	ToolUnknown  ToolKind = iota // not a tool the agent knows
+	ToolServer                   // runs on the server at once
+	ToolApproval                 // runs on the server once the user approves
+	ToolClient                   // the client executes it and sends the output
+)
+
+func (k ToolKind) String() string {
+	switch k {
+	case ToolServer:
+		return "server"
+	case ToolApproval:
+		return "approval"
+	case ToolClient:
+		return "client"
+	}
+	return "unknown"
+}
+
+// ToolKinds is implemented by agents that can say, before a run, how a
+// call would be handled. A handler uses it to accept tool output from a
+// client only for tools the client executes: output a client sends for a
+// server tool, or for a call that waits for approval, is not an answer.
+// [Loop] implements it; for agents that don't, the agent alone decides.
+type ToolKinds interface {
+	// ToolKind says how a call to name with args is handled, given the
+	// tools the client declared.
+	ToolKind(name string, args json.RawMessage, clientTools []ToolSpec) ToolKind
+}

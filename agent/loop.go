@@ -105,6 +105,27 @@ func (l *Loop) toolsFor(client []ToolSpec) (map[string]*tool, []ToolSpec) {
 	return tools, specs
 }
 
+// ToolKind says how the loop handles a call to name with args (see
+// [ToolKinds]).
+func (l *Loop) ToolKind(name string, args json.RawMessage, clientTools []ToolSpec) ToolKind {
+	t, ok := l.tools[name]
+	if !ok {
+		for _, s := range clientTools {
+			if s.Name == name {
+				return ToolClient
+			}
+		}
+		return ToolUnknown
+	}
+	switch {
+	case t.isClient():
+		return ToolClient
+	case t.needsApproval(args):
+		return ToolApproval
+	}
+	return ToolServer
+}
+
 // run is the state of one Run.
 type run struct {
 	loop    *Loop
@@ -212,11 +233,13 @@ func (r *run) resume() ([]PendingCall, bool) {
 	infos := CallInfos(&msgs[last])
 	var pending []PendingCall
 	var batch []*call
+	seen := map[string]bool{}
 	for _, p := range msgs[last].Content {
 		tc, ok := p.(cmf.ToolCall)
-		if !ok || answered[tc.ToolCallID] {
-			continue
+		if !ok || answered[tc.ToolCallID] || seen[tc.ToolCallID] {
+			continue // a resolution answers one call: the first with its id
 		}
+		seen[tc.ToolCallID] = true
 		t := r.tools[tc.Name]
 		if t == nil {
 			continue // unknown tool: the model request gets an error result for it
@@ -410,7 +433,10 @@ func (r *run) runCalls(batch []*call) bool {
 }
 
 // execTool runs one server tool. A panic in the tool becomes an error
-// result; a cancelled run gives the interrupted result.
+// result. A tool that returns a result keeps it even when the run was
+// cancelled meanwhile: it ran, and what it did is recorded as done. Only
+// a tool that failed because the run was cancelled gives the interrupted
+// result.
 func (r *run) execTool(c *call) (res *ToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -419,7 +445,7 @@ func (r *run) execTool(c *call) (res *ToolResult) {
 	}()
 	out, err := c.tool.Execute(r.ctx, c.args)
 	switch {
-	case r.ctx.Err() != nil:
+	case err != nil && r.ctx.Err() != nil:
 		return errorResult("The tool call was interrupted before it finished.")
 	case err != nil:
 		return errorResult(err.Error())

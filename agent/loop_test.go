@@ -814,3 +814,54 @@ func TestLoopApprovalDependsOnArguments(t *testing.T) {
 		t.Fatalf("finish %+v", fin)
 	}
 }
+
+// One resolution answers one call: a conversation that names a call id
+// twice runs the first call once, never the second's arguments.
+func TestLoopResolutionAnswersOneCall(t *testing.T) {
+	asst := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleAssistant, Content: []cmf.Part{
+		cmf.ToolCall{ToolCallID: "c1", Name: "delete_file", Arguments: json.RawMessage(`{"path":"/tmp/x"}`)},
+		cmf.ToolCall{ToolCallID: "c1", Name: "delete_file", Arguments: json.RawMessage(`{"path":"/etc/passwd"}`)},
+		cmf.ToolCall{ToolCallID: "c1", Name: "delete_file", Arguments: json.RawMessage(`{"path":"/etc/shadow"}`)},
+	}}
+	m := &scripted{replies: []reply{{chunks: text("done")}}}
+	var deleted atomic.Int32
+	events, err := collect(t, newLoop(t, m, &deleted), context.Background(), &Input{
+		Messages: []cmf.Message{userMsg("delete"), asst},
+		Resume:   []Resolution{{ToolCallID: "c1", Kind: Approve}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := all[*ToolResult](events)
+	if deleted.Load() != 1 || len(results) != 1 || string(results[0].Output) != `{"deleted":"/tmp/x"}` {
+		t.Fatalf("%d executions, results %+v", deleted.Load(), results)
+	}
+}
+
+// A tool that finishes while the run is being cancelled keeps its result:
+// it ran. Only a tool that fails because of the cancellation is
+// "interrupted".
+func TestLoopToolThatFinishesAfterCancelKeepsItsResult(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	finishes := FuncTool("pay", "Pays.", func(ctx context.Context, in struct{}) (string, error) {
+		cancel()
+		<-ctx.Done()
+		return "paid", nil // the payment went through
+	})
+	m := &scripted{replies: []reply{{chunks: concat(toolCall("c1", "pay", `{}`), []Chunk{finish(cmf.StopCall)})}}}
+	l, err := New(m, WithTools(finishes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := collect(t, l, ctx, &Input{Messages: []cmf.Message{userMsg("pay")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := last[*ToolResult](t, events)
+	if r.IsError || string(r.Output) != `"paid"` {
+		t.Fatalf("result %+v %s", r, r.Output)
+	}
+	if last[*RunFinished](t, events).StopReason != cmf.StopAborted {
+		t.Fatal("the cancelled run did not finish aborted")
+	}
+}
