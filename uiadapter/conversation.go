@@ -1,8 +1,8 @@
 package uiadapter
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/agentui/agentui/cmf"
@@ -29,13 +29,9 @@ func (h *Handler) ConversationHandler(dump func([]cmf.Message) any, chatID func(
 			writeError(w, log, &Error{Status: http.StatusNotFound, Message: "this server keeps no conversations"})
 			return
 		}
-		scope, err := h.cfg.scope(r)
+		scope, err := h.scopeOf(r)
 		if err != nil {
-			var e *Error
-			if !errors.As(err, &e) {
-				e = &Error{Status: http.StatusUnauthorized, Message: "not authorized", Err: err}
-			}
-			writeError(w, log, e)
+			writeError(w, log, err)
 			return
 		}
 		id := chatID(r)
@@ -43,7 +39,12 @@ func (h *Handler) ConversationHandler(dump func([]cmf.Message) any, chatID func(
 			writeError(w, log, BadRequest("missing chat id"))
 			return
 		}
-		conv, err := h.cfg.store.Load(r.Context(), historyKey(scope, id))
+		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.storeTimeout)
+		defer cancel()
+		conv, err := h.cfg.store.Load(ctx, historyKey(scope, id))
+		if r.Context().Err() != nil {
+			return // the client left
+		}
 		if err != nil {
 			writeError(w, log, Unavailable("conversation history is unavailable", err))
 			return

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
+	"time"
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
@@ -55,17 +57,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, log, &Error{Status: http.StatusUnsupportedMediaType, Message: "content type must be application/json"})
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.maxBodyBytes))
+	body, err := h.readBody(w, r)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, log, &Error{Status: http.StatusRequestEntityTooLarge, Message: "request body too large"})
-			return
-		}
-		writeError(w, log, BadRequest("could not read the request body"))
+		writeError(w, log, err)
 		return
 	}
 	turn, err := h.proto.Decode(r, body)
+	if err == nil {
+		err = checkTurn(turn)
+	}
 	if err != nil {
 		writeError(w, log, err)
 		return
@@ -81,24 +81,51 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s, err := h.begin(r, turn, log)
+	if errors.Is(err, errClientGone) {
+		log.Debug("the client left before the conversation was loaded")
+		return
+	}
 	if err != nil {
 		writeError(w, log, err)
 		return
 	}
-	defer s.release()
 	h.stream(w, r, turn, s.input, s, log)
+}
+
+// readBody reads the body within the size limit (413) and the body
+// timeout (408), then clears the read deadline: the server's watch for a
+// client that hangs up reads the connection during the stream, and must
+// not trip over it.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	if h.cfg.bodyTimeout > 0 {
+		_ = rc.SetReadDeadline(time.Now().Add(h.cfg.bodyTimeout))
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.maxBodyBytes))
+	var tooBig *http.MaxBytesError
+	switch {
+	case err == nil:
+		return body, nil
+	case errors.As(err, &tooBig):
+		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Message: "request body too large"}
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, &Error{Status: http.StatusRequestTimeout, Message: "the request body did not arrive in time"}
+	}
+	return nil, BadRequest("could not read the request body")
 }
 
 // prepare sanitizes the client's conversation and verifies its
 // resolutions.
 func (h *Handler) prepare(turn *Turn, log *slog.Logger) (*agent.Input, error) {
+	h.screenClientOutputs(turn, log)
 	resolved := make(map[string]bool, len(turn.Resolutions))
 	for _, res := range turn.Resolutions {
 		resolved[res.ToolCallID] = true
 	}
 	msgs, findings := Sanitize(turn.Messages, resolved, h.cfg.policy)
 	findings.Log(log)
-	if err := h.verify(turn, msgs); err != nil {
+	if err := h.verify(turn, msgs, log); err != nil {
 		return nil, err
 	}
 	in := &agent.Input{
@@ -117,23 +144,33 @@ func (h *Handler) prepare(turn *Turn, log *slog.Logger) (*agent.Input, error) {
 // verify checks that every approval, denial or edit answers an approval
 // request this server signed: the signature must match the tool call as
 // the client's history shows it (chat, call id, tool name, input).
-func (h *Handler) verify(turn *Turn, msgs []cmf.Message) error {
+func (h *Handler) verify(turn *Turn, msgs []cmf.Message, log *slog.Logger) error {
 	for _, res := range turn.Resolutions {
 		if !res.NeedsSignature() {
 			continue
 		}
+		var refusal string
 		call, ok := findCall(msgs, res.ToolCallID)
-		if !ok {
-			return Conflict("approval for a tool call the server did not request")
+		switch {
+		case !ok:
+			refusal = "approval for a tool call the server did not request"
+		case res.Signature == "":
+			refusal = "approval without a signature"
+		case !h.cfg.signer.Verify(res.Signature, turn.ChatID, call.ToolCallID, call.Name, call.Arguments):
+			refusal = "approval signature does not match the tool call"
 		}
-		if res.Signature == "" {
-			return Conflict("approval without a signature")
-		}
-		if !h.cfg.signer.Verify(res.Signature, turn.ChatID, call.ToolCallID, call.Name, call.Arguments) {
-			return Conflict("approval signature does not match the tool call")
+		if refusal != "" {
+			refused(log, res, refusal)
+			return Conflict(refusal)
 		}
 	}
 	return nil
+}
+
+// refused logs an answer the server would not accept: every refused
+// approval is worth a look (a stale tab, a replay, an attack).
+func refused(log *slog.Logger, res Resolution, why string) {
+	log.Warn("refused an answer to a tool call", "call", res.ToolCallID, "answer", res.Kind.String(), "reason", why)
 }
 
 func findCall(msgs []cmf.Message, id string) (cmf.ToolCall, bool) {

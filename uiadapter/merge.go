@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentui/agentui/agent"
@@ -17,54 +17,79 @@ import (
 
 // session is one request's hold on a stored conversation: the lock, the
 // version it builds on, and the agent's input.
+//
+// The lock is extended on a timer for as long as the session lives (not
+// on writes: a stream whose client stopped reading must not outlive it),
+// and a run whose lock is lost is stopped. The session ends with release,
+// which retries in the background until the lock is gone or would have
+// expired anyway, so a store that comes back finds the chat usable.
 type session struct {
-	h        *Handler
-	key      history.Key
-	token    string
-	version  history.Version
-	input    *agent.Input
-	refusal  string // a refusal the protocol sends as its error event
-	locked   time.Time
-	released bool
-	log      *slog.Logger
+	h       *Handler
+	key     history.Key
+	token   string
+	version history.Version
+	input   *agent.Input
+	refusal string // a refusal the protocol sends as its error event
+	log     *slog.Logger
 
 	// The turn's own messages (the user message, and "not answered"
 	// results for calls it abandons) are stored while the run starts, so
 	// the first bytes do not wait for that round trip. turnStored is
-	// closed when the append is done; turnErr says how it went, and save
-	// waits for it before storing the reply.
+	// closed when the append is done; turnErr says how it went. When it
+	// failed, save stores them with the reply.
 	turnMsgs   []cmf.Message
 	turnStored chan struct{}
 	turnErr    error
+
+	held     atomic.Int64 // when the lock was last known held (Unix ns)
+	lost     atomic.Bool  // the lock was lost and the run stopped
+	keepStop chan struct{}
+	keepDone chan struct{}
+	released bool
 }
 
-// storeTimeout bounds each store call made after the request's own
-// context may be gone (saving a cancelled run, releasing the lock).
-const storeTimeout = 5 * time.Second
+// Messages the client sees when a reply streamed but did not end well.
+const (
+	// SaveFailedMessage: the reply was not stored.
+	SaveFailedMessage = "The reply could not be saved."
+	// SaveUncertainMessage: the store did not answer in time, so whether
+	// the reply was stored is not known yet; the server keeps trying.
+	SaveUncertainMessage = "The reply may not have been saved."
+	// LockLostMessage: the run was stopped because the server could no
+	// longer hold the chat for it (another request took it over, or the
+	// store was unreachable for longer than the lock lasts).
+	LockLostMessage = "The reply was stopped: the server lost its hold on this chat."
+)
+
+// errClientGone: the client left before the request could be served; no
+// response is written.
+var errClientGone = errors.New("the client went away")
 
 // begin locks the conversation, loads it and merges the request's new turn
 // into it: the stored copy is the truth; the request contributes a new user
 // message, or answers to the calls the stored conversation waits for.
 // Everything else the client sent about the past is ignored.
 func (h *Handler) begin(r *http.Request, turn *Turn, log *slog.Logger) (*session, error) {
-	scope, err := h.cfg.scope(r)
+	scope, err := h.scopeOf(r)
 	if err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			return nil, e
-		}
-		return nil, &Error{Status: http.StatusUnauthorized, Message: "not authorized", Err: err}
+		return nil, err
 	}
 	s := &session{h: h, key: historyKey(scope, turn.ChatID), token: ids.New(), log: log}
-	ctx := r.Context()
+	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.storeTimeout)
+	defer cancel()
 	conv, err := history.AcquireLoad(ctx, h.cfg.store, s.key, s.token, h.cfg.lockTTL)
 	switch {
 	case errors.Is(err, history.ErrBusy):
 		return nil, Conflict("a reply is still being produced for this chat")
 	case err != nil:
+		// The lock may have been taken before the reply was lost.
+		go s.releaseEventually(time.Now())
+		if r.Context().Err() != nil {
+			return nil, errClientGone
+		}
 		return nil, Unavailable("conversation history is unavailable", err)
 	}
-	s.locked = time.Now()
+	s.held.Store(time.Now().UnixNano())
 	ok := false
 	defer func() {
 		if !ok {
@@ -72,6 +97,10 @@ func (h *Handler) begin(r *http.Request, turn *Turn, log *slog.Logger) (*session
 		}
 	}()
 	s.version = conv.Version
+	if turn.Intent != Continue && (len(conv.Messages) >= h.cfg.maxChatMessages || conv.Bytes >= h.cfg.maxChatBytes) {
+		log.Warn("chat is at its size limit", "messages", len(conv.Messages), "bytes", conv.Bytes)
+		return nil, Conflict("this chat is too long: start a new one")
+	}
 	msgs, resume, err := s.merge(ctx, turn, conv.Messages)
 	if err != nil {
 		return nil, err
@@ -87,6 +116,20 @@ func (h *Handler) begin(r *http.Request, turn *Turn, log *slog.Logger) (*session
 	}
 	ok = true
 	return s, nil
+}
+
+// scopeOf runs the scope function: its error refuses the request (401, or
+// the status of an *Error).
+func (h *Handler) scopeOf(r *http.Request) (string, error) {
+	scope, err := h.cfg.scope(r)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return "", e
+		}
+		return "", &Error{Status: http.StatusUnauthorized, Message: "not authorized", Err: err}
+	}
+	return scope, nil
 }
 
 func (s *session) merge(ctx context.Context, turn *Turn, stored []cmf.Message) ([]cmf.Message, []agent.Resolution, error) {
@@ -137,25 +180,29 @@ func (s *session) merge(ctx context.Context, turn *Turn, stored []cmf.Message) (
 		abandoned = append(abandoned, notAnswered(p))
 	}
 	// Editing: a user message the store already has is replaced, and
-	// everything after it goes.
+	// everything after it goes. An id that names another kind of message
+	// is refused: one id, one message.
 	for i := range stored {
-		if stored[i].Role == cmf.RoleUser && stored[i].ID() == user.ID() {
-			v, err := store.Truncate(ctx, s.key, s.version, i)
-			if err != nil {
-				return nil, nil, storeError(err)
-			}
-			s.version, stored, abandoned = v, stored[:i], nil
-			break
+		if stored[i].ID() != user.ID() {
+			continue
 		}
+		if stored[i].Role != cmf.RoleUser {
+			return nil, nil, Conflict("a message with this id already exists in this chat")
+		}
+		v, err := store.Truncate(ctx, s.key, s.version, i)
+		if err != nil {
+			return nil, nil, storeError(err)
+		}
+		s.version, stored, abandoned = v, stored[:i], nil
+		break
 	}
 	s.turnMsgs = append(abandoned, user)
 	return append(stored[:len(stored):len(stored)], s.turnMsgs...), nil, nil
 }
 
-// storeTurn starts appending the turn's own messages. If that fails, the
-// run is cancelled (stop) and save reports the failure in the stream: the
-// reply of a turn that is not stored is not stored either.
-func (s *session) storeTurn(stop context.CancelFunc) {
+// storeTurn starts appending the turn's own messages. The run does not
+// wait for it; if it fails, save stores them with the reply.
+func (s *session) storeTurn() {
 	if len(s.turnMsgs) == 0 {
 		return
 	}
@@ -164,12 +211,11 @@ func (s *session) storeTurn(stop context.CancelFunc) {
 		defer close(s.turnStored)
 		// Not the request's context: a client that leaves at once still
 		// leaves its message in the conversation.
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.storeTimeout)
 		defer cancel()
 		v, err := s.h.cfg.store.Append(ctx, s.key, s.version, s.turnMsgs...)
 		if err != nil {
 			s.turnErr = err
-			stop()
 			return
 		}
 		s.version = v
@@ -198,6 +244,11 @@ func notAnswered(p agent.PendingCall) cmf.Message {
 // waits for. An approval or denial for any other call is refused; so is
 // output for a call the conversation does not have. Output for a call that
 // is already answered is the client resending the past, and is ignored.
+//
+// Client output is an answer only for a call waiting for the client's
+// output. Output for a call whose approval this request answers
+// (CopilotKit sends both for one interrupt), or for a call waiting for
+// approval, is ignored: the approval decides.
 func (s *session) checkResolutions(turn *Turn, stored []cmf.Message) ([]agent.Resolution, error) {
 	pending := map[string]agent.PendingCall{}
 	for _, p := range agent.PendingCalls(stored) {
@@ -207,20 +258,34 @@ func (s *session) checkResolutions(turn *Turn, stored []cmf.Message) ([]agent.Re
 	for _, c := range agent.CallStates(stored) {
 		known[c.Call.ToolCallID] = c.Result != nil
 	}
+	decided := map[string]bool{}
+	for _, res := range turn.Resolutions {
+		if res.NeedsSignature() {
+			decided[res.ToolCallID] = true
+		}
+	}
 	var resume []agent.Resolution
 	for _, res := range turn.Resolutions {
 		p, waiting := pending[res.ToolCallID]
 		switch res.Kind {
 		case agent.Approve, agent.Deny:
 			if !waiting || p.Kind != agent.PendingApproval {
-				return nil, Conflict("approval for a tool call that is not waiting for one")
+				const why = "approval for a tool call that is not waiting for one"
+				refused(s.log, res, why)
+				return nil, Conflict(why)
 			}
 		default:
 			if answered, ok := known[res.ToolCallID]; ok && answered {
 				continue
 			}
+			if decided[res.ToolCallID] || waiting && p.Kind == agent.PendingApproval {
+				s.log.Warn("ignored client tool output for a call that waits for approval", "call", res.ToolCallID)
+				continue
+			}
 			if !waiting || p.Kind != agent.PendingClient {
-				return nil, Conflict("tool output for a tool call that is not waiting for one")
+				const why = "tool output for a tool call that is not waiting for one"
+				refused(s.log, res, why)
+				return nil, Conflict(why)
 			}
 		}
 		resume = append(resume, res.Resolution)
@@ -249,46 +314,107 @@ func storeError(err error) error {
 	return Unavailable("conversation history is unavailable", err)
 }
 
-// extend keeps the lock while a long run streams.
-func (s *session) extend() {
-	if time.Since(s.locked) < s.h.cfg.lockTTL/3 {
-		return
-	}
-	s.locked = time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	if err := s.h.cfg.store.Acquire(ctx, s.key, s.token, s.h.cfg.lockTTL); err != nil {
-		s.log.Warn("could not extend the conversation lock", "error", err)
-	}
+func (s *session) heldAt() time.Time { return time.Unix(0, s.held.Load()) }
+
+// keepLock extends the lock every third of its TTL until release. When
+// another request holds it, or it could not be extended for a whole TTL
+// (it has expired, and another request may take it), the run is stopped
+// with stop and the session marked lost.
+func (s *session) keepLock(stop context.CancelFunc) {
+	s.keepStop, s.keepDone = make(chan struct{}), make(chan struct{})
+	ttl := s.h.cfg.lockTTL
+	go func() {
+		defer close(s.keepDone)
+		tick := time.NewTicker(ttl / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.keepStop:
+				return
+			case <-tick.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.storeTimeout)
+			err := s.h.cfg.store.Acquire(ctx, s.key, s.token, ttl)
+			cancel()
+			switch {
+			case err == nil:
+				s.held.Store(time.Now().UnixNano())
+			case errors.Is(err, history.ErrBusy) || time.Since(s.heldAt()) >= ttl:
+				s.log.Error("lost the conversation lock; stopping the run", "error", err)
+				s.lost.Store(true)
+				stop()
+				return
+			default:
+				s.log.Warn("could not extend the conversation lock; retrying", "error", err)
+			}
+		}
+	}()
 }
 
+// release stops extending the lock and gives it up, retrying in the
+// background when the store does not answer.
 func (s *session) release() {
 	if s.released {
 		return
 	}
 	s.released = true
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	if err := s.h.cfg.store.Release(ctx, s.key, s.token); err != nil {
-		s.log.Warn("could not release the conversation lock; it expires on its own", "error", err)
+	if s.keepStop != nil {
+		close(s.keepStop)
+		<-s.keepDone
+	}
+	if s.tryRelease() != nil {
+		go s.releaseEventually(s.heldAt())
 	}
 }
 
-// saveAttempts and saveBackoff bound the retries of the final append.
-const saveAttempts = 4
+func (s *session) tryRelease() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.storeTimeout)
+	defer cancel()
+	return s.h.cfg.store.Release(ctx, s.key, s.token)
+}
 
-var saveBackoff = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 800 * time.Millisecond}
+// releaseEventually retries releasing the lock until it works or the lock,
+// last held at held, has expired on its own.
+func (s *session) releaseEventually(held time.Time) {
+	until := held.Add(s.h.cfg.lockTTL)
+	wait := 100 * time.Millisecond
+	for {
+		err := s.tryRelease()
+		if err == nil {
+			return
+		}
+		if !time.Now().Add(wait).Before(until) {
+			s.log.Warn("could not release the conversation lock; it expires on its own", "error", err)
+			return
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, time.Second)
+	}
+}
 
-// save appends what the run produced. A run that failed or was cut off
-// keeps what it streamed, marked with why it ended. An attempt that timed
-// out may still have landed: a conflict is checked against the stored
-// tail, so nothing is lost and nothing is stored twice.
-func (s *session) save(res runResult) error {
+// saveOutcome says what became of a reply.
+type saveOutcome uint8
+
+const (
+	saved       saveOutcome = iota // stored (or nothing to store)
+	notSaved                       // certainly not stored
+	maybeSaved                     // not known: a write that timed out may land
+	savePending                    // (internal) not decided yet: keep trying
+)
+
+// write is what a session still has to store: the turn's own messages
+// when their append failed, then the reply, at the version they build on.
+type write struct {
+	version history.Version
+	msgs    []cmf.Message
+	turn    int // how many of msgs lead with the turn's own messages
+}
+
+// pending waits for the turn's append and returns what is left to store
+// of the run's result.
+func (s *session) pending(res runResult) *write {
 	if s.turnStored != nil {
 		<-s.turnStored
-		if s.turnErr != nil {
-			return fmt.Errorf("storing the user's message: %w", s.turnErr)
-		}
 	}
 	rec := res.rec
 	switch {
@@ -297,35 +423,121 @@ func (s *session) save(res runResult) error {
 	case !res.finished:
 		rec.Interrupt(cmf.StopAborted)
 	}
-	msgs := withContent(rec.Messages())
-	if len(msgs) == 0 {
-		return nil
+	w := &write{version: s.version, msgs: withContent(rec.Messages())}
+	if s.turnErr != nil {
+		s.log.Warn("storing the user's message failed; it is stored with the reply", "error", s.turnErr)
+		w.msgs = append(s.turnMsgs[:len(s.turnMsgs):len(s.turnMsgs)], w.msgs...)
+		w.turn = len(s.turnMsgs)
+	}
+	return w
+}
+
+// save stores w, retrying for a few store timeouts. Its outcome is
+// truthful: maybeSaved when a write that timed out may still land.
+func (s *session) save(w *write) (saveOutcome, error) {
+	return s.persist(w, time.Now().Add(2*s.h.cfg.storeTimeout))
+}
+
+// persist tries to store w until it is stored, certainly cannot be, or
+// the deadline passes.
+func (s *session) persist(w *write, deadline time.Time) (saveOutcome, error) {
+	if len(w.msgs) == 0 {
+		return saved, nil
 	}
 	var err error
-	for attempt := range saveAttempts {
-		if attempt > 0 {
-			time.Sleep(saveBackoff[min(attempt-1, len(saveBackoff)-1)])
+	unknown := false
+	wait := 50 * time.Millisecond
+	for {
+		var out saveOutcome
+		out, err = s.attempt(w)
+		switch out {
+		case saved:
+			s.version = w.version
+			return saved, nil
+		case notSaved:
+			return notSaved, err
+		case maybeSaved:
+			unknown = true
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		var v history.Version
-		v, err = s.h.cfg.store.Append(ctx, s.key, s.version, msgs...)
-		if err == nil {
-			cancel()
-			s.version = v
-			return nil
+		if !time.Now().Add(wait).Before(deadline) {
+			break
 		}
-		if errors.Is(err, history.ErrConflict) {
-			conv, lerr := s.h.cfg.store.Load(ctx, s.key)
-			cancel()
-			if lerr == nil && endsWith(conv.Messages, msgs) {
-				return nil // an earlier attempt landed
-			}
-			return err // someone else wrote: retrying cannot help
+		if out != savePending || err != nil {
+			time.Sleep(wait)
+			wait = min(4*wait, time.Second)
 		}
-		cancel()
-		s.log.Warn("saving the reply failed; retrying", "attempt", attempt+1, "error", err)
 	}
-	return err
+	if unknown {
+		return maybeSaved, err
+	}
+	return notSaved, err
+}
+
+// attempt makes one append. A conflict is checked against the stored
+// tail: an earlier attempt that timed out may have landed (then it is
+// saved), the turn's own messages may have landed without the reply (then
+// the rest is tried at once), or someone else wrote (then it cannot be,
+// and any attempt of ours still in flight is refused by its version).
+func (s *session) attempt(w *write) (saveOutcome, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.storeTimeout)
+	defer cancel()
+	v, err := s.h.cfg.store.Append(ctx, s.key, w.version, w.msgs...)
+	if err == nil {
+		w.version = v
+		return saved, nil
+	}
+	var invalid *cmf.ValidationError
+	switch {
+	case errors.As(err, &invalid):
+		return notSaved, err
+	case errors.Is(err, history.ErrUnavailable):
+		return savePending, err // it never left: nothing landed
+	case !errors.Is(err, history.ErrConflict):
+		return maybeSaved, err
+	}
+	conv, lerr := s.h.cfg.store.Load(ctx, s.key)
+	switch {
+	case lerr != nil:
+		return maybeSaved, err
+	case endsWith(conv.Messages, w.msgs):
+		w.version = conv.Version
+		return saved, nil
+	case w.turn > 0 && endsWith(conv.Messages, w.msgs[:w.turn]):
+		w.version, w.msgs, w.turn = conv.Version, w.msgs[w.turn:], 0
+		if len(w.msgs) == 0 {
+			return saved, nil
+		}
+		return savePending, nil
+	}
+	return notSaved, err
+}
+
+// finishLater goes on saving w in the background after the stream has
+// ended with SaveUncertainMessage, for as long as the lock lasts, then
+// logs what became of the reply and releases the lock.
+func (s *session) finishLater(w *write) {
+	go func() {
+		out, err := s.persist(w, time.Now().Add(s.h.cfg.lockTTL))
+		switch out {
+		case saved:
+			s.log.Info("the reply was saved after retrying")
+		default:
+			s.log.Error("the reply could not be saved", "error", err, "outcome", out.String())
+		}
+		s.release()
+	}()
+}
+
+func (o saveOutcome) String() string {
+	switch o {
+	case saved:
+		return "saved"
+	case notSaved:
+		return "not saved"
+	case maybeSaved:
+		return "unknown"
+	}
+	return "pending"
 }
 
 // withContent leaves out assistant messages with nothing in them: a step

@@ -13,17 +13,39 @@ import (
 type Option func(*config)
 
 type config struct {
-	maxBodyBytes int64
-	instructions string
-	logger       *slog.Logger
-	signer       *Signer
-	randomKey    bool
-	policy       SanitizePolicy
-	keepAlive    time.Duration
-	store        history.Store
-	scope        func(*http.Request) (string, error)
-	lockTTL      time.Duration
+	maxBodyBytes    int64
+	bodyTimeout     time.Duration
+	writeTimeout    time.Duration
+	instructions    string
+	logger          *slog.Logger
+	signer          *Signer
+	randomKey       bool
+	policy          SanitizePolicy
+	keepAlive       time.Duration
+	store           history.Store
+	scope           func(*http.Request) (string, error)
+	lockTTL         time.Duration
+	storeTimeout    time.Duration
+	maxChatMessages int
+	maxChatBytes    int64
 }
+
+// DefaultBodyTimeout bounds how long a request body may take to arrive.
+const DefaultBodyTimeout = 30 * time.Second
+
+// DefaultWriteTimeout bounds how long one write to a stream may block: a
+// client that stops reading for longer is treated as gone.
+const DefaultWriteTimeout = 30 * time.Second
+
+// DefaultStoreTimeout bounds each call to the history store.
+const DefaultStoreTimeout = 3 * time.Second
+
+// Default bounds of one stored chat: past either, a new turn is refused
+// (409) until the user starts a new chat.
+const (
+	DefaultMaxChatMessages = 10000
+	DefaultMaxChatBytes    = 32 << 20
+)
 
 // DefaultLockTTL bounds how long a conversation stays locked by a run
 // whose process died. A live run keeps extending its lock.
@@ -49,6 +71,12 @@ func defaults() config {
 		policy:       SanitizePolicy{AllowedSchemes: []string{"http", "https"}},
 		keepAlive:    DefaultKeepAlive,
 		lockTTL:      DefaultLockTTL,
+		bodyTimeout:  DefaultBodyTimeout,
+		writeTimeout: DefaultWriteTimeout,
+		storeTimeout: DefaultStoreTimeout,
+
+		maxChatMessages: DefaultMaxChatMessages,
+		maxChatBytes:    DefaultMaxChatBytes,
 	}
 }
 
@@ -83,6 +111,14 @@ func WithAllowedURLSchemes(schemes ...string) Option {
 	}
 }
 
+// WithPublicURLsOnly drops client URLs whose host is loopback, private,
+// link-local or unspecified, or a local name (see
+// [SanitizePolicy.PublicHostsOnly]). Off by default: turn it on when the
+// model provider fetches media URLs from inside your network (a
+// self-hosted model). Names are not resolved, so a public name pointing at
+// a private address passes: guard the fetcher for that.
+func WithPublicURLsOnly() Option { return func(c *config) { c.policy.PublicHostsOnly = true } }
+
 // WithTrustedSystemMessages keeps system and developer messages clients
 // send. By default they are dropped and only the server's instructions
 // reach the agent.
@@ -114,5 +150,29 @@ func WithScope(scope func(*http.Request) (string, error)) Option {
 func SingleScope(*http.Request) (string, error) { return "single", nil }
 
 // WithLockTTL sets how long a run's lock on its conversation lasts without
-// being extended (default [DefaultLockTTL]).
+// being extended (default [DefaultLockTTL]). A live run extends it every
+// third of the TTL; a run that cannot for a whole TTL is stopped.
 func WithLockTTL(d time.Duration) Option { return func(c *config) { c.lockTTL = d } }
+
+// WithBodyTimeout bounds how long the request body may take to arrive;
+// a slower body gets 408 (default [DefaultBodyTimeout]; 0: no bound).
+func WithBodyTimeout(d time.Duration) Option { return func(c *config) { c.bodyTimeout = d } }
+
+// WithWriteTimeout bounds how long one write of a stream may block
+// (default [DefaultWriteTimeout]; 0: no bound). A client that stops
+// reading is cut off after it, and its run handled as a disconnect.
+func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.writeTimeout = d } }
+
+// WithStoreTimeout bounds each call to the history store (default
+// [DefaultStoreTimeout]), so a store that hangs costs a request a few
+// seconds and a truthful error, not minutes.
+func WithStoreTimeout(d time.Duration) Option { return func(c *config) { c.storeTimeout = d } }
+
+// WithChatLimits bounds one stored chat by its number of messages and
+// their stored size (defaults [DefaultMaxChatMessages],
+// [DefaultMaxChatBytes]). A chat at either bound takes no new user
+// message or regeneration (409, "start a new one"); answers to pending
+// tool calls are still accepted.
+func WithChatLimits(messages int, bytes int64) Option {
+	return func(c *config) { c.maxChatMessages, c.maxChatBytes = messages, bytes }
+}

@@ -2,8 +2,10 @@ package uiadapter
 
 import (
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentui/agentui/cmf"
@@ -16,28 +18,48 @@ type SanitizePolicy struct {
 	AllowedSchemes []string
 	// TrustSystemMessages keeps client system and developer messages.
 	TrustSystemMessages bool
+	// PublicHostsOnly drops URLs whose host is loopback, private,
+	// link-local or unspecified (an IP literal in those ranges, or a name
+	// such as localhost), so a model provider that fetches media URLs
+	// cannot be pointed at the server's own network. Names are not
+	// resolved: a public name that resolves to a private address (DNS
+	// rebinding) passes; guard the fetcher itself for that.
+	PublicHostsOnly bool
 }
 
 // Findings counts what sanitization dropped.
 type Findings struct {
-	URLs           int      // media parts with a scheme outside the allowlist
-	Schemes        []string // those schemes, sorted
-	SystemMessages int      // system and developer messages
-	DanglingCalls  int      // tool calls without a result that this request does not resolve
-	OrphanResults  int      // tool results for calls that are not in the history
-	Signatures     int      // thinking signatures / encrypted reasoning
-	EmptyMessages  int      // messages left with no content
+	URLs             int      // URLs (media, sources) with a scheme outside the allowlist
+	Schemes          []string // those schemes, sorted
+	PrivateHosts     int      // URLs to private hosts (with PublicHostsOnly)
+	InvalidParts     int      // parts that are not valid CMF (an empty image, a source without a URL)
+	SystemMessages   int      // system and developer messages
+	DanglingCalls    int      // tool calls without a result that this request does not resolve
+	OrphanResults    int      // tool results for calls that are not in the history
+	DuplicateResults int      // a second result for one call
+	Signatures       int      // thinking signatures / encrypted reasoning
+	EmptyMessages    int      // messages left with no content
 }
 
 // Any reports whether anything was dropped.
 func (f *Findings) Any() bool {
-	return f.URLs+f.SystemMessages+f.DanglingCalls+f.OrphanResults+f.Signatures+f.EmptyMessages > 0
+	return f.URLs+f.PrivateHosts+f.InvalidParts+f.SystemMessages+f.DanglingCalls+f.OrphanResults+
+		f.DuplicateResults+f.Signatures+f.EmptyMessages > 0
 }
 
 // Log writes one line per kind of drop.
 func (f *Findings) Log(log *slog.Logger, attrs ...any) {
 	if f.URLs > 0 {
 		log.Warn("dropped client media with disallowed URL schemes", append(attrs, "count", f.URLs, "schemes", f.Schemes)...)
+	}
+	if f.PrivateHosts > 0 {
+		log.Warn("dropped client URLs to private hosts", append(attrs, "count", f.PrivateHosts)...)
+	}
+	if f.InvalidParts > 0 {
+		log.Warn("dropped invalid client message parts", append(attrs, "count", f.InvalidParts)...)
+	}
+	if f.DuplicateResults > 0 {
+		log.Warn("dropped second client tool results for one call", append(attrs, "count", f.DuplicateResults)...)
 	}
 	if f.SystemMessages > 0 {
 		log.Warn("dropped client system/developer messages", append(attrs, "count", f.SystemMessages)...)
@@ -58,13 +80,16 @@ func (f *Findings) Log(log *slog.Logger, attrs ...any) {
 
 // Sanitize applies the trust rules to messages a client sent:
 //
-//  1. media and documents whose URL scheme is not allowlisted are dropped
-//     (inline base64 is always fine);
+//  0. parts that are not valid CMF are dropped (an empty inline image, a
+//     source without a URL): what the store would refuse never gets in;
+//  1. media, documents and sources whose URL scheme is not allowlisted are
+//     dropped (inline base64 is always fine; urn: names are not URLs), and
+//     with PublicHostsOnly so are URLs to private hosts;
 //  2. system and developer messages are dropped, unless trusted: the
 //     server's instructions reach the agent instead;
 //  3. tool calls without a result, anywhere in the history, are dropped
 //     unless resolved (by this request's resolutions), and so are tool
-//     results whose call is not there;
+//     results whose call is not there, and a second result for one call;
 //  4. thinking signatures (provider-encrypted reasoning) are dropped;
 //
 // and messages left empty are dropped. It returns new messages; the input
@@ -83,6 +108,7 @@ func Sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy) ([
 		}
 	}
 	out := make([]cmf.Message, 0, len(msgs))
+	answered := map[string]bool{}
 	for i := range msgs {
 		m := msgs[i]
 		if (m.Role == cmf.RoleSystem || m.Role == cmf.RoleDeveloper) && !p.TrustSystemMessages {
@@ -93,6 +119,11 @@ func Sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy) ([
 		content := make([]cmf.Part, 0, len(m.Content))
 		for _, part := range m.Content {
 			keep := part
+			if part.Validate() != nil {
+				f.InvalidParts++
+				changed = true
+				continue
+			}
 			switch part := part.(type) {
 			case cmf.ToolCall:
 				if !results[part.ToolCallID] && !resolved[part.ToolCallID] {
@@ -100,10 +131,15 @@ func Sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy) ([
 					keep = nil
 				}
 			case cmf.ToolResult:
-				if !calls[part.ToolCallID] {
+				switch {
+				case !calls[part.ToolCallID]:
 					f.OrphanResults++
 					keep = nil
+				case answered[part.ToolCallID]:
+					f.DuplicateResults++
+					keep = nil
 				}
+				answered[part.ToolCallID] = true
 			case cmf.Thinking:
 				if part.Signature != "" {
 					f.Signatures++
@@ -112,14 +148,8 @@ func Sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy) ([
 					changed = true
 				}
 			default:
-				if src, ok := cmf.Media(part); ok && src.Type == cmf.SourceURL {
-					if scheme := schemeOf(src.Data); !slices.Contains(p.AllowedSchemes, scheme) {
-						f.URLs++
-						if !slices.Contains(f.Schemes, scheme) {
-							f.Schemes = append(f.Schemes, scheme)
-						}
-						keep = nil
-					}
+				if u, ok := urlOf(part); ok && !p.allows(u, &f) {
+					keep = nil
 				}
 			}
 			if keep == nil {
@@ -141,12 +171,85 @@ func Sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy) ([
 	return out, f
 }
 
-// schemeOf returns a URL's scheme in lower case, "" when it has none or
-// does not parse.
-func schemeOf(raw string) string {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		return ""
+// urlOf returns the URL a part points to: a media source's URL, a
+// source's or resource's URI.
+func urlOf(p cmf.Part) (string, bool) {
+	switch p := p.(type) {
+	case cmf.ResourceRef:
+		return p.URI, true
+	case cmf.Resource:
+		return p.URI, true
 	}
-	return strings.ToLower(u.Scheme)
+	if src, ok := cmf.Media(p); ok && src.Type == cmf.SourceURL {
+		return src.Data, true
+	}
+	return "", false
 }
+
+// allows reports whether the policy lets a client URL through, counting
+// what it drops.
+func (p *SanitizePolicy) allows(raw string, f *Findings) bool {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	scheme := ""
+	if err == nil {
+		scheme = strings.ToLower(u.Scheme)
+	}
+	if scheme == "urn" && err == nil && u.Opaque != "" {
+		return true // a name, not a location: nothing fetches it
+	}
+	if !slices.Contains(p.AllowedSchemes, scheme) {
+		f.URLs++
+		if !slices.Contains(f.Schemes, scheme) {
+			f.Schemes = append(f.Schemes, scheme)
+		}
+		return false
+	}
+	if p.PublicHostsOnly && privateHost(u.Hostname()) {
+		f.PrivateHosts++
+		return false
+	}
+	return true
+}
+
+// privateHost reports whether host names the local machine or a private
+// network: loopback, private, link-local, unspecified or CGNAT addresses,
+// localhost and its subdomains, the .local, .internal and .localhost
+// names, and numeric forms some fetchers read as addresses ("2130706433",
+// "0x7f.1", "127.1").
+func privateHost(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	if h == "" {
+		return true
+	}
+	if ip, err := netip.ParseAddr(h); err == nil {
+		ip = ip.Unmap()
+		return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+			ip.IsUnspecified() || ip.IsInterfaceLocalMulticast() || cgnat.Contains(ip)
+	}
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") || strings.HasSuffix(h, ".local") || strings.HasSuffix(h, ".internal") {
+		return true
+	}
+	// A host that is all digits, dots and hex forms is an address in some
+	// notation (inet_aton accepts "127.1", "2130706433", "0x7f.0.0.1").
+	numeric := true
+	for _, label := range strings.Split(h, ".") {
+		if label == "" {
+			continue
+		}
+		digits := strings.TrimPrefix(label, "0x")
+		if _, err := strconv.ParseUint(digits, 16, 64); err != nil {
+			numeric = false
+			break
+		}
+		if digits == label { // no 0x: must be decimal or octal digits
+			if _, err := strconv.ParseUint(label, 10, 64); err != nil {
+				numeric = false
+				break
+			}
+		}
+	}
+	return numeric
+}
+
+// cgnat is the shared address space of carrier-grade NAT (RFC 6598).
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")

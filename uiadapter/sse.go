@@ -16,11 +16,12 @@ import (
 // [http.ResponseController], and clears the server's write deadline so
 // long streams are not cut off by http.Server.WriteTimeout.
 type SSEWriter struct {
-	w      http.ResponseWriter
-	rc     *http.ResponseController
-	buf    []byte  // nil between flushes: an idle stream holds no buffer
-	pooled *[]byte // where buf came from
-	err    error
+	w            http.ResponseWriter
+	rc           *http.ResponseController
+	buf          []byte  // nil between flushes: an idle stream holds no buffer
+	pooled       *[]byte // where buf came from
+	err          error
+	writeTimeout time.Duration // bounds each write; 0: none
 }
 
 // flushThreshold bounds the buffer: a burst larger than this is written
@@ -82,17 +83,28 @@ func (s *SSEWriter) Comment(text string) {
 
 func (s *SSEWriter) write() {
 	if s.err == nil && len(s.buf) > 0 {
+		s.deadline()
 		_, s.err = s.w.Write(s.buf)
 	}
 	s.buf = s.buf[:0]
 }
 
+// deadline bounds the next write: a client that stops reading fills the
+// connection's buffers, and a write that cannot finish in time fails.
+func (s *SSEWriter) deadline() {
+	if s.writeTimeout > 0 {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+	}
+}
+
 // Flush sends the buffered frames to the client. It returns the first
-// write error (the client went away), and keeps returning it.
+// write error (the client went away, or stopped reading for longer than
+// the write timeout), and keeps returning it.
 func (s *SSEWriter) Flush() error {
 	s.write()
 	s.release()
 	if s.err == nil {
+		s.deadline()
 		if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 			s.err = err
 		}

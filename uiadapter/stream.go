@@ -28,10 +28,6 @@ type runResult struct {
 // bytes per open stream.
 const eventBuffer = 16
 
-// SaveFailedMessage is what the client sees when the reply streamed but
-// could not be stored.
-const SaveFailedMessage = "The reply could not be saved."
-
 // stream runs the agent and writes its events. The agent runs in its own
 // goroutine and hands events over a channel; the writer encodes every event
 // that is ready and flushes once per burst, so a fast agent costs one
@@ -49,6 +45,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, turn *Turn, in 
 	w.WriteHeader(http.StatusOK)
 
 	sse := NewSSEWriter(w)
+	sse.writeTimeout = h.cfg.writeTimeout
 	enc := h.proto.NewEncoder(sse, turn)
 	if sess != nil && sess.refusal != "" {
 		log.Info("run refused", "reason", sess.refusal)
@@ -61,7 +58,8 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, turn *Turn, in 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	if sess != nil {
-		sess.storeTurn(cancel)
+		sess.storeTurn()
+		sess.keepLock(cancel)
 	}
 
 	events := make(chan item, eventBuffer)
@@ -116,36 +114,43 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, turn *Turn, in 
 			sse.Comment("keep-alive")
 		}
 		if err := sse.Flush(); err != nil {
-			cancel() // the client is gone: stop the run
+			cancel() // the client is gone or stopped reading: stop the run
 			break
 		}
 		if ticker != nil {
 			ticker.Reset(h.cfg.keepAlive)
-		}
-		if sess != nil {
-			sess.extend()
 		}
 	}
 	cancel()
 	for range events { // let the producer finish recording
 	}
 	res := <-done
-	var saveErr error
+	outcome, saveErr := saved, error(nil)
 	if sess != nil {
-		saveErr = sess.save(res)
-		// Unlock before the client sees the end of the reply: useChat may
-		// send the next request (an automatic continuation) the moment it
-		// reads finish, and must not find the chat still locked.
-		sess.release()
+		w := sess.pending(res)
+		outcome, saveErr = sess.save(w)
+		if outcome == maybeSaved {
+			sess.finishLater(w) // keeps the lock until it knows
+		} else {
+			// Unlock before the client sees the end of the reply: useChat
+			// may send the next request (an automatic continuation) the
+			// moment it reads finish, and must not find the chat locked.
+			sess.release()
+		}
 	}
 	switch {
-	case saveErr != nil:
+	case sess != nil && sess.lost.Load():
+		_ = enc.Fail(LockLostMessage)
+	case outcome == notSaved:
 		log.Error("the reply could not be saved", "error", saveErr, "run_error", runErr)
 		_ = enc.Fail(SaveFailedMessage)
+	case outcome == maybeSaved:
+		log.Error("the reply may not have been saved; still trying", "error", saveErr, "run_error", runErr)
+		_ = enc.Fail(SaveUncertainMessage)
 	case runErr != nil:
 		log.Error("agent run failed", "error", runErr)
 		_ = enc.Fail(ErrorMessage)
-	case r.Context().Err() != nil:
+	case r.Context().Err() != nil || sse.Err() != nil:
 		log.Info("client disconnected; run cancelled")
 	case finished != nil:
 		_ = enc.Encode(finished)

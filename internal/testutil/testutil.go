@@ -8,12 +8,14 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/r3labs/sse/v2"
 )
@@ -118,4 +120,23 @@ func ReadSSE(t testing.TB, body io.Reader) []string {
 		}
 		out = append(out, string(data))
 	}
+}
+
+// Eventually waits until cond holds, checking every 10 ms, and fails the
+// test with what it waited for after timeout: for conditions that come
+// true on another goroutine's time, instead of a fixed sleep.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Logger is a debug-level text logger writing to w.
+func Logger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
