@@ -1,6 +1,8 @@
 package uiadapter
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -39,6 +41,9 @@ func New(proto Protocol, a agent.Agent, opts ...Option) *Handler {
 	if cfg.signer == nil {
 		cfg.signer, cfg.randomKey = NewSigner(RandomKey()), true
 	}
+	if cfg.replay == nil {
+		cfg.replay = NewMemoryReplayGuard(0)
+	}
 	if cfg.store != nil && cfg.scope == nil {
 		panic("uiadapter: WithStore needs WithScope (uiadapter.SingleScope for a single-user app)")
 	}
@@ -71,16 +76,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log = log.With("chat", turn.ChatID, "intent", turn.Intent.String())
+	req := &request{r: r, turn: turn, log: log}
+	if h.cfg.scope != nil {
+		if req.scope, err = h.scopeOf(r); err != nil {
+			writeError(w, log, err)
+			return
+		}
+	}
 	if h.cfg.store == nil {
-		in, err := h.prepare(turn, log)
+		in, err := h.prepare(req)
 		if err != nil {
 			writeError(w, log, err)
 			return
 		}
-		h.stream(w, r, turn, in, nil, log)
+		h.stream(w, req, in, nil)
 		return
 	}
-	s, err := h.begin(r, turn, log)
+	s, err := h.begin(req)
 	if errors.Is(err, errClientGone) {
 		log.Debug("the client left before the conversation was loaded")
 		return
@@ -89,7 +101,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, log, err)
 		return
 	}
-	h.stream(w, r, turn, s.input, s, log)
+	h.stream(w, req, s.input, s)
+}
+
+// request is one chat request being served.
+type request struct {
+	r     *http.Request
+	turn  *Turn
+	scope string // "" without a scope function
+	log   *slog.Logger
+}
+
+// signedCall is what the signature of an approval request in this
+// request's chat covers.
+func (h *Handler) signedCall(req *request, toolCallID, toolName string, input json.RawMessage) SignedCall {
+	return SignedCall{Protocol: h.proto.Name(), Scope: req.scope, ChatID: req.turn.ChatID, ToolCallID: toolCallID, ToolName: toolName, Input: input}
 }
 
 // readBody reads the body within the size limit (413) and the body
@@ -100,16 +126,21 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	rc := http.NewResponseController(w)
 	if h.cfg.bodyTimeout > 0 {
 		_ = rc.SetReadDeadline(time.Now().Add(h.cfg.bodyTimeout))
-		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.maxBodyBytes))
 	var tooBig *http.MaxBytesError
 	switch {
 	case err == nil:
+		if h.cfg.bodyTimeout > 0 {
+			_ = rc.SetReadDeadline(time.Time{})
+		}
 		return body, nil
 	case errors.As(err, &tooBig):
 		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Message: "request body too large"}
 	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The deadline stays: the server must not wait for the rest of
+		// the body either, and closes the connection.
+		w.Header().Set("Connection", "close")
 		return nil, &Error{Status: http.StatusRequestTimeout, Message: "the request body did not arrive in time"}
 	}
 	return nil, BadRequest("could not read the request body")
@@ -117,7 +148,8 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 
 // prepare sanitizes the client's conversation and verifies its
 // resolutions.
-func (h *Handler) prepare(turn *Turn, log *slog.Logger) (*agent.Input, error) {
+func (h *Handler) prepare(req *request) (*agent.Input, error) {
+	turn, log := req.turn, req.log
 	h.screenClientOutputs(turn, log)
 	resolved := make(map[string]bool, len(turn.Resolutions))
 	for _, res := range turn.Resolutions {
@@ -125,7 +157,7 @@ func (h *Handler) prepare(turn *Turn, log *slog.Logger) (*agent.Input, error) {
 	}
 	msgs, findings := Sanitize(turn.Messages, resolved, h.cfg.policy)
 	findings.Log(log)
-	if err := h.verify(turn, msgs, log); err != nil {
+	if err := h.verify(req, msgs); err != nil {
 		return nil, err
 	}
 	in := &agent.Input{
@@ -142,10 +174,12 @@ func (h *Handler) prepare(turn *Turn, log *slog.Logger) (*agent.Input, error) {
 }
 
 // verify checks that every approval, denial or edit answers an approval
-// request this server signed: the signature must match the tool call as
-// the client's history shows it (chat, call id, tool name, input).
-func (h *Handler) verify(turn *Turn, msgs []cmf.Message, log *slog.Logger) error {
-	for _, res := range turn.Resolutions {
+// request this server signed, unexpired, for this scope, and not answered
+// before: the signature must match the tool call as the client's history
+// shows it (protocol, scope, chat, call id, tool name, input), and its
+// nonce must be new to the replay guard.
+func (h *Handler) verify(req *request, msgs []cmf.Message) error {
+	for _, res := range req.turn.Resolutions {
 		if !res.NeedsSignature() {
 			continue
 		}
@@ -156,11 +190,25 @@ func (h *Handler) verify(turn *Turn, msgs []cmf.Message, log *slog.Logger) error
 			refusal = "approval for a tool call the server did not request"
 		case res.Signature == "":
 			refusal = "approval without a signature"
-		case !h.cfg.signer.Verify(res.Signature, turn.ChatID, call.ToolCallID, call.Name, call.Arguments):
-			refusal = "approval signature does not match the tool call"
+		}
+		if refusal == "" {
+			nonce, expires, err := h.cfg.signer.Verify(res.Signature, h.signedCall(req, call.ToolCallID, call.Name, call.Arguments), time.Now())
+			if err != nil {
+				refusal = err.Error()
+			} else {
+				ctx, cancel := context.WithTimeout(req.r.Context(), h.cfg.storeTimeout)
+				fresh, err := h.cfg.replay.Use(ctx, nonce, expires)
+				cancel()
+				switch {
+				case err != nil:
+					return Unavailable("approvals cannot be checked right now", err)
+				case !fresh:
+					refusal = "this approval request was already answered"
+				}
+			}
 		}
 		if refusal != "" {
-			refused(log, res, refusal)
+			refused(req.log, res, refusal)
 			return Conflict(refusal)
 		}
 	}

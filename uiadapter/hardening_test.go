@@ -7,9 +7,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"iter"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +25,7 @@ import (
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testutil"
 	"github.com/agentui/agentui/protocols/agui"
+	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -473,4 +478,151 @@ func (f *aguiFixture) post(body map[string]any) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// Defect 8: without history, an approval signature was a bearer token:
+// replayable, a denial could be sent again as an approval, and another
+// browser could use it. Signatures now carry a nonce and an expiry and
+// are bound to the scope; an answered request is refused the second time.
+func TestStatelessApprovalsAreOneShot(t *testing.T) {
+	f := newFixture(t)
+	approvalOf := func(m map[string]any) map[string]any {
+		return m["parts"].([]any)[1].(map[string]any)["approval"].(map[string]any)
+	}
+	refused := func(body, want string) {
+		t.Helper()
+		resp := f.post(body)
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusConflict || !strings.Contains(string(raw), want) {
+			t.Fatalf("got %d %s, want 409 %q", resp.StatusCode, raw, want)
+		}
+	}
+	// Approved once: it runs; the same approval again: refused.
+	m := approvalRequest(t, f, "replay")
+	if got := f.chunks(continuation("replay", m)).Text(); got != "Deleted /tmp/x.txt." || f.deleted.Load() != 1 {
+		t.Fatalf("genuine approval: %q, %d executions", got, f.deleted.Load())
+	}
+	refused(continuation("replay", m), "already answered")
+	// Denied, then the denial sent again as an approval: refused.
+	m = approvalRequest(t, f, "flip")
+	approvalOf(m)["approved"] = false
+	if got := f.chunks(continuation("flip", m)).Text(); got != "Okay, I did not delete /tmp/x.txt." {
+		t.Fatalf("denial: %q", got)
+	}
+	approvalOf(m)["approved"] = true
+	refused(continuation("flip", m), "already answered")
+	if n := f.deleted.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want 1", n)
+	}
+	// Expired.
+	g := newFixture(t, uiadapter.WithApprovalTTL(time.Nanosecond))
+	m = approvalRequest(t, g, "late")
+	resp := g.post(continuation("late", m))
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(raw), "expired") || g.deleted.Load() != 0 {
+		t.Fatalf("an expired approval: %d %s", resp.StatusCode, raw)
+	}
+}
+
+// A stateless handler with a scope function binds approvals to the
+// scope: another user's browser cannot answer them.
+func TestStatelessApprovalsAreBoundToTheScope(t *testing.T) {
+	f := newFixture(t, uiadapter.WithScope(headerScope))
+	post := func(scope, body string) (int, testutil.Chunks, string) {
+		req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Scope", scope)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 {
+			raw, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, nil, string(raw)
+		}
+		return 200, testutil.ParseChunks(t, resp.Body), ""
+	}
+	_, chunks, _ := post("alice", userBody("c", "delete /tmp/x.txt"))
+	req, avail := chunks.Find("tool-approval-request"), chunks.Find("tool-input-available")
+	m := msg(chunks.Find("start")["messageId"].(string), "assistant", part("step-start"),
+		part("tool-delete_file", "toolCallId", avail["toolCallId"], "state", "approval-responded", "input", avail["input"],
+			"approval", map[string]any{"id": req["approvalId"], "approved": true, "signature": req["signature"]}))
+	if status, _, body := post("bob", continuation("c", m)); status != 409 || !strings.Contains(body, "does not match") {
+		t.Fatalf("bob answered alice's approval: %d %s", status, body)
+	}
+	if status, chunks, _ := post("alice", continuation("c", m)); status != 200 || chunks.Text() != "Deleted /tmp/x.txt." || f.deleted.Load() != 1 {
+		t.Fatalf("alice's own approval: %d %v", status, chunks)
+	}
+}
+
+// endless streams 1 KiB text deltas until its run is cancelled.
+type endless struct{}
+
+func (endless) Run(ctx context.Context, _ *agent.Input) iter.Seq2[agent.Event, error] {
+	return func(yield func(agent.Event, error) bool) {
+		if !yield(&agent.RunStarted{MessageID: "m"}, nil) || !yield(&agent.StepStarted{Step: 1, MessageID: "m"}, nil) ||
+			!yield(&agent.PartStarted{Kind: agent.PartText, ID: "t", MessageID: "m"}, nil) {
+			return
+		}
+		chunk := strings.Repeat("x", 1024)
+		for ctx.Err() == nil {
+			if !yield(&agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: chunk}, nil) {
+				return
+			}
+		}
+		_ = yield(&agent.PartEnded{Kind: agent.PartText, ID: "t", Part: cmf.Text{Text: "cut"}}, nil) &&
+			yield(&agent.StepFinished{Step: 1, StopReason: cmf.StopAborted}, nil) &&
+			yield(&agent.RunFinished{StopReason: cmf.StopAborted}, nil)
+	}
+}
+
+// Defect 2: 200 streams whose client stopped reading held 608 goroutines
+// and +242 MiB for minutes. A write that cannot finish within the write
+// timeout now ends the stream as a disconnect; goroutines and heap go
+// back to where they were.
+func TestClientsThatStopReadingAreCut(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	logs := &testutil.LogBuffer{}
+	srv := httptest.NewServer(uiadapter.New(vercelai.New(), endless{}, uiadapter.WithWriteTimeout(timeout), uiadapter.WithLogger(testutil.Logger(logs))))
+	t.Cleanup(srv.Close)
+	baseG, baseHeap := settleRuntime(0, 0)
+	const n = 50
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.(*net.TCPConn).SetReadBuffer(4096)
+		body := userBody("c", "go on")
+		fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		conns[i] = c // and never read
+	}
+	start := time.Now()
+	testutil.Eventually(t, 30*time.Second, "every stalled stream to be cut", func() bool {
+		return strings.Count(logs.String(), "client disconnected; run cancelled") == n
+	})
+	t.Logf("%d stalled streams cut within %v (write timeout %v)", n, time.Since(start), timeout)
+	for _, c := range conns {
+		c.Close()
+	}
+	g, heap := settleRuntime(baseG+5, 10*time.Second)
+	t.Logf("goroutines %d → %d, heap %d → %d KiB", baseG, g, baseHeap>>10, heap>>10)
+	if g > baseG+5 || heap > baseHeap+16<<20 {
+		t.Fatalf("left behind: goroutines %d → %d, heap %d → %d KiB", baseG, g, baseHeap>>10, heap>>10)
+	}
+}
+
+// settleRuntime waits up to timeout for the goroutine count to fall to
+// goroutines, then returns it and the live heap after a GC.
+func settleRuntime(goroutines int, timeout time.Duration) (int, uint64) {
+	deadline := time.Now().Add(timeout)
+	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return runtime.NumGoroutine(), ms.HeapInuse
 }

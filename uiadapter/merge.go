@@ -69,12 +69,9 @@ var errClientGone = errors.New("the client went away")
 // into it: the stored copy is the truth; the request contributes a new user
 // message, or answers to the calls the stored conversation waits for.
 // Everything else the client sent about the past is ignored.
-func (h *Handler) begin(r *http.Request, turn *Turn, log *slog.Logger) (*session, error) {
-	scope, err := h.scopeOf(r)
-	if err != nil {
-		return nil, err
-	}
-	s := &session{h: h, key: historyKey(scope, turn.ChatID), token: ids.New(), log: log}
+func (h *Handler) begin(req *request) (*session, error) {
+	r, turn, log := req.r, req.turn, req.log
+	s := &session{h: h, key: historyKey(req.scope, turn.ChatID), token: ids.New(), log: log}
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.storeTimeout)
 	defer cancel()
 	conv, err := history.AcquireLoad(ctx, h.cfg.store, s.key, s.token, h.cfg.lockTTL)

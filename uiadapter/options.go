@@ -28,7 +28,13 @@ type config struct {
 	storeTimeout    time.Duration
 	maxChatMessages int
 	maxChatBytes    int64
+	approvalTTL     time.Duration
+	replay          ReplayGuard
 }
+
+// DefaultApprovalTTL is how long an approval request stays answerable
+// when the server keeps no history.
+const DefaultApprovalTTL = 24 * time.Hour
 
 // DefaultBodyTimeout bounds how long a request body may take to arrive.
 const DefaultBodyTimeout = 30 * time.Second
@@ -74,6 +80,7 @@ func defaults() config {
 		bodyTimeout:  DefaultBodyTimeout,
 		writeTimeout: DefaultWriteTimeout,
 		storeTimeout: DefaultStoreTimeout,
+		approvalTTL:  DefaultApprovalTTL,
 
 		maxChatMessages: DefaultMaxChatMessages,
 		maxChatBytes:    DefaultMaxChatBytes,
@@ -90,6 +97,19 @@ func WithInstructions(s string) Option { return func(c *config) { c.instructions
 
 // WithLogger sets the logger. The default is slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithApprovalTTL sets how long an approval request can be answered when
+// the server keeps no history (default [DefaultApprovalTTL]); a later
+// answer is refused (409). With history, a request waits as long as the
+// conversation is kept.
+func WithApprovalTTL(d time.Duration) Option { return func(c *config) { c.approvalTTL = d } }
+
+// WithReplayGuard sets where a server that keeps no history remembers
+// which approval requests were answered, to refuse a second answer. The
+// default is a [MemoryReplayGuard] per handler, which protects one
+// process; give every replica one shared guard (history/redis
+// NewReplayGuard) to protect them all.
+func WithReplayGuard(g ReplayGuard) Option { return func(c *config) { c.replay = g } }
 
 // WithSecret sets the key that signs approval requests (see [Signer]).
 // Give every replica the same key. The default is a random key per

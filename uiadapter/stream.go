@@ -3,7 +3,6 @@ package uiadapter
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -36,7 +35,8 @@ const eventBuffer = 16
 // When the handler keeps history (sess != nil), the run's terminal event
 // waits until the reply is saved, so that a reply that could not be saved
 // ends with the protocol's error event instead of a normal finish.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, turn *Turn, in *agent.Input, sess *session, log *slog.Logger) {
+func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, sess *session) {
+	r, turn, log := req.r, req.turn, req.log
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
@@ -64,7 +64,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, turn *Turn, in 
 
 	events := make(chan item, eventBuffer)
 	done := make(chan runResult, 1)
-	go h.produce(ctx, turn, in, events, done)
+	go h.produce(ctx, req, in, events, done)
 
 	var keepAlive <-chan time.Time
 	var ticker *time.Ticker
@@ -163,7 +163,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, turn *Turn, in 
 // event, then hands it to the writer while the writer still listens. It
 // keeps recording after the client is gone, so that what the run produced
 // can be kept.
-func (h *Handler) produce(ctx context.Context, turn *Turn, in *agent.Input, events chan<- item, done chan<- runResult) {
+func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, events chan<- item, done chan<- runResult) {
 	res := runResult{rec: agent.NewRecorder()}
 	defer func() {
 		if p := recover(); p != nil {
@@ -183,7 +183,7 @@ func (h *Handler) produce(ctx context.Context, turn *Turn, in *agent.Input, even
 		} else {
 			switch e := ev.(type) {
 			case *agent.ApprovalRequested:
-				e.Signature = h.cfg.signer.Sign(turn.ChatID, e.ToolCallID, e.ToolName, e.Input)
+				e.Signature = h.cfg.signer.Sign(h.signedCall(req, e.ToolCallID, e.ToolName, e.Input), time.Now().Add(h.cfg.approvalTTL))
 			case *agent.RunFinished:
 				res.finished = true
 			}

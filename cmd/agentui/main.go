@@ -41,6 +41,7 @@ func main() {
 type options struct {
 	addr, model, history, historyPrefix, secret, logLevel, debugAddr string
 	historyTTL, demoDelay                                            time.Duration
+	bodyTimeout, writeTimeout, idleTimeout                           time.Duration
 }
 
 // newFlags declares every flag with its AGENTUI_… twin as the default.
@@ -73,6 +74,19 @@ func newFlags() (*flag.FlagSet, *options, error) {
 	if err := dur(&o.demoDelay, "demo-delay", "25ms", "pause between words of the demo model's replies"); err != nil {
 		return nil, nil, err
 	}
+	for _, d := range []struct {
+		p           *time.Duration
+		name, usage string
+		def         time.Duration
+	}{
+		{&o.bodyTimeout, "body-timeout", "a request body must arrive within this (408 after it)", server.DefaultBodyTimeout},
+		{&o.writeTimeout, "write-timeout", "a client that stops reading a stream for this long is cut off", server.DefaultWriteTimeout},
+		{&o.idleTimeout, "idle-timeout", "a kept-alive connection with no request for this long is closed", server.DefaultIdleTimeout},
+	} {
+		if err := dur(d.p, d.name, d.def.String(), d.usage); err != nil {
+			return nil, nil, err
+		}
+	}
 	return fs, o, nil
 }
 
@@ -100,6 +114,7 @@ func run(args []string) error {
 	srv, err := server.New(server.Config{
 		Web: page, Model: o.model, History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix,
 		Secret: o.secret, DemoDelay: o.demoDelay, Logger: logger,
+		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout,
 	})
 	if err != nil {
 		return err
@@ -122,7 +137,7 @@ func run(args []string) error {
 		logger.Info("debug endpoints", "addr", "http://"+dl.Addr().String()+"/debug/pprof/")
 		go func() { _ = http.Serve(dl, debugMux()) }()
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	hs := srv.HTTPServer()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)

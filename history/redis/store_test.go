@@ -247,3 +247,26 @@ func TestCacheBytesBound(t *testing.T) {
 		t.Fatal("the newest conversation was evicted")
 	}
 }
+
+// The replay guard is shared: a nonce used through one guard is refused
+// through another on the same Redis, until it expires.
+func TestReplayGuard(t *testing.T) {
+	rdb := testutil.Redis(t)
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
+	ctx := context.Background()
+	a, b := redis.NewReplayGuard(rdb, prefix), redis.NewReplayGuard(rdb, prefix)
+	exp := time.Now().Add(time.Minute)
+	if ok, err := a.Use(ctx, "n1", exp); !ok || err != nil {
+		t.Fatalf("first use: %v %v", ok, err)
+	}
+	if ok, err := b.Use(ctx, "n1", exp); ok || err != nil {
+		t.Fatalf("second use on another replica: %v %v", ok, err)
+	}
+	if ttl := rdb.PTTL(ctx, prefix+"approval:n1").Val(); ttl <= 0 || ttl > time.Minute {
+		t.Fatalf("the key expires in %v", ttl)
+	}
+	if ok, _ := a.Use(ctx, "n2", time.Now().Add(-time.Second)); ok {
+		t.Fatal("an expired request was accepted")
+	}
+}

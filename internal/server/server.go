@@ -42,13 +42,29 @@ type Config struct {
 	// fail on them. The conformance tests use it; the binary does not.
 	AISDK7 bool
 	Logger *slog.Logger
+	// Timeouts; zero values take the defaults below. BodyTimeout bounds
+	// how long a request body may take (408 after it), WriteTimeout how
+	// long one write of a stream may block (a client that stops reading
+	// is cut off), IdleTimeout how long a kept-alive connection may wait
+	// for its next request, ReadHeaderTimeout how long its headers may
+	// take.
+	BodyTimeout, WriteTimeout, IdleTimeout, ReadHeaderTimeout time.Duration
 	// Web is the chat page's files (index.html and its assets), served at
 	// GET /. Nil serves no page.
 	Web fs.FS
 }
 
+// The binary's timeouts (see Config).
+const (
+	DefaultBodyTimeout       = uiadapter.DefaultBodyTimeout
+	DefaultWriteTimeout      = uiadapter.DefaultWriteTimeout
+	DefaultIdleTimeout       = 60 * time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+)
+
 // Server is the assembled server.
 type Server struct {
+	cfg     Config
 	handler http.Handler
 	closers []func() error
 	// Description says what the server runs ("model demo, history memory").
@@ -62,6 +78,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	for _, d := range []struct {
+		p   *time.Duration
+		def time.Duration
+	}{{&cfg.BodyTimeout, DefaultBodyTimeout}, {&cfg.WriteTimeout, DefaultWriteTimeout}, {&cfg.IdleTimeout, DefaultIdleTimeout}, {&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout}} {
+		if *d.p == 0 {
+			*d.p = d.def
+		}
+	}
 	model, err := newModel(cfg)
 	if err != nil {
 		return nil, err
@@ -70,7 +94,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{}
+	s := &Server{cfg: cfg}
 	store, desc, err := s.newStore(cfg)
 	if err != nil {
 		return nil, err
@@ -85,9 +109,14 @@ func New(cfg Config) (*Server, error) {
 		uiadapter.WithInstructions(Instructions),
 		uiadapter.WithLogger(cfg.Logger),
 		uiadapter.WithSecret(key),
+		// Without history the scope binds approvals to the browser.
+		uiadapter.WithScope(scope.scope),
+		uiadapter.WithReplayGuard(uiadapter.NewMemoryReplayGuard(0)),
+		uiadapter.WithBodyTimeout(cfg.BodyTimeout),
+		uiadapter.WithWriteTimeout(cfg.WriteTimeout),
 	}
 	if store != nil {
-		opts = append(opts, uiadapter.WithStore(store), uiadapter.WithScope(scope.scope))
+		opts = append(opts, uiadapter.WithStore(store))
 	}
 	var vercelOpts []vercelai.Option
 	if cfg.AISDK7 {
@@ -128,6 +157,19 @@ func pageHeaders(next http.Handler) http.Handler {
 
 // Handler serves every route.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// HTTPServer is an http.Server for Handler with the configured timeouts.
+// It sets no ReadTimeout or WriteTimeout: the handlers bound reading a
+// body and each write of a stream themselves, which a whole-request
+// deadline would cut short.
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn),
+	}
+}
 
 // Close releases what the server holds (the Redis client).
 func (s *Server) Close() error {
