@@ -77,14 +77,18 @@ type Store interface {
 // in one step, one network round trip where Acquire then Load takes two.
 // Every turn starts with both; [AcquireLoad] uses this when a store has it.
 type LockLoader interface {
-	// AcquireLoad is Acquire followed by Load. When it returns an error,
-	// the lock is not held by token.
+	// AcquireLoad is Acquire followed by Load. When it returns an error
+	// other than ErrBusy, token may hold the lock (a write whose reply was
+	// lost may have landed): the caller releases it.
 	AcquireLoad(ctx context.Context, key Key, token string, ttl time.Duration) (Conversation, error)
 }
 
 // AcquireLoad takes the conversation's run lock for token and loads the
 // conversation: ErrBusy when another token holds the lock. When it returns
-// an error, the lock is not held by token.
+// another error, token may hold the lock: release it, retrying while the
+// store is unreachable (it expires after ttl in any case). Nothing here
+// releases it for the caller, since a store that failed to answer would
+// make that wait too.
 func AcquireLoad(ctx context.Context, s Store, key Key, token string, ttl time.Duration) (Conversation, error) {
 	if ll, ok := s.(LockLoader); ok {
 		return ll.AcquireLoad(ctx, key, token, ttl)
@@ -92,10 +96,5 @@ func AcquireLoad(ctx context.Context, s Store, key Key, token string, ttl time.D
 	if err := s.Acquire(ctx, key, token, ttl); err != nil {
 		return Conversation{}, err
 	}
-	conv, err := s.Load(ctx, key)
-	if err != nil {
-		_ = s.Release(context.WithoutCancel(ctx), key, token)
-		return Conversation{}, err
-	}
-	return conv, nil
+	return s.Load(ctx, key)
 }

@@ -79,8 +79,10 @@ func (h *Handler) begin(req *request) (*session, error) {
 	case errors.Is(err, history.ErrBusy):
 		return nil, Conflict("a reply is still being produced for this chat")
 	case err != nil:
-		// The lock may have been taken before the reply was lost.
-		go s.releaseEventually(time.Now())
+		if !errors.Is(err, history.ErrUnavailable) {
+			// The lock may have been taken before the reply was lost.
+			go s.releaseEventually(time.Now())
+		}
 		if r.Context().Err() != nil {
 			return nil, errClientGone
 		}
@@ -429,10 +431,12 @@ func (s *session) pending(res runResult) *write {
 	return w
 }
 
-// save stores w, retrying for a few store timeouts. Its outcome is
-// truthful: maybeSaved when a write that timed out may still land.
+// save stores w, retrying for one store timeout in all, so that a store
+// that is down or frozen delays the end of a stream by no more than that.
+// Its outcome is truthful: maybeSaved when a write that timed out may
+// still land.
 func (s *session) save(w *write) (saveOutcome, error) {
-	return s.persist(w, time.Now().Add(2*s.h.cfg.storeTimeout))
+	return s.persist(w, time.Now().Add(s.h.cfg.storeTimeout))
 }
 
 // persist tries to store w until it is stored, certainly cannot be, or
@@ -446,7 +450,7 @@ func (s *session) persist(w *write, deadline time.Time) (saveOutcome, error) {
 	wait := 50 * time.Millisecond
 	for {
 		var out saveOutcome
-		out, err = s.attempt(w)
+		out, err = s.attempt(w, deadline)
 		switch out {
 		case saved:
 			s.version = w.version
@@ -475,8 +479,11 @@ func (s *session) persist(w *write, deadline time.Time) (saveOutcome, error) {
 // saved), the turn's own messages may have landed without the reply (then
 // the rest is tried at once), or someone else wrote (then it cannot be,
 // and any attempt of ours still in flight is refused by its version).
-func (s *session) attempt(w *write) (saveOutcome, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.storeTimeout)
+func (s *session) attempt(w *write, deadline time.Time) (saveOutcome, error) {
+	if d := time.Now().Add(s.h.cfg.storeTimeout); d.Before(deadline) {
+		deadline = d
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	v, err := s.h.cfg.store.Append(ctx, s.key, w.version, w.msgs...)
 	if err == nil {

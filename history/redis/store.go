@@ -106,6 +106,10 @@ func storeError(op string, err error) error {
 	return fmt.Errorf("history/redis: %s: %w", op, err)
 }
 
+// errCorrupt: Redis answered a load with something that is not a stored
+// conversation.
+var errCorrupt = errors.New("history/redis: load: corrupt reply")
+
 // keyEscaper keeps scopes and chat ids from running into each other or
 // into the hash tag's braces.
 var keyEscaper = strings.NewReplacer("%", "%25", ":", "%3A", "{", "%7B", "}", "%7D")
@@ -195,9 +199,10 @@ func (s *Store) AcquireLoad(ctx context.Context, key history.Key, token string, 
 		return history.Conversation{}, errors.New("history/redis: empty lock token")
 	}
 	conv, err := s.load(ctx, key, token, ttl)
-	if err != nil && !errors.Is(err, history.ErrBusy) {
-		// The script may have taken the lock before the reply went wrong.
-		_ = s.Release(context.WithoutCancel(ctx), key, token)
+	if errors.Is(err, errCorrupt) {
+		// The script took the lock and Redis answered: give it back now,
+		// so a broken conversation answers 503 and not 409 after this.
+		_ = s.Release(ctx, key, token)
 	}
 	return conv, err
 }
@@ -215,12 +220,12 @@ func (s *Store) load(ctx context.Context, key history.Key, token string, ttl tim
 		return history.Conversation{}, storeError("load", err)
 	}
 	if len(res) < 2 {
-		return history.Conversation{}, fmt.Errorf("history/redis: load: short reply")
+		return history.Conversation{}, fmt.Errorf("%w: short reply", errCorrupt)
 	}
 	v, ok1 := res[0].(int64)
 	gen, ok2 := res[1].(string)
 	if !ok1 || !ok2 {
-		return history.Conversation{}, fmt.Errorf("history/redis: load: unexpected reply %T, %T", res[0], res[1])
+		return history.Conversation{}, fmt.Errorf("%w: unexpected reply %T, %T", errCorrupt, res[0], res[1])
 	}
 	if v < 0 {
 		return history.Conversation{}, history.ErrBusy
@@ -235,14 +240,14 @@ func (s *Store) load(ctx context.Context, key history.Key, token string, ttl tim
 	for i, r := range res[2:] {
 		raw, ok := r.(string)
 		if !ok {
-			return history.Conversation{}, fmt.Errorf("history/redis: message %d: unexpected reply %T", i, r)
+			return history.Conversation{}, fmt.Errorf("%w: message %d: unexpected reply %T", errCorrupt, i, r)
 		}
 		sizes[i] = int64(len(raw))
 		conv.Bytes += sizes[i]
 		// Straight to UnmarshalJSON: json.Unmarshal would first scan the
 		// bytes once more just to check they are JSON.
 		if err := conv.Messages[i].UnmarshalJSON([]byte(raw)); err != nil {
-			return history.Conversation{}, fmt.Errorf("history/redis: message %d: %w", i, err)
+			return history.Conversation{}, fmt.Errorf("%w: message %d: %w", errCorrupt, i, err)
 		}
 	}
 	if v > 0 && gen != "" {

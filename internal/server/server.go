@@ -216,7 +216,7 @@ func (s *Server) newStore(cfg Config) (history.Store, string, error) {
 		if err != nil {
 			return nil, "", fmt.Errorf("-history: %w", err)
 		}
-		opts.ContextTimeoutEnabled = true
+		opts.ContextTimeoutEnabled, opts.DialerRetries = true, dialOnce
 		rdb := goredis.NewClusterClient(opts)
 		s.closers = append(s.closers, rdb.Close)
 		return redisstore.New(rdb, s.redisOptions(cfg)...), "redis cluster " + hosts, nil
@@ -225,13 +225,19 @@ func (s *Server) newStore(cfg Config) (history.Store, string, error) {
 		if err != nil {
 			return nil, "", fmt.Errorf("-history: %w", err)
 		}
-		opts.ContextTimeoutEnabled = true
+		opts.ContextTimeoutEnabled, opts.DialerRetries = true, dialOnce
 		rdb := goredis.NewClient(opts)
 		s.closers = append(s.closers, rdb.Close)
 		return redisstore.New(rdb, s.redisOptions(cfg)...), "redis " + opts.Addr, nil
 	}
 	return nil, "", fmt.Errorf("unknown -history %q (want memory, none, or a redis:// URL)", h)
 }
+
+// dialOnce makes go-redis try a connection once per attempt (its default
+// is five, 100 ms apart, within each of its command retries): a Redis that
+// is down is then reported as down, with history.ErrUnavailable, before
+// the store timeout runs out and leaves the outcome of a write unknown.
+const dialOnce = 1
 
 func newModel(cfg Config) (agent.Model, error) {
 	switch {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,6 +112,22 @@ func (s *RedisServer) Start() {
 		time.Sleep(20 * time.Millisecond)
 	}
 	s.t.Fatalf("redis-server on %s did not answer", s.Addr)
+}
+
+// Freeze stops the server's process (SIGSTOP): it keeps its port and
+// accepts connections but answers nothing, as a Redis stuck in a long
+// command, a swap storm or a paused VM does.
+func (s *RedisServer) Freeze() { s.signal(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen server (SIGCONT); it then runs what was sent to it
+// meanwhile.
+func (s *RedisServer) Thaw() { s.signal(syscall.SIGCONT) }
+
+func (s *RedisServer) signal(sig syscall.Signal) {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.t.Fatalf("redis-server: %v: %v", sig, err)
+	}
 }
 
 // Stop kills the server.
