@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/ids"
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
@@ -112,7 +113,7 @@ func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.
 		stream := m.client.Chat.Completions.NewStreaming(ctx, params)
 		defer stream.Close()
 
-		ids := map[int64]string{} // tool call index → id
+		callIDs := map[int64]string{} // tool call index → id
 		var finish string
 		var usage agent.Usage
 		for stream.Next() {
@@ -129,7 +130,7 @@ func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.
 				if choice.Index != 0 {
 					continue
 				}
-				if !deltaChunks(&choice.Delta, ids, yield) {
+				if !deltaChunks(&choice.Delta, callIDs, yield) {
 					return
 				}
 				if choice.FinishReason != "" {
@@ -155,7 +156,7 @@ func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.
 
 // deltaChunks yields the chunks of one streamed delta: reasoning, text,
 // tool call fragments.
-func deltaChunks(d *oai.ChatCompletionChunkChoiceDelta, ids map[int64]string, yield func(agent.Chunk, error) bool) bool {
+func deltaChunks(d *oai.ChatCompletionChunkChoiceDelta, callIDs map[int64]string, yield func(agent.Chunk, error) bool) bool {
 	for _, key := range []string{"reasoning_content", "reasoning"} {
 		if f, ok := d.JSON.ExtraFields[key]; ok {
 			var text string
@@ -170,13 +171,16 @@ func deltaChunks(d *oai.ChatCompletionChunkChoiceDelta, ids map[int64]string, yi
 		return false
 	}
 	for _, tc := range d.ToolCalls {
-		id, seen := ids[tc.Index]
+		id, seen := callIDs[tc.Index]
 		if !seen {
 			id = tc.ID
 			if id == "" {
-				id = fmt.Sprintf("call_%d", tc.Index)
+				// Some endpoints send no ids. A made-up one must still be
+				// unique in the whole chat, where "call_0" of every reply
+				// would be two calls sharing an id.
+				id = "call_" + ids.New()
 			}
-			ids[tc.Index] = id
+			callIDs[tc.Index] = id
 		}
 		c := agent.Chunk{Kind: agent.ChunkToolCall, ToolCallID: id, Delta: tc.Function.Arguments}
 		if !seen {

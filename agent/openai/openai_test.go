@@ -227,6 +227,33 @@ func TestParallelToolCalls(t *testing.T) {
 	}
 }
 
+// An endpoint that sends no tool call ids gets ids unique across replies
+// (defect: "call_0" in every reply made two calls share an id in a chat).
+func TestToolCallsWithoutIDs(t *testing.T) {
+	noID := chunk(`{"tool_calls":[{"index":0,"type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}`, "")
+	_, m := start(t, response{chunks: []string{noID, chunk(`{}`, "tool_calls")}}, response{chunks: []string{noID, chunk(`{}`, "tool_calls")}})
+	seen := map[string]bool{}
+	for range 2 {
+		chunks, err := stream(t, m, userReq("weather"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var id string
+		for _, c := range chunks {
+			if c.Kind == agent.ChunkToolCall {
+				if id != "" && c.ToolCallID != id {
+					t.Fatalf("one call, two ids: %q %q", id, c.ToolCallID)
+				}
+				id = c.ToolCallID
+			}
+		}
+		if !strings.HasPrefix(id, "call_") || seen[id] {
+			t.Fatalf("id %q (seen %v)", id, seen)
+		}
+		seen[id] = true
+	}
+}
+
 func TestHTTPErrors(t *testing.T) {
 	for _, status := range []int{401, 429, 500} {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
