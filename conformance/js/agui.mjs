@@ -19,6 +19,9 @@ const [url, flow, mode] = process.argv.slice(2);
 const legacy = mode === 'legacy';
 const { HttpAgent } = legacy ? legacyClient : current;
 const checks = [];
+// What the fake model of lineBreaks_test.go sends (lineBreaks flow).
+const ODD = 'Ber\nlin\r\n\u2028x';
+const ODD_TEXT = 'Line one\nline two\r\nthree\u2028four';
 const warnings = [];
 for (const level of ['warn', 'error']) {
   const original = console[level];
@@ -175,6 +178,27 @@ const flows = {
     agent.messages = [...agent.messages, { id: 'tool-result-1', role: 'tool', toolCallId: call.id, content: JSON.stringify({ confirmed: true }) }];
     await agent.runAgent({ tools });
     assert.equal(lastAssistant(agent), 'confirm_action returned: {"confirmed":true}');
+  },
+
+  // With the fake OpenAI-compatible model of lineBreaks_test.go (see
+  // vercel.mjs).
+  async lineBreaks() {
+    const agent = newAgent();
+    agent.messages = [user('weather')];
+    await agent.runAgent();
+    const call = agent.messages.find((m) => m.toolCalls?.length).toolCalls[0];
+    assert.deepEqual(JSON.parse(call.function.arguments), { city: ODD });
+    const tool = agent.messages.find((m) => m.role === 'tool');
+    assert.equal(JSON.parse(tool.content).city, ODD);
+    assert.equal(lastAssistant(agent), ODD_TEXT);
+    agent.messages = [...agent.messages, user('delete')];
+    await agent.runAgent();
+    const finished = (await eventsOf(1)).at(-1);
+    assert.equal(finished.outcome.type, 'interrupt');
+    const [interrupt] = finished.outcome.interrupts;
+    await agent.runAgent({ resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] });
+    const result = (await eventsOf(2)).find((e) => e.type === 'TOOL_CALL_RESULT');
+    assert.deepEqual(JSON.parse(result.content), { deleted: ODD });
   },
 
   async approve() {

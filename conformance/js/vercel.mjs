@@ -28,6 +28,9 @@ const [base, flow] = process.argv.slice(2);
 const aiVersion = JSON.parse(readFileSync(new URL('../package.json', import.meta.resolve('ai')), 'utf8')).version;
 const v7Chunks = process.env.AISDK7 === '1';
 const checks = [];
+// What the fake model of lineBreaks_test.go sends (lineBreaks flow).
+const ODD = 'Ber\nlin\r\n\u2028x';
+const ODD_TEXT = 'Line one\nline two\r\nthree\u2028four';
 
 // checkingFetch tees every chat response: the client reads one copy, the
 // other is validated here.
@@ -152,6 +155,32 @@ const flows = {
     assert.deepEqual(tool.output, { city: 'Paris', forecast: 'sunny', temperature_c: 21 });
     assert.equal(texts(m), 'The weather in Paris is sunny, 21°C.');
     assert.equal(m.parts.filter((p) => p.type === 'step-start').length, 2);
+    return chat;
+  },
+
+  // With the fake OpenAI-compatible model of lineBreaks_test.go: tool
+  // arguments, a tool output and text that hold LF, CRLF and U+2028, as a
+  // real model may send them, each event still one data line.
+  async lineBreaks() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'weather' });
+    await settled(chat);
+    const weather = toolPart(assistant(chat), 'get_weather');
+    assert.equal(weather.state, 'output-available');
+    assert.deepEqual(weather.input, { city: ODD });
+    assert.equal(weather.output.city, ODD);
+    assert.equal(texts(assistant(chat)), ODD_TEXT);
+    // The odd input goes back in the next request, and its approval's
+    // signature must verify against it.
+    await chat.sendMessage({ text: 'delete' });
+    await settled(chat);
+    const asked = toolPart(assistant(chat), 'delete_file');
+    assert.equal(asked.state, 'approval-requested');
+    assert.deepEqual(asked.input, { path: ODD });
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
+    await until(() => chat.status === 'ready' && toolPart(assistant(chat), 'delete_file').state === 'output-available', 'the approved call to run');
+    await settled(chat);
+    assert.deepEqual(toolPart(assistant(chat), 'delete_file').output, { deleted: ODD });
     return chat;
   },
 
