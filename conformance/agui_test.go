@@ -14,7 +14,7 @@ func TestAGUI(t *testing.T) {
 	node := testutil.Node(t)
 	testutil.NodeModules(t, "js")
 	flows := []string{"samples", "chat", "reasoning", "serverTool", "frontendTool", "approve", "deny", "cancel",
-		"editArgs", "ambiguous", "state", "modelError", "abort"}
+		"editArgs", "ambiguous", "state", "modelError", "abort", "duplicateCallIds", "copilotKitDeny", "copilotKitApprove"}
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			ts, logs := startServer(t, server.Config{History: mode.history})
