@@ -33,13 +33,22 @@ cover-cmf:
 	  echo "cmf coverage: $$pct% (minimum $(CMF_MIN_COVERAGE)%)"; \
 	  awk -v p="$$pct" -v m="$(CMF_MIN_COVERAGE)" 'BEGIN { exit (p+0 >= m+0) ? 0 : 1 }' || { echo "cmf coverage below $(CMF_MIN_COVERAGE)%"; exit 1; }
 
-# Run each fuzz target for FUZZTIME (default 30s).
+# Run each fuzz target for FUZZTIME (default 30s): every decoder and
+# parser that reads what a client, a model or a store sent. CI runs them
+# briefly (FUZZTIME=2s) so a regression in a seed or a quick find shows.
 FUZZTIME ?= 30s
+FUZZ_TARGETS = \
+	./cmf:FuzzMessageJSON \
+	./protocols/vercelai:FuzzDecode ./protocols/vercelai:FuzzDump ./protocols/vercelai:FuzzEncodeFraming \
+	./protocols/agui:FuzzDecode ./protocols/agui:FuzzDump ./protocols/agui:FuzzEncodeFraming \
+	./internal/jsonw:FuzzString ./internal/jsonw:FuzzRaw \
+	./uiadapter:FuzzCanonicalJSON ./uiadapter:FuzzSigner ./uiadapter:FuzzSanitizeURLs \
+	./agent:FuzzStoredRecords ./agent/openai:FuzzChunks ./internal/server:FuzzScopeCookie
 fuzz:
-	$(GO) test ./cmf -run '^$$' -fuzz FuzzMessageJSON -fuzztime $(FUZZTIME)
-	$(GO) test ./protocols/vercelai -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
-	$(GO) test ./protocols/agui -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/jsonw -run '^$$' -fuzz FuzzString -fuzztime $(FUZZTIME)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t%%:*} $${t##*:}"; \
+		$(GO) test $${t%%:*} -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME); \
+	done
 
 # Benchmarks (bench/, docs/benchmarks.md). `make bench` runs every contender
 # in every scenario (about 5 minutes on 2 cores, limit 10) and rewrites the

@@ -319,6 +319,10 @@ func (r *run) step(step int, messageID string) bool {
 			modelErr = err
 			break
 		}
+		if chunk.Kind == ChunkToolCall && chunk.ToolName == "" && s.byChunkID[chunk.ToolCallID] == nil {
+			modelErr = ErrToolCallWithoutName
+			break
+		}
 		if !s.handle(&chunk) {
 			return true
 		}
@@ -537,6 +541,11 @@ func withMissingResults(msgs []cmf.Message) []cmf.Message {
 	}
 	return out
 }
+
+// ErrToolCallWithoutName fails a run whose model started a tool call
+// without naming the tool: there is nothing to run, and a call without a
+// name could not be stored.
+var ErrToolCallWithoutName = errors.New("agent: the model sent a tool call without a tool name")
 
 // streamState turns a model's chunks into part events.
 type streamState struct {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
+	"github.com/agentui/agentui/cmf"
 )
 
 // DemoLoop is the demo model with its tools, except that delete_file
@@ -39,4 +40,42 @@ func DemoLoopWith(t testing.TB, replace ...agent.Tool) *agent.Loop {
 		t.Fatal(err)
 	}
 	return loop
+}
+
+// StoredConversation is a conversation as history stores it, recorded from
+// the demo loop: reasoning and a server tool, a denied and an approved
+// approval, a call left waiting for the client, and a UI data record. The
+// fuzz targets of what reads stored messages start from it.
+func StoredConversation(t testing.TB) []cmf.Message {
+	t.Helper()
+	loop := DemoLoopWith(t)
+	var conv []cmf.Message
+	turn := func(text string, resume ...agent.Resolution) *agent.RunFinished {
+		if text != "" {
+			u := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: text}}}
+			u.SetID("u-" + text)
+			conv = append(conv, u)
+		}
+		rec := agent.NewRecorder()
+		var fin *agent.RunFinished
+		for ev, err := range loop.Run(context.Background(), &agent.Input{Messages: conv, Resume: resume}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Add(ev)
+			if f, ok := ev.(*agent.RunFinished); ok {
+				fin = f
+			}
+		}
+		conv = append(conv, rec.Messages()...)
+		return fin
+	}
+	turn("think: weather in Oslo")
+	fin := turn("delete /tmp/a")
+	turn("", agent.Resolution{ToolCallID: fin.Pending[0].ToolCallID, Kind: agent.Deny, Reason: "keep it"})
+	fin = turn("delete /tmp/b")
+	turn("", agent.Resolution{ToolCallID: fin.Pending[0].ToolCallID, Kind: agent.Approve})
+	turn("where am i")
+	agent.SetDataRecords(&conv[1], []agent.DataRecord{{Name: "weather", ID: "d1", Value: []byte(`{"t":21}`), Index: 1}})
+	return conv
 }

@@ -1,9 +1,13 @@
 package testutil
 
 import (
+	"encoding/json"
 	"net/http/httptest"
+	"strings"
+	"testing"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -19,4 +23,55 @@ func Encode(p uiadapter.Protocol, turn *uiadapter.Turn, events ...agent.Event) s
 	_ = enc.Close()
 	_ = w.Flush()
 	return rec.Body.String()
+}
+
+// EventsWith is a run whose every string is s and every JSON value raw:
+// ids, names, text, reasoning, tool input and output, state, data and
+// denial reasons, through an approval, a client call and an error result.
+// The encoders' fuzz targets feed it to check their framing.
+func EventsWith(s string, raw json.RawMessage) []agent.Event {
+	return []agent.Event{
+		&agent.RunStarted{MessageID: s},
+		&agent.StepStarted{Step: 1, MessageID: s},
+		&agent.PartStarted{Kind: agent.PartThinking, ID: s + "r", MessageID: s},
+		&agent.PartDelta{Kind: agent.PartThinking, ID: s + "r", Delta: s},
+		&agent.PartEnded{Kind: agent.PartThinking, ID: s + "r", Part: cmf.Thinking{Text: s}},
+		&agent.PartStarted{Kind: agent.PartText, ID: s + "t", MessageID: s},
+		&agent.PartDelta{Kind: agent.PartText, ID: s + "t", Delta: s},
+		&agent.PartEnded{Kind: agent.PartText, ID: s + "t", Part: cmf.Text{Text: s}},
+		&agent.PartStarted{Kind: agent.PartToolCall, ID: s + "c", ToolName: s, MessageID: s},
+		&agent.PartDelta{Kind: agent.PartToolCall, ID: s + "c", Delta: string(raw)},
+		&agent.PartEnded{Kind: agent.PartToolCall, ID: s + "c", Part: cmf.ToolCall{ToolCallID: s + "c", Name: s, Arguments: raw}},
+		&agent.ToolResult{ToolCallID: s + "c", ToolName: s, Output: raw, MessageID: s},
+		&agent.PartStarted{Kind: agent.PartToolCall, ID: s + "e", ToolName: s, MessageID: s},
+		&agent.PartEnded{Kind: agent.PartToolCall, ID: s + "e", Part: cmf.ToolCall{ToolCallID: s + "e", Name: s, Arguments: raw}, InputError: s},
+		&agent.ToolResult{ToolCallID: s + "e", ToolName: s, Output: raw, IsError: true, Denied: true, Reason: s, ApprovalID: s},
+		&agent.StateSnapshot{State: raw},
+		&agent.StateDelta{Patch: raw},
+		&agent.Data{Name: s, ID: s, Value: raw},
+		&agent.PartStarted{Kind: agent.PartToolCall, ID: s + "a", ToolName: s, MessageID: s},
+		&agent.PartEnded{Kind: agent.PartToolCall, ID: s + "a", Part: cmf.ToolCall{ToolCallID: s + "a", Name: s, Arguments: raw}},
+		&agent.ApprovalRequested{ToolCallID: s + "a", ToolName: s, ApprovalID: s, Input: raw, Signature: s},
+		&agent.ClientToolCall{ToolCallID: s + "a", ToolName: s, Input: raw},
+		&agent.StepFinished{Step: 1, StopReason: cmf.StopCall},
+		&agent.RunFinished{StopReason: cmf.StopCall, Pending: []agent.PendingCall{{Kind: agent.PendingApproval, ToolCallID: s + "a", ToolName: s, ApprovalID: s, Input: raw}}},
+	}
+}
+
+// CheckFrames fails the test unless body is SSE frames of exactly one
+// "data: " line each, holding JSON (or [DONE]), with no CR anywhere.
+func CheckFrames(t testing.TB, body string) {
+	t.Helper()
+	if strings.ContainsRune(body, '\r') || !strings.HasSuffix(body, "\n\n") {
+		t.Fatalf("bad framing: %q", body)
+	}
+	for _, frame := range strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n") {
+		data, ok := strings.CutPrefix(frame, "data: ")
+		if !ok || strings.ContainsAny(data, "\n\u2028\u2029") {
+			t.Fatalf("not one data line: %q", frame)
+		}
+		if data != "[DONE]" && !json.Valid([]byte(data)) {
+			t.Fatalf("not JSON: %q", data)
+		}
+	}
 }

@@ -1,0 +1,37 @@
+package agui_test
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/protocols/agui"
+)
+
+// FuzzDump shows arbitrary stored messages (as history would hold them,
+// extensions included) as the client's messages. Nothing panics, the
+// result encodes as JSON, and the protocol's own decoder takes it back
+// without panicking.
+func FuzzDump(f *testing.F) {
+	conv := testutil.StoredConversation(f)
+	all, _ := json.Marshal(conv)
+	f.Add(all)
+	for _, m := range conv {
+		one, _ := json.Marshal([]cmf.Message{m})
+		f.Add(one)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var msgs []cmf.Message
+		if json.Unmarshal(data, &msgs) != nil {
+			return
+		}
+		dumped := agui.Dump(msgs)
+		body, err := json.Marshal(map[string]any{"threadId": "c", "runId": "r", "messages": dumped})
+		if err != nil {
+			t.Fatalf("the dump does not encode: %v", err)
+		}
+		_, _ = agui.New().Decode(httptest.NewRequest("POST", "/", nil), body)
+	})
+}
