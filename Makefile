@@ -5,7 +5,7 @@ CMF_MIN_COVERAGE ?= 96
 
 JS_PACKAGES = conformance/js conformance/js7
 
-.PHONY: test vet unit cover-cmf fuzz js-deps
+.PHONY: test vet lint unit cover-cmf fuzz js-deps
 
 # Everything: Go (vet, gofmt, race-enabled tests including the JavaScript
 # conformance suites and the examples), the cmf coverage gate, and the
@@ -32,6 +32,11 @@ cover-cmf:
 	@pct=$$($(GO) tool cover -func=.cover-cmf.out | awk '/^total:/ {sub("%","",$$3); print $$3}'); rm -f .cover-cmf.out; \
 	  echo "cmf coverage: $$pct% (minimum $(CMF_MIN_COVERAGE)%)"; \
 	  awk -v p="$$pct" -v m="$(CMF_MIN_COVERAGE)" 'BEGIN { exit (p+0 >= m+0) ? 0 : 1 }' || { echo "cmf coverage below $(CMF_MIN_COVERAGE)%"; exit 1; }
+
+# staticcheck, pinned (go run fetches it through the module proxy once).
+STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) run $(STATICCHECK) ./...
 
 # Run each fuzz target for FUZZTIME (default 30s): every decoder and
 # parser that reads what a client, a model or a store sent. CI runs them

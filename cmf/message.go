@@ -86,7 +86,7 @@ type messageJSON struct {
 
 // MarshalJSON writes the CMF wire form; content is always an array.
 func (m Message) MarshalJSON() ([]byte, error) {
-	w := messageJSON{SchemaVersion: m.SchemaVersion, Role: m.Role, Content: m.Content, Channel: m.Channel, Extensions: m.Extensions}
+	w := messageJSON(m)
 	if w.SchemaVersion == "" {
 		w.SchemaVersion = SchemaVersion
 	}

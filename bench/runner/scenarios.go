@@ -214,7 +214,6 @@ type s3Result struct {
 	streams int
 	wait    time.Duration
 	rounds  []s3Round
-	skip    string
 }
 
 // runIdle holds st.s3Streams "wait N ms" streams open at once against a
