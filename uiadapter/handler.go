@@ -30,7 +30,14 @@ type Handler struct {
 	proto Protocol
 	agent agent.Agent
 	cfg   config
+	// releasing bounds the lock releases retried in the background, so a
+	// store that stays frozen under load cannot pile up goroutines: past
+	// the bound, a lock is left to expire on its own.
+	releasing chan struct{}
 }
+
+// maxReleasing is how many lock releases a handler retries at once.
+const maxReleasing = 1024
 
 // New returns a handler that serves proto with a.
 func New(proto Protocol, a agent.Agent, opts ...Option) *Handler {
@@ -47,7 +54,7 @@ func New(proto Protocol, a agent.Agent, opts ...Option) *Handler {
 	if cfg.store != nil && cfg.scope == nil {
 		panic("uiadapter: WithStore needs WithScope (uiadapter.SingleScope for a single-user app)")
 	}
-	return &Handler{proto: proto, agent: a, cfg: cfg}
+	return &Handler{proto: proto, agent: a, cfg: cfg, releasing: make(chan struct{}, maxReleasing)}
 }
 
 // ServeHTTP handles one chat request.

@@ -375,6 +375,13 @@ func (s *session) tryRelease() error {
 // releaseEventually retries releasing the lock until it works or the lock,
 // last held at held, has expired on its own.
 func (s *session) releaseEventually(held time.Time) {
+	select {
+	case s.h.releasing <- struct{}{}:
+		defer func() { <-s.h.releasing }()
+	default:
+		s.log.Warn("too many lock releases pending; this lock expires on its own")
+		return
+	}
 	until := held.Add(s.h.cfg.lockTTL)
 	wait := 100 * time.Millisecond
 	for {

@@ -1,0 +1,73 @@
+package uiadapter
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentui/agentui/history"
+)
+
+// syncBuffer is a log destination safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// failingRelease is a store whose lock releases always fail.
+type failingRelease struct {
+	history.Store
+	calls atomic.Int32
+}
+
+func (s *failingRelease) Release(context.Context, history.Key, string) error {
+	s.calls.Add(1)
+	return errors.New("store down")
+}
+
+// Background lock releases are bounded: past the bound, a lock is left to
+// expire on its own rather than adding a goroutine per failed request
+// while the store is down.
+func TestBackgroundReleasesAreBounded(t *testing.T) {
+	store := &failingRelease{Store: history.NewMemory()}
+	logs := &syncBuffer{}
+	h := New(nil, nil, WithStore(store), WithScope(SingleScope), WithLockTTL(time.Second), WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	h.releasing = make(chan struct{}, 1)
+	first := &session{h: h, key: history.Key{Scope: "s", Chat: "a"}, token: "t1", log: h.cfg.logger}
+	done := make(chan struct{})
+	go func() { first.releaseEventually(time.Now()); close(done) }()
+	for deadline := time.Now().Add(5 * time.Second); store.calls.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first release never tried")
+		}
+	}
+	second := &session{h: h, key: history.Key{Scope: "s", Chat: "b"}, token: "t2", log: h.cfg.logger}
+	second.releaseEventually(time.Now()) // returns at once: the bound is reached
+	if !strings.Contains(logs.String(), "too many lock releases pending") {
+		t.Fatalf("not logged:\n%s", logs)
+	}
+	<-done // the first gives up when its lock has expired
+	if !strings.Contains(logs.String(), "it expires on its own") {
+		t.Fatalf("the first release did not give up:\n%s", logs)
+	}
+	if len(h.releasing) != 0 {
+		t.Fatal("the first release did not free its slot")
+	}
+}
