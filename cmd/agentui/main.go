@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/internal/server"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // webdist is the built chat page (make web builds it from web/).
@@ -106,6 +107,7 @@ func run(args []string) error {
 		return fmt.Errorf("-log-level: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	goredis.SetLogger(server.RedisLog{Logger: logger})
 
 	page, err := iofs.Sub(webdist, "webdist")
 	if err != nil {

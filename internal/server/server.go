@@ -4,6 +4,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -231,6 +232,16 @@ func (s *Server) newStore(cfg Config) (history.Store, string, error) {
 		return redisstore.New(rdb, s.redisOptions(cfg)...), "redis " + opts.Addr, nil
 	}
 	return nil, "", fmt.Errorf("unknown -history %q (want memory, none, or a redis:// URL)", h)
+}
+
+// RedisLog routes go-redis's own messages (failed dials, pool warnings),
+// which it prints to stderr by default, to a logger at WARN. go-redis has
+// one logger per process: set it with goredis.SetLogger(RedisLog{l}).
+type RedisLog struct{ Logger *slog.Logger }
+
+// Printf implements go-redis's logging interface.
+func (r RedisLog) Printf(ctx context.Context, format string, v ...any) {
+	r.Logger.WarnContext(ctx, "redis client", "message", fmt.Sprintf(format, v...))
 }
 
 // dialOnce makes go-redis try a connection once per attempt (its default

@@ -222,3 +222,12 @@ func TestPage(t *testing.T) {
 		t.Fatalf("missing file: %d", missing.StatusCode)
 	}
 }
+
+// go-redis's messages reach the server's log at WARN, not raw stderr.
+func TestRedisLog(t *testing.T) {
+	logs := &testutil.LogBuffer{}
+	RedisLog{Logger: testutil.Logger(logs)}.Printf(context.Background(), "redis: failed to dial after %d attempts", 1)
+	if got := logs.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, `message="redis: failed to dial after 1 attempts"`) {
+		t.Fatalf("logged %q", got)
+	}
+}
