@@ -350,7 +350,7 @@ func appendInterrupt(b []byte, ir *agent.ApprovalRequested) []byte {
 	b = jsonw.StringField(b, "id", InterruptID(ir.ToolCallID, ir.Signature))
 	b = jsonw.StringField(b, "reason", "tool_call")
 	b = jsonw.StringField(b, "toolCallId", ir.ToolCallID)
-	b = jsonw.StringField(b, "message", "Allow "+ir.ToolName+" with "+string(ir.Input)+"?")
+	b = jsonw.StringField(b, "message", "Allow "+ir.ToolName+" with "+string(jsonw.Raw(nil, ir.Input))+"?")
 	b = append(jsonw.Field(b, "responseSchema"), approvalSchema...)
 	return append(b, '}')
 }

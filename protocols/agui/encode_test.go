@@ -101,3 +101,18 @@ func TestEncoderTwoInterrupts(t *testing.T) {
 		t.Fatalf("last event %s", got[len(got)-1])
 	}
 }
+
+// An interrupt's message shows the tool input compacted, as the model's
+// layout (newlines, indentation) means nothing to the user.
+func TestInterruptMessageCompactsInput(t *testing.T) {
+	args := json.RawMessage("{\n  \"path\":\r\n  \"/tmp/x\"\n}")
+	got := encodeRun("1.0",
+		&agent.RunStarted{MessageID: "m1"}, &agent.StepStarted{Step: 1, MessageID: "m1"},
+		&agent.PartStarted{Kind: agent.PartToolCall, ID: "c1", ToolName: "delete_file", MessageID: "m1"},
+		&agent.PartEnded{Kind: agent.PartToolCall, ID: "c1", Part: cmf.ToolCall{ToolCallID: "c1", Name: "delete_file", Arguments: args}},
+		&agent.ApprovalRequested{ToolCallID: "c1", ToolName: "delete_file", ApprovalID: "a1", Input: args, Signature: "s"},
+		&agent.StepFinished{Step: 1, StopReason: cmf.StopPaused}, &agent.RunFinished{StopReason: cmf.StopPaused})
+	if last := got[len(got)-1]; !strings.Contains(last, `"message":"Allow delete_file with {\"path\":\"/tmp/x\"}?"`) {
+		t.Fatalf("last event %s", last)
+	}
+}
