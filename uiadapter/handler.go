@@ -34,6 +34,7 @@ type Handler struct {
 	// store that stays frozen under load cannot pile up goroutines: past
 	// the bound, a lock is left to expire on its own.
 	releasing chan struct{}
+	inflight  inflight
 }
 
 // maxReleasing is how many lock releases a handler retries at once.
@@ -60,6 +61,15 @@ func New(proto Protocol, a agent.Agent, opts ...Option) *Handler {
 // ServeHTTP handles one chat request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	log := h.cfg.logger.With("protocol", h.proto.Name())
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	id, ok := h.inflight.enter(cancel)
+	if !ok {
+		writeError(w, log, Unavailable("the server is shutting down; try again", nil))
+		return
+	}
+	defer h.inflight.exit(id)
+	r = r.WithContext(ctx)
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeError(w, log, &Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use POST"})
@@ -100,6 +110,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s, err := h.begin(req)
+	if err != nil && shuttingDown(r) {
+		writeError(w, log, Unavailable("the server is shutting down; try again", err))
+		return
+	}
 	if errors.Is(err, errClientGone) {
 		log.Debug("the client left before the conversation was loaded")
 		return

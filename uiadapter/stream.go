@@ -147,6 +147,9 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 	case outcome == maybeSaved:
 		log.Error("the reply may not have been saved; still trying", "error", saveErr, "run_error", runErr)
 		_ = enc.Fail(SaveUncertainMessage)
+	case shuttingDown(r):
+		log.Warn("the run was cut by shutdown", "stored", sess != nil)
+		_ = enc.Fail(ShutdownMessage)
 	case runErr != nil:
 		log.Error("agent run failed", "error", runErr)
 		_ = enc.Fail(ErrorMessage)

@@ -42,7 +42,7 @@ func main() {
 type options struct {
 	addr, model, history, historyPrefix, secret, logLevel, debugAddr string
 	historyTTL, demoDelay                                            time.Duration
-	bodyTimeout, writeTimeout, idleTimeout                           time.Duration
+	bodyTimeout, writeTimeout, idleTimeout, shutdownGrace            time.Duration
 }
 
 // newFlags declares every flag with its AGENTUI_… twin as the default.
@@ -83,6 +83,7 @@ func newFlags() (*flag.FlagSet, *options, error) {
 		{&o.bodyTimeout, "body-timeout", "a request body must arrive within this (408 after it)", server.DefaultBodyTimeout},
 		{&o.writeTimeout, "write-timeout", "a client that stops reading a stream for this long is cut off", server.DefaultWriteTimeout},
 		{&o.idleTimeout, "idle-timeout", "a kept-alive connection with no request for this long is closed", server.DefaultIdleTimeout},
+		{&o.shutdownGrace, "shutdown-grace", "on SIGTERM or SIGINT, how long replies in progress may take to finish before they are cut (their partial output is kept)", 10 * time.Second},
 	} {
 		if err := dur(d.p, d.name, d.def.String(), d.usage); err != nil {
 			return nil, nil, err
@@ -149,12 +150,40 @@ func run(args []string) error {
 		return err
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	return shutdown(logger, hs, srv, o.shutdownGrace)
+}
+
+// shutdown stops accepting connections, gives the replies in progress
+// grace to finish, cuts the rest (their streams end with an error event,
+// their output is stored, their locks released), and returns within
+// grace + 5 s whatever happens.
+func shutdown(logger *slog.Logger, hs *http.Server, srv *server.Server, grace time.Duration) error {
+	logger.Info("shutting down", "grace", grace)
+	start := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- hs.Shutdown(context.Background()) }()
+	graceCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
+	runs := make(chan error, 1)
+	go func() { runs <- srv.Shutdown(graceCtx) }()
+	deadline := time.After(grace + 5*time.Second)
+	select {
+	case err := <-runs:
+		if err != nil {
+			logger.Warn("shutdown: replies still running after the grace period were cut")
+		}
+	case <-deadline:
+		logger.Error("shutdown: replies still ending 5 s after the grace period; closing their connections")
+		return hs.Close()
 	}
-	return nil
+	select {
+	case err := <-closed:
+		logger.Info("shut down", "took", time.Since(start).Round(time.Millisecond))
+		return err
+	case <-deadline:
+		logger.Error("shutdown: connections still open 5 s after the grace period; closing them")
+		return hs.Close()
+	}
 }
 
 // debugMux serves the profiler and expvar, never on the public listener.

@@ -68,6 +68,7 @@ type Server struct {
 	cfg     Config
 	handler http.Handler
 	closers []func() error
+	chats   []*uiadapter.Handler // the chat handlers, for Shutdown
 	// Description says what the server runs ("model demo, history memory").
 	Description string
 	// RandomSecret is true when no secret was configured.
@@ -124,10 +125,12 @@ func New(cfg Config) (*Server, error) {
 		vercelOpts = append(vercelOpts, vercelai.WithAISDK7())
 	}
 	chat := uiadapter.New(vercelai.New(vercelOpts...), loop, opts...)
+	aguiHandler := agui.Handler(loop, opts...)
+	s.chats = []*uiadapter.Handler{chat, aguiHandler}
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", chat)
 	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat))
-	mux.Handle("POST /api/agui", agui.Handler(loop, opts...))
+	mux.Handle("POST /api/agui", aguiHandler)
 	if cfg.Web != nil {
 		page, err := staticHandler(cfg.Web)
 		if err != nil {
@@ -170,6 +173,23 @@ func (s *Server) HTTPServer() *http.Server {
 		IdleTimeout:       s.cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn),
 	}
+}
+
+// Shutdown stops the chat handlers taking requests and waits for the runs
+// they serve; when ctx ends first, it cuts them (see
+// uiadapter.Handler.Shutdown): each stream ends with its protocol's error
+// event, what the run produced is stored, its lock released. Call it
+// alongside HTTPServer().Shutdown.
+func (s *Server) Shutdown(ctx context.Context) error {
+	errs := make(chan error, len(s.chats))
+	for _, h := range s.chats {
+		go func() { errs <- h.Shutdown(ctx) }()
+	}
+	var all []error
+	for range s.chats {
+		all = append(all, <-errs)
+	}
+	return errors.Join(all...)
 }
 
 // Close releases what the server holds (the Redis client).

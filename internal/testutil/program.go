@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Program is a built program the test runs.
@@ -17,6 +18,7 @@ type Program struct {
 	Stdout *LogBuffer // what it printed after that line
 	Stderr *LogBuffer // what it logged
 	cmd    *exec.Cmd
+	exited chan error // receives Wait's result once
 }
 
 // RunProgram builds the main package in dir (relative to the test's
@@ -42,7 +44,9 @@ func RunProgram(t testing.TB, dir string, env []string, args ...string) *Program
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
+	p.exited = make(chan error, 1)
+	go func() { p.exited <- p.cmd.Wait() }()
+	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
 	r := bufio.NewReader(stdout)
 	line, err := r.ReadString('\n')
 	if err != nil {
@@ -56,4 +60,25 @@ func RunProgram(t testing.TB, dir string, env []string, args ...string) *Program
 	p.Line = strings.TrimSpace(line)
 	p.URL, _, _ = strings.Cut(strings.TrimSpace(rest), " ")
 	return p
+}
+
+// Signal sends sig to the program.
+func (p *Program) Signal(t testing.TB, sig os.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Exited waits up to limit for the program to exit and returns how it
+// ended (nil: status 0); the test fails if it is still running.
+func (p *Program) Exited(t testing.TB, limit time.Duration) error {
+	t.Helper()
+	select {
+	case err := <-p.exited:
+		return err
+	case <-time.After(limit):
+		t.Fatalf("the program is still running after %v; stderr:\n%s", limit, p.Stderr)
+		return nil
+	}
 }

@@ -1,0 +1,84 @@
+package uiadapter
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+)
+
+// ErrShuttingDown is the cause given to the requests Shutdown cuts.
+var ErrShuttingDown = errors.New("uiadapter: the server is shutting down")
+
+// ShutdownMessage ends a stream that Shutdown cut: what the run produced
+// until then is kept (with history, stored with stop reason aborted).
+const ShutdownMessage = "The reply was cut short: the server is restarting."
+
+// inflight tracks the requests a handler is serving, so that Shutdown can
+// wait for them and cut those that outlive its deadline.
+type inflight struct {
+	mu      sync.Mutex
+	closing bool
+	next    uint64
+	cancels map[uint64]context.CancelCauseFunc
+	wg      sync.WaitGroup
+}
+
+// enter registers a request; false once Shutdown has begun.
+func (f *inflight) enter(cancel context.CancelCauseFunc) (uint64, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closing {
+		return 0, false
+	}
+	if f.cancels == nil {
+		f.cancels = map[uint64]context.CancelCauseFunc{}
+	}
+	f.next++
+	f.cancels[f.next] = cancel
+	f.wg.Add(1)
+	return f.next, true
+}
+
+func (f *inflight) exit(id uint64) {
+	f.mu.Lock()
+	delete(f.cancels, id)
+	f.mu.Unlock()
+	f.wg.Done()
+}
+
+// Shutdown stops the handler taking requests (503 "the server is shutting
+// down") and waits for those it is serving. When ctx ends first, it cuts
+// them: each run is cancelled, what it produced is stored (stop reason
+// aborted), its stream ends with the protocol's error event
+// (ShutdownMessage), and its lock is released. Shutdown then waits for
+// them to finish, which the store and write timeouts bound, and returns
+// ctx's error. Call it alongside http.Server.Shutdown, which stops the
+// listeners but would otherwise wait for streams or drop them unfinished.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	f := &h.inflight
+	f.mu.Lock()
+	f.closing = true
+	f.mu.Unlock()
+	done := make(chan struct{})
+	go func() { f.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	f.mu.Lock()
+	n := len(f.cancels)
+	for _, cancel := range f.cancels {
+		cancel(ErrShuttingDown)
+	}
+	f.mu.Unlock()
+	h.cfg.logger.Warn("shutdown: cutting the requests still being served", "protocol", h.proto.Name(), "requests", n)
+	<-done
+	return ctx.Err()
+}
+
+// shuttingDown reports whether Shutdown cut r.
+func shuttingDown(r *http.Request) bool {
+	return errors.Is(context.Cause(r.Context()), ErrShuttingDown)
+}
