@@ -523,3 +523,35 @@ func TestHistoryAbandonedCallsAreAnswered(t *testing.T) {
 		t.Fatalf("reload shows %+v / %+v", del, loc)
 	}
 }
+
+// Regenerating an older reply by id does what useChat's
+// regenerate({messageId}) does on its side: that reply and everything
+// after it go, and the new reply answers the user message before it (it
+// used to regenerate the last reply and keep all four messages). A user
+// message's id regenerates the reply to it; an unknown id is 409.
+func TestHistoryRegenerateByID(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	regenerate := func(chat, messageID string, keep ...any) (int, string) {
+		b, _ := json.Marshal(map[string]any{"id": chat, "trigger": "regenerate-message", "messageId": messageID, "messages": keep})
+		return f.do("alice", http.MethodPost, "/api/chat", string(b))
+	}
+	for _, c := range []struct{ name, target string }{{"assistant", "a1"}, {"user", "u1"}} {
+		t.Run(c.name, func(t *testing.T) {
+			chat := "regen-" + c.name
+			a1 := f.chat("alice", testutil.UserMessage(chat, "u1", "first")).Find("start")["messageId"].(string)
+			f.chat("alice", testutil.UserMessage(chat, "u2", "second"))
+			target := map[string]string{"a1": a1, "u1": "u1"}[c.target]
+			status, body := regenerate(chat, target, msg("u1", "user", part("text", "text", "first")))
+			if status != 200 || testutil.ParseChunks(t, strings.NewReader(body)).Text() != "You said: first" {
+				t.Fatalf("%d %s", status, body)
+			}
+			got := f.stored("alice", chat)
+			if roles(got) != "user,assistant" || got[0].Text() != "first" || got[1].Text() != "You said: first" || got[1].ID() == a1 {
+				t.Fatalf("stored %s: %+v", roles(got), got)
+			}
+		})
+	}
+	if status, body := regenerate("regen-user", "nope", msg("u1", "user", part("text", "text", "first"))); status != 409 || !strings.Contains(body, "no message with this id") {
+		t.Fatalf("unknown id: %d %s", status, body)
+	}
+}

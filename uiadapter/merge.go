@@ -138,16 +138,16 @@ func (s *session) merge(ctx context.Context, turn *Turn, stored []cmf.Message) (
 		resume, err := s.checkResolutions(turn, stored)
 		return stored, resume, err
 	case Regenerate:
-		last := lastUser(stored)
-		if last < 0 {
-			return nil, nil, Conflict("nothing to regenerate in this chat")
+		keep, err := regenerateFrom(stored, turn.MessageID)
+		if err != nil {
+			return nil, nil, err
 		}
-		if last+1 < len(stored) {
-			v, err := store.Truncate(ctx, s.key, s.version, last+1)
+		if keep < len(stored) {
+			v, err := store.Truncate(ctx, s.key, s.version, keep)
 			if err != nil {
 				return nil, nil, storeError(err)
 			}
-			s.version, stored = v, stored[:last+1]
+			s.version, stored = v, stored[:keep]
 		}
 		return stored, nil, nil
 	}
@@ -293,6 +293,36 @@ func (s *session) checkResolutions(turn *Turn, stored []cmf.Message) ([]agent.Re
 		return nil, Conflict("nothing to continue: no tool call in this chat is waiting for these answers")
 	}
 	return resume, nil
+}
+
+// regenerateFrom says how many stored messages a regeneration keeps, as
+// useChat's regenerate({messageId}) does on its side: an assistant reply
+// goes with everything after it, a user message keeps itself and loses
+// what followed; no id regenerates the last reply. Another id is 409.
+func regenerateFrom(stored []cmf.Message, messageID string) (int, error) {
+	if messageID == "" {
+		last := lastUser(stored)
+		if last < 0 {
+			return 0, Conflict("nothing to regenerate in this chat")
+		}
+		return last + 1, nil
+	}
+	for i := range stored {
+		if stored[i].ID() != messageID {
+			continue
+		}
+		switch stored[i].Role {
+		case cmf.RoleAssistant:
+			if lastUser(stored[:i]) < 0 {
+				return 0, Conflict("nothing to regenerate in this chat")
+			}
+			return i, nil
+		case cmf.RoleUser:
+			return i + 1, nil
+		}
+		break
+	}
+	return 0, Conflict("no message with this id to regenerate in this chat")
 }
 
 func historyKey(scope, chat string) history.Key { return history.Key{Scope: scope, Chat: chat} }

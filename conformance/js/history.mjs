@@ -198,6 +198,22 @@ const flows = {
     assert.deepEqual(contextOf(lastText(chat)).slice(1), ['user: say it', 'assistant: You said: say it', 'user: /context']);
   },
 
+  // Regenerate an older reply by id: the client drops it and what
+  // followed, and so does the server; the model then sees only the first
+  // exchange, answered again.
+  async vercelRegenerateOlder() {
+    const chat = newChat();
+    await send(chat, 'first');
+    await send(chat, 'second');
+    const older = chat.messages[1];
+    assert.equal(older.role, 'assistant');
+    await chat.regenerate({ messageId: older.id });
+    await until(() => chat.status === 'ready', 'the regenerated reply');
+    assert.deepEqual(chat.messages.map((m) => `${m.role}: ${texts(m)}`), ['user: first', 'assistant: You said: first']);
+    await send(chat, '/context');
+    assert.deepEqual(contextOf(lastText(chat)).slice(1), ['user: first', 'assistant: You said: first', 'user: /context']);
+  },
+
   // One reply at a time per conversation: a second tab sending while the
   // first streams gets 409 and its message is not stored; the first
   // finishes; other chats never wait.
