@@ -93,6 +93,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log = log.With("chat", turn.ChatID, "intent", turn.Intent.String())
+	if len(turn.Skipped) > 0 {
+		log.Debug("skipped client input", "skipped", turn.Skipped)
+	}
 	req := &request{r: r, turn: turn, log: log}
 	if h.cfg.scope != nil {
 		if req.scope, err = h.scopeOf(r); err != nil {

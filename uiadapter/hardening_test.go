@@ -626,3 +626,14 @@ func settleRuntime(goroutines int, timeout time.Duration) (int, uint64) {
 	runtime.ReadMemStats(&ms)
 	return runtime.NumGoroutine(), ms.HeapInuse
 }
+
+// What a decoder skips reaches the handler's logger, with the request's
+// attributes (issue 12: the protocols' loggers were never configured).
+func TestSkippedInputIsLoggedWithTheRequest(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	body := `{"id":"skips","messages":[{"id":"u1","role":"user","parts":[{"type":"hologram"},{"type":"text","text":"hi"}]}]}`
+	f.chat("alice", body)
+	if !strings.Contains(f.logs.String(), `msg="skipped client input" protocol=vercel-ai chat=skips intent=submit skipped="[an unknown UI message part \"hologram\"]"`) {
+		t.Fatalf("log:\n%s", f.logs)
+	}
+}

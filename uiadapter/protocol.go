@@ -78,6 +78,10 @@ type Turn struct {
 	ChatID string
 	// RunID names this run (AG-UI "runId"; generated for Vercel).
 	RunID string
+	// Skipped says what the decoder left out of the client's input (an
+	// unknown part type, an incomplete tool part), for the handler's debug
+	// log.
+	Skipped []string
 	// Intent is what the request asks for.
 	Intent Intent
 	// Messages is the client's conversation, oldest first, as CMF. It is

@@ -63,8 +63,9 @@ func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error)
 	for _, c := range in.Context {
 		turn.Context = append(turn.Context, agent.ContextItem{Description: c.Description, Value: c.Value})
 	}
+	d := &decoder{}
 	for i := range in.Messages {
-		m, err := p.toCMF(&in.Messages[i])
+		m, err := d.toCMF(&in.Messages[i])
 		if err != nil {
 			return nil, uiadapter.BadRequest("messages[" + strconv.Itoa(i) + "]: " + err.Error())
 		}
@@ -105,6 +106,7 @@ func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error)
 			}
 		}
 	}
+	turn.Skipped = d.skipped
 	return turn, nil
 }
 
@@ -139,7 +141,7 @@ func hasKey(body []byte, key string) bool {
 }
 
 // toCMF converts one message; nil for messages agentui ignores.
-func (p *Protocol) toCMF(msg *Message) (*cmf.Message, error) {
+func (d *decoder) toCMF(msg *Message) (*cmf.Message, error) {
 	id := msg.ID
 	if id == "" {
 		return nil, errors.New(`missing "id"`)
@@ -156,7 +158,7 @@ func (p *Protocol) toCMF(msg *Message) (*cmf.Message, error) {
 		out.Content = []cmf.Part{cmf.Text{Text: text}}
 	case "user":
 		out.Role = cmf.RoleUser
-		parts, err := p.userContent(msg.Content)
+		parts, err := d.userContent(msg.Content)
 		if err != nil {
 			return nil, err
 		}
@@ -187,7 +189,7 @@ func (p *Protocol) toCMF(msg *Message) (*cmf.Message, error) {
 			return nil, errors.New(`a tool message needs "toolCallId"`)
 		}
 		out.Role = cmf.RoleTool
-		text, err := p.toolContent(msg.Content)
+		text, err := d.toolContent(msg.Content)
 		if err != nil {
 			return nil, err
 		}
@@ -204,7 +206,7 @@ func (p *Protocol) toCMF(msg *Message) (*cmf.Message, error) {
 	case "activity":
 		return nil, nil // client-side display state
 	default:
-		p.log.Debug("skipping a message with an unknown role", "role", msg.Role)
+		d.skip("a message with the unknown role", msg.Role)
 		return nil, nil
 	}
 	return &out, nil
@@ -222,7 +224,7 @@ func stringContent(raw json.RawMessage) (string, error) {
 }
 
 // userContent reads a string or content parts.
-func (p *Protocol) userContent(raw json.RawMessage) ([]cmf.Part, error) {
+func (d *decoder) userContent(raw json.RawMessage) ([]cmf.Part, error) {
 	if len(raw) > 0 && raw[0] == '"' {
 		s, err := stringContent(raw)
 		return []cmf.Part{cmf.Text{Text: s}}, err
@@ -255,7 +257,7 @@ func (p *Protocol) userContent(raw json.RawMessage) ([]cmf.Part, error) {
 				out = append(out, cmf.Document{MediaSource: src})
 			}
 		default:
-			p.log.Debug("skipping an unknown content part", "type", cp.Type)
+			d.skip("an unknown content part", cp.Type)
 		}
 	}
 	return out, nil
@@ -281,7 +283,7 @@ func mediaSource(s *Source) (cmf.MediaSource, bool) {
 }
 
 // toolContent reads a tool message's content: a string, or text parts.
-func (p *Protocol) toolContent(raw json.RawMessage) (string, error) {
+func (d *decoder) toolContent(raw json.RawMessage) (string, error) {
 	if len(raw) > 0 && raw[0] == '[' {
 		var parts []ContentPart
 		if err := json.Unmarshal(raw, &parts); err != nil {
@@ -356,4 +358,13 @@ func isObject(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	var v map[string]json.RawMessage
 	return len(t) > 0 && t[0] == '{' && json.Unmarshal(t, &v) == nil
+}
+
+// decoder is one Decode call. What it leaves out of the client's input
+// goes in the Turn (Skipped), which the handler logs with the request's
+// attributes.
+type decoder struct{ skipped []string }
+
+func (d *decoder) skip(what, detail string) {
+	d.skipped = append(d.skipped, what+" "+strconv.Quote(detail))
 }

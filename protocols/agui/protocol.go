@@ -1,7 +1,6 @@
 package agui
 
 import (
-	"log/slog"
 	"net/http"
 
 	"github.com/agentui/agentui/agent"
@@ -11,19 +10,14 @@ import (
 // Protocol is AG-UI over HTTP and SSE. The zero value is not usable; call
 // New.
 type Protocol struct {
-	log *slog.Logger
 }
 
 // Option configures the protocol.
 type Option func(*Protocol)
 
-// WithLogger sets the logger for decoding details (skipped messages and
-// parts, at debug level). The default is slog.Default().
-func WithLogger(l *slog.Logger) Option { return func(p *Protocol) { p.log = l } }
-
 // New returns the protocol.
 func New(opts ...Option) *Protocol {
-	p := &Protocol{log: slog.Default()}
+	p := &Protocol{}
 	for _, o := range opts {
 		o(p)
 	}

@@ -70,12 +70,14 @@ func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error)
 	case last.Role != "user":
 		return nil, uiadapter.BadRequest("the last message must be a user or assistant message")
 	}
+	d := &decoder{}
 	for i := range req.Messages {
 		isLast := i == len(req.Messages)-1
-		msgs, res := p.toCMF(&req.Messages[i], isLast && turn.Intent == uiadapter.Continue)
+		msgs, res := d.toCMF(&req.Messages[i], isLast && turn.Intent == uiadapter.Continue)
 		turn.Messages = append(turn.Messages, msgs...)
 		turn.Resolutions = append(turn.Resolutions, res...)
 	}
+	turn.Skipped = d.skipped
 	return turn, nil
 }
 
@@ -92,7 +94,7 @@ func jsonFieldError(err error) string {
 // assistant message per step (split at step-start) followed by a tool
 // message per tool result. resolve says the message is the one being
 // continued: its last step's answered tool parts become resolutions.
-func (p *Protocol) toCMF(ui *UIMessage, resolve bool) ([]cmf.Message, []uiadapter.Resolution) {
+func (d *decoder) toCMF(ui *UIMessage, resolve bool) ([]cmf.Message, []uiadapter.Resolution) {
 	id := ui.ID
 	if id == "" {
 		id = ids.New()
@@ -105,7 +107,7 @@ func (p *Protocol) toCMF(ui *UIMessage, resolve bool) ([]cmf.Message, []uiadapte
 		}
 		m := newMessage(role, id)
 		for i := range ui.Parts {
-			p.addContent(&m, &ui.Parts[i])
+			d.addContent(&m, &ui.Parts[i])
 		}
 		return []cmf.Message{m}, nil
 	}
@@ -138,10 +140,10 @@ func (p *Protocol) toCMF(ui *UIMessage, resolve bool) ([]cmf.Message, []uiadapte
 		var results []cmf.Message
 		for _, part := range step {
 			if !part.IsTool() {
-				p.addContent(&m, part)
+				d.addContent(&m, part)
 				continue
 			}
-			if r := p.addTool(&m, part); r != nil {
+			if r := d.addTool(&m, part); r != nil {
 				results = append(results, *r)
 			}
 			if resolve && n == len(steps)-1 {
@@ -163,7 +165,7 @@ func newMessage(role cmf.Role, id string) cmf.Message {
 }
 
 // addContent adds a non-tool part.
-func (p *Protocol) addContent(m *cmf.Message, part *Part) {
+func (d *decoder) addContent(m *cmf.Message, part *Part) {
 	switch {
 	case part.Type == "text":
 		m.Content = append(m.Content, cmf.Text{Text: deref(part.Text)})
@@ -189,7 +191,7 @@ func (p *Protocol) addContent(m *cmf.Message, part *Part) {
 		recs = append(recs, agent.DataRecord{Name: strings.TrimPrefix(part.Type, "data-"), ID: part.ID, Value: orNull(part.Data), Index: len(m.Content)})
 		agent.SetDataRecords(m, recs)
 	default:
-		p.log.Debug("skipping an unknown UI message part", "type", part.Type)
+		d.skip("an unknown UI message part", part.Type)
 	}
 }
 
@@ -199,11 +201,11 @@ const sourceDocumentURI = "urn:ai-sdk:source-document:"
 
 // addTool adds a tool call to the step and returns the tool message with
 // its result, if the part has one.
-func (p *Protocol) addTool(m *cmf.Message, part *Part) *cmf.Message {
+func (d *decoder) addTool(m *cmf.Message, part *Part) *cmf.Message {
 	switch part.State {
 	case StateInputAvailable, StateApprovalRequested, StateApprovalResponded, StateOutputAvailable, StateOutputError, StateOutputDenied:
 	default: // input-streaming (incomplete) or a state this version does not know
-		p.log.Debug("skipping a tool part", "state", part.State)
+		d.skip("a tool part in state", part.State)
 		return nil
 	}
 	if part.ToolCallID == "" || part.Tool() == "" {
@@ -337,4 +339,13 @@ func nonEmpty(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// decoder is one Decode call. What it leaves out of the client's input
+// goes in the Turn (Skipped), which the handler logs with the request's
+// attributes.
+type decoder struct{ skipped []string }
+
+func (d *decoder) skip(what, detail string) {
+	d.skipped = append(d.skipped, what+" "+strconv.Quote(detail))
 }

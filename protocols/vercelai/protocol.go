@@ -5,7 +5,6 @@
 package vercelai
 
 import (
-	"log/slog"
 	"net/http"
 
 	"github.com/agentui/agentui/agent"
@@ -16,8 +15,7 @@ import (
 // Protocol is the UI message stream protocol. The zero value is not
 // usable; call New.
 type Protocol struct {
-	v7  bool
-	log *slog.Logger
+	v7 bool
 }
 
 // Option configures the protocol.
@@ -28,13 +26,9 @@ type Option func(*Protocol)
 // call). Off by default: one unknown chunk type fails an AI SDK 6 client.
 func WithAISDK7() Option { return func(p *Protocol) { p.v7 = true } }
 
-// WithLogger sets the logger for decoding details (skipped parts, at debug
-// level). The default is slog.Default().
-func WithLogger(l *slog.Logger) Option { return func(p *Protocol) { p.log = l } }
-
 // New returns the protocol.
 func New(opts ...Option) *Protocol {
-	p := &Protocol{log: slog.Default()}
+	p := &Protocol{}
 	for _, o := range opts {
 		o(p)
 	}
