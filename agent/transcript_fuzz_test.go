@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/agentui/agentui/agent"
@@ -14,19 +13,8 @@ import (
 // the messages: every pending call is a call in them, waiting for an
 // approval or a client and without a result.
 func FuzzStoredRecords(f *testing.F) {
-	conv := testutil.StoredConversation(f)
-	all, _ := json.Marshal(conv)
-	f.Add(all)
-	for _, m := range conv {
-		one, _ := json.Marshal([]cmf.Message{m})
-		f.Add(one)
-	}
 	f.Add([]byte(`[{"role":"assistant","content":[{"content_type":"tool_call","tool_call_id":"c","tool_name":"t","arguments":{}}],"extensions":{"custom":{"agentui.calls":{"c":{"approval_id":"a","client":true}},"agentui.data":[{"name":"x","value":null,"index":-5}]}}}]`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var msgs []cmf.Message
-		if json.Unmarshal(data, &msgs) != nil {
-			return
-		}
+	testutil.FuzzStored(f, func(t *testing.T, msgs []cmf.Message) {
 		calls := map[string]bool{}
 		for i := range msgs {
 			_ = agent.CallInfos(&msgs[i])

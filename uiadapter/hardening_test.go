@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -586,7 +585,7 @@ func TestClientsThatStopReadingAreCut(t *testing.T) {
 	logs := &testutil.LogBuffer{}
 	srv := httptest.NewServer(uiadapter.New(vercelai.New(), endless{}, uiadapter.WithWriteTimeout(timeout), uiadapter.WithLogger(testutil.Logger(logs))))
 	t.Cleanup(srv.Close)
-	baseG, baseHeap := settleRuntime(0, 0)
+	baseG, baseHeap := testutil.Settle(0, 0)
 	const n = 50
 	conns := make([]net.Conn, n)
 	for i := range conns {
@@ -607,24 +606,11 @@ func TestClientsThatStopReadingAreCut(t *testing.T) {
 	for _, c := range conns {
 		c.Close()
 	}
-	g, heap := settleRuntime(baseG+5, 10*time.Second)
+	g, heap := testutil.Settle(baseG+5, 10*time.Second)
 	t.Logf("goroutines %d → %d, heap %d → %d KiB", baseG, g, baseHeap>>10, heap>>10)
 	if g > baseG+5 || heap > baseHeap+16<<20 {
 		t.Fatalf("left behind: goroutines %d → %d, heap %d → %d KiB", baseG, g, baseHeap>>10, heap>>10)
 	}
-}
-
-// settleRuntime waits up to timeout for the goroutine count to fall to
-// goroutines, then returns it and the live heap after a GC.
-func settleRuntime(goroutines int, timeout time.Duration) (int, uint64) {
-	deadline := time.Now().Add(timeout)
-	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return runtime.NumGoroutine(), ms.HeapInuse
 }
 
 // What a decoder skips reaches the handler's logger, with the request's

@@ -31,14 +31,18 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-// failingRelease is a store whose lock releases always fail.
+// failingRelease is a store whose lock releases always fail; tried is
+// closed at the first attempt.
 type failingRelease struct {
 	history.Store
 	calls atomic.Int32
+	tried chan struct{}
 }
 
 func (s *failingRelease) Release(context.Context, history.Key, string) error {
-	s.calls.Add(1)
+	if s.calls.Add(1) == 1 {
+		close(s.tried)
+	}
 	return errors.New("store down")
 }
 
@@ -46,18 +50,14 @@ func (s *failingRelease) Release(context.Context, history.Key, string) error {
 // expire on its own rather than adding a goroutine per failed request
 // while the store is down.
 func TestBackgroundReleasesAreBounded(t *testing.T) {
-	store := &failingRelease{Store: history.NewMemory()}
+	store := &failingRelease{Store: history.NewMemory(), tried: make(chan struct{})}
 	logs := &syncBuffer{}
 	h := New(nil, nil, WithStore(store), WithScope(SingleScope), WithLockTTL(time.Second), WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	h.releasing = make(chan struct{}, 1)
 	first := &session{h: h, key: history.Key{Scope: "s", Chat: "a"}, token: "t1", log: h.cfg.logger}
 	done := make(chan struct{})
 	go func() { first.releaseEventually(time.Now()); close(done) }()
-	for deadline := time.Now().Add(5 * time.Second); store.calls.Load() == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the first release never tried")
-		}
-	}
+	<-store.tried // the first release holds the only slot, retrying
 	second := &session{h: h, key: history.Key{Scope: "s", Chat: "b"}, token: "t2", log: h.cfg.logger}
 	second.releaseEventually(time.Now()) // returns at once: the bound is reached
 	if !strings.Contains(logs.String(), "too many lock releases pending") {

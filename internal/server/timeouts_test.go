@@ -6,11 +6,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentui/agentui/internal/testutil"
 )
 
 // The server's timeouts, over real sockets (defect 2 of the attack
@@ -145,7 +146,7 @@ func TestHeadersMustArrive(t *testing.T) {
 // goroutines and heap go back to where they were.
 func TestSlowBodiesLeaveNothingBehind(t *testing.T) {
 	addr := startTimeoutServer(t)
-	baseG, baseHeap := settle()
+	baseG, baseHeap := testutil.Settle(0, 0)
 	const n = 200
 	conns := make([]net.Conn, n)
 	for i := range conns {
@@ -162,26 +163,9 @@ func TestSlowBodiesLeaveNothingBehind(t *testing.T) {
 			t.Fatalf("connection %d: %q", i, got)
 		}
 	}
-	g, heap := settleTo(baseG+5, 10*time.Second)
+	g, heap := testutil.Settle(baseG+5, 10*time.Second)
 	t.Logf("goroutines %d → %d, heap %d → %d KiB", baseG, g, baseHeap>>10, heap>>10)
 	if g > baseG+5 || heap > baseHeap+8<<20 {
 		t.Fatalf("left behind: goroutines %d → %d, heap %d → %d KiB", baseG, g, baseHeap>>10, heap>>10)
 	}
-}
-
-// settle returns the goroutine count and the live heap after a GC.
-func settle() (int, uint64) { return settleTo(0, 0) }
-
-// settleTo waits up to timeout for the goroutine count to fall to
-// goroutines (the server lingers half a second on each closed connection
-// so its last bytes are not lost), then returns it and the live heap.
-func settleTo(goroutines int, timeout time.Duration) (int, uint64) {
-	deadline := time.Now().Add(timeout)
-	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return runtime.NumGoroutine(), ms.HeapInuse
 }

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"context"
+	"encoding/json"
 	"sync/atomic"
 	"testing"
 
@@ -78,4 +79,25 @@ func StoredConversation(t testing.TB) []cmf.Message {
 	turn("where am i")
 	agent.SetDataRecords(&conv[1], []agent.DataRecord{{Name: "weather", ID: "d1", Value: []byte(`{"t":21}`), Index: 1}})
 	return conv
+}
+
+// FuzzStored runs check on arbitrary stored messages: the fuzz input is a
+// JSON array of CMF messages, seeded with StoredConversation whole and
+// message by message; input that does not decode is skipped. Seeds added
+// to f before the call are kept.
+func FuzzStored(f *testing.F, check func(t *testing.T, msgs []cmf.Message)) {
+	conv := StoredConversation(f)
+	all, _ := json.Marshal(conv)
+	f.Add(all)
+	for _, m := range conv {
+		one, _ := json.Marshal([]cmf.Message{m})
+		f.Add(one)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var msgs []cmf.Message
+		if json.Unmarshal(data, &msgs) != nil {
+			return
+		}
+		check(t, msgs)
+	})
 }

@@ -75,3 +75,19 @@ func CheckFrames(t testing.TB, body string) {
 		}
 	}
 }
+
+// FuzzFraming runs whole runs through p's encoder with arbitrary strings
+// and JSON values in every field (EventsWith): each event must stay one
+// data line of JSON (CheckFrames).
+func FuzzFraming(f *testing.F, p uiadapter.Protocol) {
+	f.Add("x", []byte(`{"a":1}`))
+	f.Add("line\nbreak\r\n\u2028", []byte("{\n  \"city\":\r\n \"Ber\\nlin\u2028\"\n}"))
+	f.Add("data: [DONE]\n\n", []byte("[1,\n2]"))
+	f.Add("\x00\x1f\"\\", []byte("\"\u2029\""))
+	f.Fuzz(func(t *testing.T, s string, raw []byte) {
+		if !json.Valid(raw) {
+			return // the agent hands encoders only valid JSON
+		}
+		CheckFrames(t, Encode(p, &uiadapter.Turn{ChatID: s, RunID: s}, EventsWith(s, raw)...))
+	})
+}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -139,4 +140,19 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bo
 // Logger is a debug-level text logger writing to w.
 func Logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// Settle waits up to timeout for the goroutine count to fall to
+// goroutines (an HTTP server lingers half a second on each closed
+// connection so its last bytes are not lost), then returns the count and
+// the live heap after a GC. Settle(0, 0) measures a baseline.
+func Settle(goroutines int, timeout time.Duration) (int, uint64) {
+	deadline := time.Now().Add(timeout)
+	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond) // a poll interval: the condition is the count
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return runtime.NumGoroutine(), ms.HeapInuse
 }

@@ -15,18 +15,7 @@ import (
 // result encodes as JSON, and the protocol's own decoder takes it back
 // without panicking.
 func FuzzDump(f *testing.F) {
-	conv := testutil.StoredConversation(f)
-	all, _ := json.Marshal(conv)
-	f.Add(all)
-	for _, m := range conv {
-		one, _ := json.Marshal([]cmf.Message{m})
-		f.Add(one)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var msgs []cmf.Message
-		if json.Unmarshal(data, &msgs) != nil {
-			return
-		}
+	testutil.FuzzStored(f, func(t *testing.T, msgs []cmf.Message) {
 		dumped := vercelai.Dump(msgs)
 		body, err := json.Marshal(map[string]any{"id": "c", "messages": dumped})
 		if err != nil {
