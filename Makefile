@@ -48,7 +48,7 @@ FUZZ_TARGETS = \
 	./protocols/agui:FuzzDecode ./protocols/agui:FuzzDump ./protocols/agui:FuzzEncodeFraming \
 	./internal/jsonw:FuzzString ./internal/jsonw:FuzzRaw \
 	./uiadapter:FuzzCanonicalJSON ./uiadapter:FuzzSigner ./uiadapter:FuzzSanitizeURLs \
-	./agent:FuzzStoredRecords ./agent/openai:FuzzChunks ./internal/server:FuzzScopeCookie
+	./cmf:FuzzToolCallStates ./agent/openai:FuzzChunks ./internal/server:FuzzScopeCookie
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t%%:*} $${t##*:}"; \

@@ -101,6 +101,9 @@ type ToolResult struct {
 	Denied     bool
 	Reason     string // the denial reason, when given
 	ApprovalID string // for approved and denied calls: the approval answered, when known
+	// EditedInput is the arguments the tool ran with when the user
+	// approved an edited call.
+	EditedInput json.RawMessage
 	FromClient bool
 	MessageID  string // the tool message that holds the result
 }

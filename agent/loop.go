@@ -204,6 +204,7 @@ type call struct {
 	result   *ToolResult
 	approval string          // the approval id, for calls resumed after an approval
 	approved bool            // the user approved this call
+	edited   bool            // ... with arguments of their own
 	rawArgs  strings.Builder // arguments as they stream
 }
 
@@ -230,7 +231,6 @@ func (r *run) resume() ([]PendingCall, bool) {
 	for _, res := range r.in.Resume {
 		resolutions[res.ToolCallID] = res
 	}
-	infos := CallInfos(&msgs[last])
 	var pending []PendingCall
 	var batch []*call
 	seen := map[string]bool{}
@@ -246,7 +246,7 @@ func (r *run) resume() ([]PendingCall, bool) {
 		}
 		res, resolved := resolutions[tc.ToolCallID]
 		c := &call{id: tc.ToolCallID, name: tc.Name, args: tc.Arguments, tool: t}
-		info := infos[tc.ToolCallID]
+		info := msgs[last].CallRecord(tc.ToolCallID)
 		switch {
 		case t.isClient():
 			switch {
@@ -268,7 +268,7 @@ func (r *run) resume() ([]PendingCall, bool) {
 			case resolved && res.Kind == Approve:
 				c.approved = true
 				if len(res.EditedArgs) > 0 {
-					c.args = res.EditedArgs
+					c.args, c.edited = res.EditedArgs, true
 				}
 				if err := t.validate(c.args); err != nil {
 					c.result = errorResult(err.Error())
@@ -422,6 +422,9 @@ func (r *run) runCalls(batch []*call) bool {
 		res.ToolCallID, res.ToolName, res.Approved = c.id, c.name, c.approved
 		if c.approved || res.Denied {
 			res.ApprovalID = c.approval
+		}
+		if c.edited {
+			res.EditedInput = c.args
 		}
 		if res.MessageID == "" {
 			res.MessageID = ids.New()

@@ -748,7 +748,7 @@ func TestLoopStateAndData(t *testing.T) {
 	for _, ev := range events {
 		rec.Add(ev)
 	}
-	recs := DataRecords(&rec.Messages()[0])
+	recs := rec.Messages()[0].Data()
 	if len(recs) != 1 || string(recs[0].Value) != `"done"` || recs[0].Index != 0 {
 		t.Fatalf("data records = %+v", recs)
 	}

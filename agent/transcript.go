@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/agentui/agentui/cmf"
@@ -10,152 +9,10 @@ import (
 
 // A run's messages are recorded as CMF: one assistant message per step
 // (thinking, text and tool calls, in order), one tool message per tool
-// result. What CMF has no field for — that a call waited for approval (and
-// its approval id), that a call was for the client, how an approval was
-// answered, the UI data a step produced — is kept under a custom extension
-// so that a stored conversation can be shown again exactly as it streamed.
-const (
-	callsKey = "agentui.calls" // map[tool call id]CallInfo
-	dataKey  = "agentui.data"  // []DataRecord, on assistant messages
-)
-
-// CallInfo is what agentui records about a tool call beyond CMF's fields.
-type CallInfo struct {
-	ApprovalID string `json:"approval_id,omitempty"` // the call waited for approval
-	Client     bool   `json:"client,omitempty"`      // the call was for the client / the result came from it
-	Approved   *bool  `json:"approved,omitempty"`    // on the result: how the approval was answered
-	Reason     string `json:"reason,omitempty"`      // on the result: the denial reason
-}
-
-// DataRecord is a non-transient [Data] event kept with its step's message.
-// Index is the number of content parts the message had when it arrived, so
-// a UI can show it where it streamed.
-type DataRecord struct {
-	Name  string          `json:"name"`
-	ID    string          `json:"id,omitempty"`
-	Value json.RawMessage `json:"value"`
-	Index int             `json:"index"`
-}
-
-// CallInfos returns the call records of a message (a new map).
-func CallInfos(m *cmf.Message) map[string]CallInfo {
-	if m.Extensions == nil || m.Extensions.Custom == nil {
-		return nil
-	}
-	raw, ok := m.Extensions.Custom[callsKey]
-	if !ok {
-		return nil
-	}
-	var infos map[string]CallInfo
-	if json.Unmarshal(raw, &infos) != nil {
-		return nil
-	}
-	return infos
-}
-
-// SetCallInfo records info about a tool call on a message.
-func SetCallInfo(m *cmf.Message, toolCallID string, info CallInfo) {
-	infos := CallInfos(m)
-	if infos == nil {
-		infos = map[string]CallInfo{}
-	}
-	infos[toolCallID] = info
-	setCustom(m, callsKey, infos)
-}
-
-// DataRecords returns the UI data recorded on a message.
-func DataRecords(m *cmf.Message) []DataRecord {
-	if m.Extensions == nil || m.Extensions.Custom == nil {
-		return nil
-	}
-	var recs []DataRecord
-	if raw, ok := m.Extensions.Custom[dataKey]; ok {
-		_ = json.Unmarshal(raw, &recs)
-	}
-	return recs
-}
-
-// SetDataRecords stores UI data records on a message.
-func SetDataRecords(m *cmf.Message, recs []DataRecord) { setCustom(m, dataKey, recs) }
-
-func setCustom(m *cmf.Message, key string, v any) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return
-	}
-	if m.Extensions == nil {
-		m.Extensions = &cmf.Extensions{}
-	}
-	if m.Extensions.Custom == nil {
-		m.Extensions.Custom = map[string]json.RawMessage{}
-	}
-	m.Extensions.Custom[key] = raw
-}
-
-// CallState is a tool call and what became of it.
-type CallState struct {
-	Call       cmf.ToolCall
-	MessageID  string // the assistant message holding the call
-	ApprovalID string // set when the call waited for approval
-	Client     bool   // the call was for the client
-	Result     *cmf.ToolResult
-	Approved   *bool  // how the approval was answered, when it was
-	Reason     string // the denial reason
-}
-
-// Pending reports whether the call waits for an approval or a client's
-// output.
-func (c *CallState) Pending() bool {
-	return c.Result == nil && (c.ApprovalID != "" || c.Client)
-}
-
-// CallStates lists every tool call in msgs, in order, with its result and
-// approval record.
-func CallStates(msgs []cmf.Message) []CallState {
-	var calls []CallState
-	index := map[string]int{}
-	for i := range msgs {
-		m := &msgs[i]
-		infos := CallInfos(m)
-		for _, p := range m.Content {
-			switch p := p.(type) {
-			case cmf.ToolCall:
-				info := infos[p.ToolCallID]
-				index[p.ToolCallID] = len(calls)
-				calls = append(calls, CallState{Call: p, MessageID: m.ID(), ApprovalID: info.ApprovalID, Client: info.Client})
-			case cmf.ToolResult:
-				j, ok := index[p.ToolCallID]
-				if !ok {
-					continue
-				}
-				r := p
-				calls[j].Result = &r
-				if info, ok := infos[p.ToolCallID]; ok {
-					calls[j].Approved = info.Approved
-					calls[j].Reason = info.Reason
-				}
-			}
-		}
-	}
-	return calls
-}
-
-// PendingCalls lists the calls in msgs that wait for an approval or a
-// client's output, per the records a [Recorder] keeps.
-func PendingCalls(msgs []cmf.Message) []PendingCall {
-	var out []PendingCall
-	for _, c := range CallStates(msgs) {
-		if !c.Pending() {
-			continue
-		}
-		kind := PendingClient
-		if c.ApprovalID != "" {
-			kind = PendingApproval
-		}
-		out = append(out, PendingCall{Kind: kind, ToolCallID: c.Call.ToolCallID, ToolName: c.Call.Name, ApprovalID: c.ApprovalID, Input: c.Call.Arguments})
-	}
-	return out
-}
+// result. What CMF's parts do not say (that a call waited for approval,
+// was for the client, how the approval was answered, the UI data a step
+// produced) goes into the typed UI extension ([cmf.UIExtension]), so that
+// a stored conversation carries on and shows again exactly as it streamed.
 
 // Recorder folds a run's events into CMF messages: what the run added to
 // the conversation. The loop uses it to know the conversation so far; a
@@ -199,11 +56,11 @@ func (r *Recorder) Add(ev Event) {
 		}
 	case *ApprovalRequested:
 		if m := r.holder(e.ToolCallID); m != nil {
-			SetCallInfo(m, e.ToolCallID, CallInfo{ApprovalID: e.ApprovalID})
+			m.SetCallRecord(e.ToolCallID, cmf.CallRecord{ApprovalID: e.ApprovalID})
 		}
 	case *ClientToolCall:
 		if m := r.holder(e.ToolCallID); m != nil {
-			SetCallInfo(m, e.ToolCallID, CallInfo{Client: true})
+			m.SetCallRecord(e.ToolCallID, cmf.CallRecord{Client: true})
 		}
 	case *ToolResult:
 		r.addResult(e)
@@ -212,18 +69,7 @@ func (r *Recorder) Add(ev Event) {
 			return
 		}
 		m := r.current()
-		recs := DataRecords(m)
-		rec := DataRecord{Name: e.Name, ID: e.ID, Value: e.Value, Index: len(m.Content)}
-		replaced := false
-		for i := range recs {
-			if e.ID != "" && recs[i].Name == e.Name && recs[i].ID == e.ID {
-				recs[i].Value, replaced = e.Value, true
-			}
-		}
-		if !replaced {
-			recs = append(recs, rec)
-		}
-		SetDataRecords(m, recs)
+		m.AddData(cmf.DataRecord{Name: e.Name, ID: e.ID, Value: e.Value, Index: len(m.Content)})
 	case *StepFinished:
 		if r.step >= 0 {
 			setCompletion(&r.msgs[r.step], e.StopReason, e.Usage)
@@ -315,13 +161,11 @@ func (r *Recorder) addResult(e *ToolResult) {
 	m.SetID(id)
 	switch {
 	case e.Denied:
-		no := false
-		SetCallInfo(&m, e.ToolCallID, CallInfo{Approved: &no, Reason: e.Reason})
+		m.SetCallRecord(e.ToolCallID, cmf.CallRecord{Decision: &cmf.Decision{Approved: false, Reason: e.Reason}})
 	case e.Approved:
-		yes := true
-		SetCallInfo(&m, e.ToolCallID, CallInfo{Approved: &yes})
+		m.SetCallRecord(e.ToolCallID, cmf.CallRecord{Decision: &cmf.Decision{Approved: true, EditedArguments: e.EditedInput}})
 	case e.FromClient:
-		SetCallInfo(&m, e.ToolCallID, CallInfo{Client: true})
+		m.SetCallRecord(e.ToolCallID, cmf.CallRecord{Client: true})
 	}
 	r.msgs = append(r.msgs, m)
 }

@@ -50,13 +50,13 @@ func TestRecorderApprovalRecords(t *testing.T) {
 			t.Fatalf("recorded message %d is invalid: %v", i, err)
 		}
 	}
-	pending := PendingCalls(msgs)
-	if len(pending) != 3 || pending[0].Kind != PendingApproval || pending[2].Kind != PendingClient || pending[0].ApprovalID == "" {
+	pending := cmf.PendingToolCalls(msgs)
+	if len(pending) != 3 || pending[0].Status() != cmf.CallAwaitingApproval || pending[2].Status() != cmf.CallAwaitingClient || pending[0].ApprovalID == "" {
 		t.Fatalf("pending = %+v", pending)
 	}
 	fin := last[*RunFinished](t, events)
 	for i := range pending {
-		if pending[i].ApprovalID != fin.Pending[i].ApprovalID || pending[i].ToolCallID != fin.Pending[i].ToolCallID {
+		if pending[i].ApprovalID != fin.Pending[i].ApprovalID || pending[i].Call.ToolCallID != fin.Pending[i].ToolCallID {
 			t.Fatalf("recorded pending calls %+v differ from RunFinished %+v", pending, fin.Pending)
 		}
 	}
@@ -71,24 +71,24 @@ func TestRecorderApprovalRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := append(append([]cmf.Message(nil), next.Messages...), record(events2).Messages()...)
-	states := CallStates(all)
-	byID := map[string]CallState{}
+	states := cmf.ToolCallStates(all)
+	byID := map[string]cmf.ToolCallState{}
 	for _, s := range states {
 		byID[s.Call.ToolCallID] = s
 	}
-	if s := byID["w"]; s.Result == nil || s.ApprovalID != "" || s.Approved != nil || s.Pending() {
+	if s := byID["w"]; s.Result == nil || s.ApprovalID != "" || s.Decision != nil || s.Status() != cmf.CallAnswered {
 		t.Errorf("weather = %+v", s)
 	}
-	if s := byID["d1"]; s.Result == nil || s.ApprovalID == "" || s.Approved == nil || !*s.Approved {
+	if s := byID["d1"]; s.Result == nil || s.ApprovalID == "" || s.Decision == nil || !s.Decision.Approved || s.Status() != cmf.CallAnswered {
 		t.Errorf("approved delete = %+v", s)
 	}
-	if s := byID["d2"]; s.Result == nil || !s.Result.IsError || s.Approved == nil || *s.Approved || s.Reason != "no" {
+	if s := byID["d2"]; s.Result == nil || !s.Result.IsError || s.Decision == nil || s.Decision.Approved || s.Decision.Reason != "no" || s.Status() != cmf.CallDenied {
 		t.Errorf("denied delete = %+v", s)
 	}
 	if s := byID["loc"]; s.Result == nil || !s.Client || s.MessageID != "a1" {
 		t.Errorf("client call = %+v", s)
 	}
-	if len(PendingCalls(all)) != 0 {
+	if len(cmf.PendingToolCalls(all)) != 0 {
 		t.Error("calls still pending after every one was answered")
 	}
 }
@@ -134,7 +134,7 @@ func TestRecorderPartsOutsideAStep(t *testing.T) {
 		&Data{Name: "n", Value: json.RawMessage(`1`)},
 		&RunFinished{StopReason: cmf.StopEnd},
 	})
-	if msgs := rec.Messages(); len(msgs) != 1 || msgs[0].Text() != "hi" || msgs[0].ID() == "" || len(DataRecords(&msgs[0])) != 1 {
+	if msgs := rec.Messages(); len(msgs) != 1 || msgs[0].Text() != "hi" || msgs[0].ID() == "" || len(msgs[0].Data()) != 1 {
 		t.Fatalf("messages = %+v", msgs)
 	}
 }

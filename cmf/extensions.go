@@ -19,6 +19,7 @@ type Extensions struct {
 	Provenance *ProvenanceExtension       `json:"provenance,omitempty"` // immutable
 	LLM        *LLMExtension              `json:"llm,omitempty"`        // immutable
 	Framework  *FrameworkExtension        `json:"framework,omitempty"`  // immutable
+	UI         *UIExtension               `json:"ui,omitempty"`         // immutable
 	Custom     map[string]json.RawMessage `json:"custom,omitempty"`     // mutable
 }
 

@@ -14,7 +14,26 @@ func (e *Extensions) normalize() {
 	if e == nil {
 		return
 	}
+	e.migrateUI()
 	e.Custom = compactMap(e.Custom)
+	if ui := e.UI; ui != nil {
+		if len(ui.Calls) == 0 {
+			ui.Calls = nil
+		}
+		for id, c := range ui.Calls {
+			if c.Decision != nil {
+				c.Decision.EditedArguments = compactJSON(c.Decision.EditedArguments)
+			}
+			ui.Calls[id] = c
+		}
+		ui.Data = nilIfEmpty(ui.Data)
+		for i := range ui.Data {
+			ui.Data[i].Value = compactJSON(ui.Data[i].Value)
+		}
+		if ui.Calls == nil && ui.Data == nil {
+			e.UI = nil
+		}
+	}
 	if e.HTTP != nil && len(e.HTTP.Headers) == 0 {
 		e.HTTP.Headers = nil
 	}
@@ -106,4 +125,56 @@ func compactMap(m map[string]json.RawMessage) map[string]json.RawMessage {
 		m[k] = compactJSON(v)
 	}
 	return m
+}
+
+// Before the UI extension, agentui kept its records under two custom
+// extensions. Messages stored that way are read into the UI extension;
+// a record that does not parse stays where it was.
+const (
+	legacyCallsKey = "agentui.calls"
+	legacyDataKey  = "agentui.data"
+)
+
+type legacyCallRecord struct {
+	ApprovalID string `json:"approval_id"`
+	Client     bool   `json:"client"`
+	Approved   *bool  `json:"approved"`
+	Reason     string `json:"reason"`
+}
+
+func (e *Extensions) migrateUI() {
+	rawCalls, hasCalls := e.Custom[legacyCallsKey]
+	rawData, hasData := e.Custom[legacyDataKey]
+	if !hasCalls && !hasData {
+		return
+	}
+	ui := UIExtension{}
+	if e.UI != nil {
+		ui = *e.UI
+	}
+	var calls map[string]legacyCallRecord
+	if hasCalls && json.Unmarshal(rawCalls, &calls) == nil {
+		delete(e.Custom, legacyCallsKey)
+		for id, c := range calls {
+			if _, ok := ui.Calls[id]; ok {
+				continue
+			}
+			if ui.Calls == nil {
+				ui.Calls = map[string]CallRecord{}
+			}
+			r := CallRecord{ApprovalID: c.ApprovalID, Client: c.Client}
+			if c.Approved != nil {
+				r.Decision = &Decision{Approved: *c.Approved, Reason: c.Reason}
+			}
+			ui.Calls[id] = r
+		}
+	}
+	var data []DataRecord
+	if hasData && json.Unmarshal(rawData, &data) == nil {
+		delete(e.Custom, legacyDataKey)
+		if len(ui.Data) == 0 {
+			ui.Data = data
+		}
+	}
+	e.UI = &ui
 }

@@ -147,6 +147,7 @@ func CheckExtensionChange(before, after *Extensions, caps Capabilities) error {
 		{"provenance", before.Provenance, after.Provenance},
 		{"llm", before.LLM, after.LLM},
 		{"framework", before.Framework, after.Framework},
+		{"ui", before.UI, after.UI},
 	}
 	for _, x := range immutable {
 		if !reflect.DeepEqual(x.b, x.a) {

@@ -89,6 +89,18 @@ func (e *Extensions) Validate() error {
 			}
 		}
 	}
+	if ui := e.UI; ui != nil {
+		for id := range ui.Calls {
+			if id == "" {
+				return invalid("ui.calls", "empty tool call id")
+			}
+		}
+		for i, d := range ui.Data {
+			if len(d.Value) > 0 && !json.Valid(d.Value) {
+				return invalid("ui.data["+strconv.Itoa(i)+"].value", "not JSON")
+			}
+		}
+	}
 	for k := range e.Custom {
 		if k == "" {
 			return invalid("custom", "empty key")

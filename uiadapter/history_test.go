@@ -507,7 +507,7 @@ func TestHistoryAbandonedCallsAreAnswered(t *testing.T) {
 	if got := roles(msgs); got != "user,assistant,tool,user,assistant,tool,user,assistant" {
 		t.Fatalf("stored %s", got)
 	}
-	if len(agent.PendingCalls(msgs)) != 0 || f.deleted.Load() != 0 {
+	if len(cmf.PendingToolCalls(msgs)) != 0 || f.deleted.Load() != 0 {
 		t.Fatal("calls still pending, or the delete ran")
 	}
 	status, body := f.do("alice", http.MethodGet, "/api/chat/c", "")

@@ -164,9 +164,10 @@ func (s *session) merge(ctx context.Context, turn *Turn, stored []cmf.Message) (
 	if user.ID() == "" {
 		user.SetID(ids.New())
 	}
+	pending := cmf.PendingToolCalls(stored)
 	if turn.ResumeRequired {
-		for _, p := range agent.PendingCalls(stored) {
-			if p.Kind == agent.PendingApproval {
+		for _, p := range pending {
+			if p.Status() == cmf.CallAwaitingApproval {
 				s.refusal = "This thread has pending interrupts: resume them before sending a new message."
 				return stored, nil, nil
 			}
@@ -175,7 +176,7 @@ func (s *session) merge(ctx context.Context, turn *Turn, stored []cmf.Message) (
 	// Calls left waiting when the user moves on are answered "not
 	// answered", so the stored conversation says what the model is told.
 	var abandoned []cmf.Message
-	for _, p := range agent.PendingCalls(stored) {
+	for _, p := range pending {
 		abandoned = append(abandoned, notAnswered(p))
 	}
 	// Editing: a user message the store already has is replaced, and
@@ -224,17 +225,17 @@ func (s *session) storeTurn() {
 // notAnswered is the result stored for a call nobody answered before the
 // conversation moved on: an approval counts as denied, a client tool as
 // failed.
-func notAnswered(p agent.PendingCall) cmf.Message {
+func notAnswered(p cmf.ToolCallState) cmf.Message {
+	id := p.Call.ToolCallID
 	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleTool, Content: []cmf.Part{cmf.ToolResult{
-		ToolCallID: p.ToolCallID, ToolName: p.ToolName, IsError: true,
+		ToolCallID: id, ToolName: p.Call.Name, IsError: true,
 		Content: json.RawMessage(`"Not answered: the user sent a new message instead."`),
 	}}}
 	m.SetID(ids.New())
-	if p.Kind == agent.PendingApproval {
-		no := false
-		agent.SetCallInfo(&m, p.ToolCallID, agent.CallInfo{Approved: &no, Reason: "not answered"})
+	if p.Status() == cmf.CallAwaitingApproval {
+		m.SetCallRecord(id, cmf.CallRecord{Decision: &cmf.Decision{Approved: false, Reason: "not answered"}})
 	} else {
-		agent.SetCallInfo(&m, p.ToolCallID, agent.CallInfo{Client: true})
+		m.SetCallRecord(id, cmf.CallRecord{Client: true})
 	}
 	return m
 }
@@ -249,13 +250,15 @@ func notAnswered(p agent.PendingCall) cmf.Message {
 // (CopilotKit sends both for one interrupt), or for a call waiting for
 // approval, is ignored: the approval decides.
 func (s *session) checkResolutions(turn *Turn, stored []cmf.Message) ([]agent.Resolution, error) {
-	pending := map[string]agent.PendingCall{}
-	for _, p := range agent.PendingCalls(stored) {
-		pending[p.ToolCallID] = p
-	}
+	// Only the last turn can hold the calls answered here (see
+	// cmf.PendingToolCalls), or the past a client resends with them.
+	pending := map[string]cmf.ToolCallStatus{}
 	known := map[string]bool{}
-	for _, c := range agent.CallStates(stored) {
+	for _, c := range cmf.ToolCallStates(stored[lastUser(stored)+1:]) {
 		known[c.Call.ToolCallID] = c.Result != nil
+		if c.Pending() {
+			pending[c.Call.ToolCallID] = c.Status()
+		}
 	}
 	decided := map[string]bool{}
 	for _, res := range turn.Resolutions {
@@ -265,10 +268,10 @@ func (s *session) checkResolutions(turn *Turn, stored []cmf.Message) ([]agent.Re
 	}
 	var resume []agent.Resolution
 	for _, res := range turn.Resolutions {
-		p, waiting := pending[res.ToolCallID]
+		status := pending[res.ToolCallID]
 		switch res.Kind {
 		case agent.Approve, agent.Deny:
-			if !waiting || p.Kind != agent.PendingApproval {
+			if status != cmf.CallAwaitingApproval {
 				const why = "approval for a tool call that is not waiting for one"
 				refused(s.log, res, why)
 				return nil, Conflict(why)
@@ -277,11 +280,11 @@ func (s *session) checkResolutions(turn *Turn, stored []cmf.Message) ([]agent.Re
 			if answered, ok := known[res.ToolCallID]; ok && answered {
 				continue
 			}
-			if decided[res.ToolCallID] || waiting && p.Kind == agent.PendingApproval {
+			if decided[res.ToolCallID] || status == cmf.CallAwaitingApproval {
 				s.log.Warn("ignored client tool output for a call that waits for approval", "call", res.ToolCallID)
 				continue
 			}
-			if !waiting || p.Kind != agent.PendingClient {
+			if status != cmf.CallAwaitingClient {
 				const why = "tool output for a tool call that is not waiting for one"
 				refused(s.log, res, why)
 				return nil, Conflict(why)
@@ -587,7 +590,7 @@ func (o saveOutcome) String() string {
 func withContent(msgs []cmf.Message) []cmf.Message {
 	out := msgs[:0:0]
 	for i := range msgs {
-		if msgs[i].Role == cmf.RoleAssistant && len(msgs[i].Content) == 0 && len(agent.DataRecords(&msgs[i])) == 0 {
+		if msgs[i].Role == cmf.RoleAssistant && len(msgs[i].Content) == 0 && len(msgs[i].Data()) == 0 {
 			continue
 		}
 		out = append(out, msgs[i])

@@ -55,7 +55,7 @@ func Run(t *testing.T, newStore NewStore) {
 		rich := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleAssistant, Content: []cmf.Part{
 			cmf.Thinking{Text: "hm", Signature: "sig"},
 			cmf.ToolCall{ToolCallID: "c1", Name: "t", Arguments: json.RawMessage(`{"n":12345678901234567890}`)},
-		}, Extensions: &cmf.Extensions{Custom: map[string]json.RawMessage{"agentui.calls": json.RawMessage(`{"c1":{"approval_id":"a"}}`)}}}
+		}, Extensions: &cmf.Extensions{UI: &cmf.UIExtension{Calls: map[string]cmf.CallRecord{"c1": {ApprovalID: "a"}}}, Custom: map[string]json.RawMessage{"app.note": json.RawMessage(`{"k":[1,2]}`)}}}
 		rich.SetID("m2")
 		v, err := s.Append(ctx, key, 0, msg("m1", "hello"), rich)
 		if err != nil || v != 1 {

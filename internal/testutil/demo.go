@@ -77,7 +77,7 @@ func StoredConversation(t testing.TB) []cmf.Message {
 	fin = turn("delete /tmp/b")
 	turn("", agent.Resolution{ToolCallID: fin.Pending[0].ToolCallID, Kind: agent.Approve})
 	turn("where am i")
-	agent.SetDataRecords(&conv[1], []agent.DataRecord{{Name: "weather", ID: "d1", Value: []byte(`{"t":21}`), Index: 1}})
+	conv[1].AddData(cmf.DataRecord{Name: "weather", ID: "d1", Value: []byte(`{"t":21}`), Index: 1})
 	return conv
 }
 

@@ -238,7 +238,7 @@ func TestDumpErrorsLikeTheStream(t *testing.T) {
 	result := func(id string, client bool) cmf.Message {
 		m := cmf.Message{Role: cmf.RoleTool, Content: []cmf.Part{cmf.ToolResult{ToolCallID: id, ToolName: "t", IsError: true, Content: json.RawMessage(`"boom"`)}}}
 		m.SetID("r-" + id)
-		agent.SetCallInfo(&m, id, agent.CallInfo{Client: client})
+		m.SetCallRecord(id, cmf.CallRecord{Client: client})
 		return m
 	}
 	out := Dump([]cmf.Message{call("server"), result("server", false), call("client"), result("client", true)})

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/uiadapter"
 )
@@ -37,7 +36,6 @@ func Dump(msgs []cmf.Message) []Message {
 			}
 			out = append(out, a)
 		case cmf.RoleTool:
-			infos := agent.CallInfos(m)
 			for _, p := range m.Content {
 				r, ok := p.(cmf.ToolResult)
 				if !ok {
@@ -48,7 +46,7 @@ func Dump(msgs []cmf.Message) []Message {
 				// Only a client's own tool messages carry "error":
 				// TOOL_CALL_RESULT cannot, and a snapshot must show what
 				// the live stream showed.
-				if r.IsError && infos[r.ToolCallID].Client {
+				if r.IsError && m.CallRecord(r.ToolCallID).Client {
 					t.Error = text
 				}
 				out = append(out, t)

@@ -187,9 +187,7 @@ func (d *decoder) addContent(m *cmf.Message, part *Part) {
 		}
 		m.Content = append(m.Content, r)
 	case strings.HasPrefix(part.Type, "data-"):
-		recs := agent.DataRecords(m)
-		recs = append(recs, agent.DataRecord{Name: strings.TrimPrefix(part.Type, "data-"), ID: part.ID, Value: orNull(part.Data), Index: len(m.Content)})
-		agent.SetDataRecords(m, recs)
+		m.AddData(cmf.DataRecord{Name: strings.TrimPrefix(part.Type, "data-"), ID: part.ID, Value: orNull(part.Data), Index: len(m.Content)})
 	default:
 		d.skip("an unknown UI message part", part.Type)
 	}
@@ -217,20 +215,19 @@ func (d *decoder) addTool(m *cmf.Message, part *Part) *cmf.Message {
 	}
 	m.Content = append(m.Content, cmf.ToolCall{ToolCallID: part.ToolCallID, Name: part.Tool(), Arguments: args})
 	if part.Approval != nil && part.Approval.ID != "" {
-		agent.SetCallInfo(m, part.ToolCallID, agent.CallInfo{ApprovalID: part.Approval.ID})
+		m.SetCallRecord(part.ToolCallID, cmf.CallRecord{ApprovalID: part.Approval.ID})
 	}
 	var result cmf.ToolResult
-	var info *agent.CallInfo
+	var decision *cmf.Decision
 	switch part.State {
 	case StateOutputAvailable:
 		result = cmf.ToolResult{Content: orNull(part.Output)}
 		if a := part.Approval; a != nil && a.Approved != nil {
-			info = &agent.CallInfo{Approved: a.Approved}
+			decision = &cmf.Decision{Approved: *a.Approved, Reason: a.Reason}
 		}
 	case StateOutputError:
 		result = cmf.ToolResult{Content: jsonString(deref(part.ErrorText)), IsError: true}
 	case StateOutputDenied:
-		no := false
 		text := "The user denied this tool call."
 		reason := ""
 		if part.Approval != nil {
@@ -240,15 +237,15 @@ func (d *decoder) addTool(m *cmf.Message, part *Part) *cmf.Message {
 			text += " Reason: " + reason
 		}
 		result = cmf.ToolResult{Content: jsonString(text), IsError: true}
-		info = &agent.CallInfo{Approved: &no, Reason: reason}
+		decision = &cmf.Decision{Approved: false, Reason: reason}
 	default:
 		return nil
 	}
 	result.ToolCallID, result.ToolName = part.ToolCallID, part.Tool()
 	tm := newMessage(cmf.RoleTool, m.ID()+"-result-"+part.ToolCallID)
 	tm.Content = []cmf.Part{result}
-	if info != nil {
-		agent.SetCallInfo(&tm, part.ToolCallID, *info)
+	if decision != nil {
+		tm.SetCallRecord(part.ToolCallID, cmf.CallRecord{Decision: decision})
 	}
 	return &tm
 }

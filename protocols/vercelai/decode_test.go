@@ -87,9 +87,8 @@ func TestDecodeApprovalResponse(t *testing.T) {
 	if turn.Messages[1].ID() != "id-1" {
 		t.Fatal("the assistant message lost its id")
 	}
-	infos := agent.CallInfos(&turn.Messages[1])
-	if infos["call_delete_1"].ApprovalID != "id-3" {
-		t.Fatalf("approval id not recorded: %+v", infos)
+	if rec := turn.Messages[1].CallRecord("call_delete_1"); rec.ApprovalID != "id-3" {
+		t.Fatalf("approval id not recorded: %+v", rec)
 	}
 	var approve *uiadapter.Resolution
 	for i := range turn.Resolutions {
@@ -180,7 +179,7 @@ func TestDecodeAllPartsAndStates(t *testing.T) {
 	if doc := user.Content[4].(cmf.Document); doc.Title != "spec.pdf" || doc.Type != cmf.SourceURL {
 		t.Fatalf("document = %+v", doc)
 	}
-	if recs := agent.DataRecords(&user); len(recs) != 1 || recs[0].Name != "note" || recs[0].Index != 5 {
+	if recs := user.Data(); len(recs) != 1 || recs[0].Name != "note" || recs[0].Index != 5 {
 		t.Fatalf("data records = %+v", recs)
 	}
 	if th := turn.Messages[2].Content[0].(cmf.Thinking); th.Signature != "" {
@@ -196,8 +195,8 @@ func TestDecodeAllPartsAndStates(t *testing.T) {
 	if r := results[2].Content[0].(cmf.ToolResult); !r.IsError || r.ToolName != "dyn" || !strings.Contains(string(r.Content), "Reason: no") {
 		t.Fatalf("denied result = %+v", r)
 	}
-	if info := agent.CallInfos(&results[2])["denied"]; info.Approved == nil || *info.Approved || info.Reason != "no" {
-		t.Fatalf("denial record = %+v", info)
+	if d := results[2].CallRecord("denied").Decision; d == nil || d.Approved || d.Reason != "no" {
+		t.Fatalf("denial record = %+v", d)
 	}
 	// Only the last step's answers are resolutions.
 	var kindsOf []string

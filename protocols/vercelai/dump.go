@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 )
 
@@ -14,8 +13,8 @@ import (
 // tool-<name> parts in the state their result, approval and denial put
 // them in, and the ids the messages were stored with.
 func Dump(msgs []cmf.Message) []UIMessage {
-	states := map[string]agent.CallState{}
-	for _, s := range agent.CallStates(msgs) {
+	states := map[string]cmf.ToolCallState{}
+	for _, s := range cmf.ToolCallStates(msgs) {
 		states[s.Call.ToolCallID] = s
 	}
 	out := make([]UIMessage, 0, len(msgs))
@@ -46,8 +45,8 @@ func Dump(msgs []cmf.Message) []UIMessage {
 
 // appendParts adds one message's content, with its UI data records where
 // they streamed.
-func appendParts(parts []Part, m *cmf.Message, states map[string]agent.CallState) []Part {
-	recs := agent.DataRecords(m)
+func appendParts(parts []Part, m *cmf.Message, states map[string]cmf.ToolCallState) []Part {
+	recs := m.Data()
 	next := 0
 	for i, p := range m.Content {
 		for next < len(recs) && recs[next].Index <= i {
@@ -64,11 +63,11 @@ func appendParts(parts []Part, m *cmf.Message, states map[string]agent.CallState
 	return parts
 }
 
-func dataPart(r agent.DataRecord) Part {
+func dataPart(r cmf.DataRecord) Part {
 	return Part{Type: "data-" + r.Name, ID: r.ID, Data: r.Value}
 }
 
-func toPart(p cmf.Part, states map[string]agent.CallState) (Part, bool) {
+func toPart(p cmf.Part, states map[string]cmf.ToolCallState) (Part, bool) {
 	switch p := p.(type) {
 	case cmf.Text:
 		t := p.Text
@@ -109,28 +108,34 @@ func toPart(p cmf.Part, states map[string]agent.CallState) (Part, bool) {
 	return Part{}, false
 }
 
-func toolPart(tc cmf.ToolCall, s agent.CallState) Part {
+func toolPart(tc cmf.ToolCall, s cmf.ToolCallState) Part {
 	part := Part{Type: "tool-" + tc.Name, ToolCallID: tc.ToolCallID, Input: tc.Arguments}
 	var approval *Approval
 	if s.ApprovalID != "" {
-		approval = &Approval{ID: s.ApprovalID, Approved: s.Approved, Reason: s.Reason}
+		approval = &Approval{ID: s.ApprovalID}
+		if d := s.Decision; d != nil {
+			approval.Approved, approval.Reason = &d.Approved, d.Reason
+		}
 	}
-	switch r := s.Result; {
-	case r == nil && approval != nil:
+	r := s.Result
+	switch s.Status() {
+	case cmf.CallAwaitingApproval:
 		part.State, part.Approval = StateApprovalRequested, approval
-	case r == nil:
+	case cmf.CallAwaitingClient, cmf.CallRequested:
 		part.State = StateInputAvailable
-	case s.Approved != nil && !*s.Approved:
+	case cmf.CallDenied:
 		part.State, part.Approval = StateOutputDenied, approval
 		if part.Approval == nil {
 			no := false
-			part.Approval = &Approval{ID: tc.ToolCallID, Approved: &no, Reason: s.Reason}
+			part.Approval = &Approval{ID: tc.ToolCallID, Approved: &no, Reason: s.Decision.Reason}
 		}
-	case r.IsError:
+	case cmf.CallAnswered:
+		if !r.IsError {
+			part.State, part.Output, part.Approval = StateOutputAvailable, r.Content, approval
+			break
+		}
 		text := errorText(r.Content)
 		part.State, part.ErrorText, part.Approval = StateOutputError, &text, approval
-	default:
-		part.State, part.Output, part.Approval = StateOutputAvailable, r.Content, approval
 	}
 	return part
 }
