@@ -104,8 +104,8 @@ type ToolResult struct {
 	// EditedInput is the arguments the tool ran with when the user
 	// approved an edited call.
 	EditedInput json.RawMessage
-	FromClient bool
-	MessageID  string // the tool message that holds the result
+	FromClient  bool
+	MessageID   string // the tool message that holds the result
 }
 
 // ErrorText returns the error text of an error result (Output unquoted).

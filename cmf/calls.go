@@ -120,11 +120,11 @@ const (
 	// CallRequested: the model asked for it and nothing answered it yet
 	// (in a stored conversation: the run was cut off before the tool
 	// finished).
-	CallRequested ToolCallStatus = iota + 1
-	CallAwaitingApproval // waits for the user's decision (ApprovalID)
-	CallAwaitingClient   // waits for the client's output
-	CallDenied           // the user denied it, or moved on without answering
-	CallAnswered         // it has a result: from the tool, or from the client
+	CallRequested        ToolCallStatus = iota + 1
+	CallAwaitingApproval                // waits for the user's decision (ApprovalID)
+	CallAwaitingClient                  // waits for the client's output
+	CallDenied                          // the user denied it, or moved on without answering
+	CallAnswered                        // it has a result: from the tool, or from the client
 )
 
 func (s ToolCallStatus) String() string {
