@@ -30,9 +30,14 @@ type Agent interface {
 
 // Input is what a run gets.
 type Input struct {
-	// Messages is the conversation, oldest first, already trusted and
-	// sanitized. It ends with the new user message, or with an assistant
-	// turn whose pending tool calls Resume answers.
+	// History and Messages are the conversation, oldest first, already
+	// trusted and sanitized. It ends with the new user message, or with an
+	// assistant turn whose pending tool calls Resume answers. History is
+	// what a server that keeps conversations had stored before this turn:
+	// shared and read-only, passed on to the model as it is, so a turn on
+	// a long conversation costs what the turn adds. Messages is the rest
+	// (everything, when there is no stored history).
+	History  []cmf.Message
 	Messages []cmf.Message
 
 	// Instructions is the server's system prompt. Client-supplied system

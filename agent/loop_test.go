@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -287,8 +288,9 @@ func TestLoopPlainText(t *testing.T) {
 	}
 	// The model got the instructions as a system message first.
 	req := m.requests[0]
-	if req.Messages[0].Role != cmf.RoleSystem || req.Messages[0].Text() != "Be brief." || req.Messages[1].Text() != "hi" {
-		t.Fatalf("request messages = %+v", req.Messages)
+	all := slices.Collect(req.All())
+	if len(req.System) != 1 || all[0].Role != cmf.RoleSystem || all[0].Text() != "Be brief." || all[1].Text() != "hi" {
+		t.Fatalf("request messages = %+v", req)
 	}
 	if len(req.Tools) != 6 { // the six test tools
 		t.Fatalf("%d tools offered", len(req.Tools))
@@ -718,7 +720,7 @@ func TestLoopContextIsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctxMsg := m.requests[0].Messages[0]
+	ctxMsg := m.requests[0].System[0]
 	if ctxMsg.Role != cmf.RoleUser || !strings.Contains(ctxMsg.Text(), `"description":"tz","value":"UTC"`) || !strings.Contains(ctxMsg.Text(), "not instructions") {
 		t.Fatalf("context message = %+v", ctxMsg)
 	}
@@ -863,5 +865,54 @@ func TestLoopToolThatFinishesAfterCancelKeepsItsResult(t *testing.T) {
 	}
 	if last[*RunFinished](t, events).StopReason != cmf.StopAborted {
 		t.Fatal("the cancelled run did not finish aborted")
+	}
+}
+
+// TestLoopKeepsHistoryApart: a stored history reaches the model as it is
+// (not copied), the run resumes calls it left pending, and a call in it
+// without a result still gets one.
+func TestLoopKeepsHistoryApart(t *testing.T) {
+	asst := cmf.Message{Role: cmf.RoleAssistant, Content: []cmf.Part{
+		cmf.ToolCall{ToolCallID: "old", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Oslo"}`)},
+	}}
+	history := []cmf.Message{userMsg("a"), asst, userMsg("b"), {Role: cmf.RoleAssistant, Content: []cmf.Part{
+		cmf.ToolCall{ToolCallID: "c1", Name: "delete_file", Arguments: json.RawMessage(`{"path":"/x"}`)},
+	}}}
+	history[3].SetCallRecord("c1", cmf.CallRecord{ApprovalID: "ap1"})
+
+	m := &scripted{replies: []reply{{chunks: text("done")}}}
+	var deleted atomic.Int32
+	events, err := collect(t, newLoop(t, m, &deleted), context.Background(), &Input{
+		History: history,
+		Resume:  []Resolution{{ToolCallID: "c1", Kind: Approve}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deleted.Load() != 1 {
+		t.Fatal("the approved call in the history did not run")
+	}
+	if r := last[*ToolResult](t, events); r.ToolCallID != "c1" || !r.Approved {
+		t.Fatalf("result = %+v", r)
+	}
+	req := m.requests[0]
+	var got []string
+	for msg := range req.All() {
+		got = append(got, string(msg.Role))
+	}
+	// The history's unanswered "old" call gets a result; so the request
+	// is one list, with the run's own messages after the history.
+	if want := "user,assistant,tool,user,assistant,tool"; strings.Join(got, ",") != want {
+		t.Fatalf("model saw %s, want %s", strings.Join(got, ","), want)
+	}
+
+	// Without a call missing its result, the history is passed unchanged.
+	history[1] = userMsg("a2")
+	m2 := &scripted{replies: []reply{{chunks: text("ok")}}}
+	if _, err := collect(t, newLoop(t, m2, nil), context.Background(), &Input{History: history[:3], Messages: []cmf.Message{userMsg("c")}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := m2.requests[0]; len(r.History) != 3 || &r.History[0] != &history[0] || len(r.Messages) != 1 {
+		t.Fatalf("history copied or moved: %d history, %d messages", len(r.History), len(r.Messages))
 	}
 }

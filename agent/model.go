@@ -18,16 +18,61 @@ type Model interface {
 	Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error]
 }
 
-// Request is one model call.
+// Request is one model call. The model sees System, then History, then
+// Messages ([Request.All] yields them in that order).
 type Request struct {
-	// Messages is the conversation. It starts with a system message holding
-	// the server's instructions (when there are any), and every tool call
-	// in it has a result.
+	// System is what comes before the conversation: a system message with
+	// the server's instructions, when there are any, and the application's
+	// context, as a user message that labels it as data.
+	System []cmf.Message
+	// History and Messages are the conversation, oldest first; every tool
+	// call in it has a result. History is what the server had stored
+	// before this turn: shared and read-only, and kept apart so that a
+	// call on a long conversation does not copy it. Messages is the rest.
+	History  []cmf.Message
 	Messages []cmf.Message
 	// Tools are all tools the model may call, server and client.
 	Tools []ToolSpec
 	// State is the shared state the client sent (AG-UI), or nil.
 	State json.RawMessage
+}
+
+// All yields every message the model sees, in order.
+func (r *Request) All() iter.Seq[*cmf.Message] {
+	return func(yield func(*cmf.Message) bool) {
+		for _, part := range [...][]cmf.Message{r.System, r.History, r.Messages} {
+			for i := range part {
+				if !yield(&part[i]) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Len is the number of messages the model sees.
+func (r *Request) Len() int { return len(r.System) + len(r.History) + len(r.Messages) }
+
+// LastTurn returns the conversation's last user message and what followed
+// it (all of it when there is no user message). It copies only when the
+// turn starts in History and goes on in Messages.
+func (r *Request) LastTurn() []cmf.Message {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == cmf.RoleUser {
+			return r.Messages[i:]
+		}
+	}
+	start := len(r.History)
+	for start > 0 && r.History[start-1].Role != cmf.RoleUser {
+		start--
+	}
+	if start > 0 {
+		start-- // the user message
+	}
+	if len(r.Messages) == 0 {
+		return r.History[start:]
+	}
+	return append(r.History[start:len(r.History):len(r.History)], r.Messages...)
 }
 
 // ChunkKind says what a chunk carries.

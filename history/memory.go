@@ -11,9 +11,9 @@ import (
 )
 
 // Memory is a Store in process memory: for one replica, tests and demos.
-// Messages are copied in and out (Message.Clone), so a caller that changes
-// a loaded message's parts or extensions does not change the store. Like
-// every CMF message, their raw JSON bytes are shared and read-only.
+// Appended messages are copied in (Message.Clone), so a caller that goes
+// on changing its own does not change the store; loaded ones are shared,
+// read-only, as [Store.Load] says, so a load costs nothing per message.
 //
 // It holds at most a bounded number of bytes (their JSON size; see
 // WithMemoryMaxBytes): past the bound, the conversations used least
@@ -37,6 +37,7 @@ type memConv struct {
 	sizes   []int64 // each message's JSON size
 	bytes   int64
 	version Version
+	lent    int       // the longest msgs[:n] a Load handed out from this array
 	expires time.Time // zero: never
 	elem    *list.Element
 }
@@ -102,10 +103,12 @@ func (m *Memory) Load(_ context.Context, key Key) (Conversation, error) {
 	if c == nil {
 		return Conversation{}, nil
 	}
-	return Conversation{Version: c.version, Messages: cloneAll(c.msgs), Bytes: c.bytes}, nil
+	c.lent = max(c.lent, len(c.msgs))
+	return Conversation{Version: c.version, Messages: c.msgs[:len(c.msgs):len(c.msgs)], Bytes: c.bytes}, nil
 }
 
-// cloneAll copies messages so that neither side can change the other's.
+// cloneAll copies messages so that the caller's changes do not reach
+// the store.
 func cloneAll(msgs []cmf.Message) []cmf.Message {
 	out := make([]cmf.Message, len(msgs))
 	for i := range msgs {
@@ -184,7 +187,17 @@ func (m *Memory) Truncate(_ context.Context, key Key, expect Version, keep int) 
 			c.bytes -= n
 			m.bytes -= n
 		}
-		c.msgs, c.sizes = c.msgs[:keep:keep], c.sizes[:keep:keep]
+		if c.lent <= keep {
+			// No load holds the messages past keep: appends may
+			// overwrite them in place.
+			c.msgs, c.sizes = c.msgs[:keep], c.sizes[:keep]
+		} else {
+			// Loads may still read them: the kept ones move to a new
+			// array (with room to grow), which later appends fill.
+			c.msgs = append(make([]cmf.Message, 0, keep+keep/4+8), c.msgs[:keep]...)
+			c.sizes = append(make([]int64, 0, cap(c.msgs)), c.sizes[:keep]...)
+			c.lent = 0
+		}
 	}
 	c.version++
 	m.touch(c)

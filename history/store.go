@@ -54,7 +54,10 @@ var (
 // Store keeps conversations. Implementations are safe for concurrent use.
 type Store interface {
 	// Load returns the conversation; one that does not exist has version 0
-	// and no messages.
+	// and no messages. The messages may be shared with the store and with
+	// other loads, so that a load costs O(1) per message already held:
+	// read them, and change a copy ([cmf.Message.Clone]). Appending to
+	// the slice is safe (its capacity ends at its length).
 	Load(ctx context.Context, key Key) (Conversation, error)
 	// Append adds messages if the version is expect, and returns the new
 	// version; ErrConflict otherwise. It refreshes the conversation's TTL.

@@ -19,7 +19,8 @@ import (
 )
 
 // conversation is n messages of a typical chat: user text, assistant text
-// with a tool call, the tool's result.
+// with a tool call, the tool's result. When n cuts the last exchange
+// short, its reply has no tool call: every call has its result.
 func conversation(n int) []cmf.Message {
 	msgs := make([]cmf.Message, 0, n)
 	for i := 0; len(msgs) < n; i++ {
@@ -40,7 +41,11 @@ func conversation(n int) []cmf.Message {
 		r.SetID(fmt.Sprintf("r%d", i))
 		msgs = append(msgs, u, a, r)
 	}
-	return msgs[:n]
+	msgs = msgs[:n]
+	if last := &msgs[n-1]; last.Role == cmf.RoleAssistant {
+		last.Content = last.Content[:1]
+	}
+	return msgs
 }
 
 // BenchmarkSanitize200: the trust rules over a 200-message client history.

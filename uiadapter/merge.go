@@ -100,13 +100,14 @@ func (h *Handler) begin(req *request) (*session, error) {
 		log.Warn("chat is at its size limit", "messages", len(conv.Messages), "bytes", conv.Bytes)
 		return nil, Conflict("this chat is too long: start a new one")
 	}
-	msgs, resume, err := s.merge(ctx, turn, conv.Messages)
+	stored, added, resume, err := s.merge(ctx, turn, conv.Messages)
 	if err != nil {
 		return nil, err
 	}
-	turn.History = msgs
+	turn.History, turn.Added = stored, added
 	s.input = &agent.Input{
-		Messages:     msgs,
+		History:      stored,
+		Messages:     added,
 		Instructions: h.cfg.instructions,
 		ClientTools:  turn.ClientTools,
 		Resume:       resume,
@@ -131,34 +132,37 @@ func (h *Handler) scopeOf(r *http.Request) (string, error) {
 	return scope, nil
 }
 
-func (s *session) merge(ctx context.Context, turn *Turn, stored []cmf.Message) ([]cmf.Message, []agent.Resolution, error) {
+// merge returns the stored conversation the run builds on and the
+// messages this request adds to it (kept apart, so that a long stored
+// conversation is never copied), and the answers to its pending calls.
+func (s *session) merge(ctx context.Context, turn *Turn, stored []cmf.Message) (history, added []cmf.Message, resume []agent.Resolution, err error) {
 	store := s.h.cfg.store
 	switch turn.Intent {
 	case Continue:
 		resume, err := s.checkResolutions(turn, stored)
-		return stored, resume, err
+		return stored, nil, resume, err
 	case Regenerate:
 		keep, err := regenerateFrom(stored, turn.MessageID)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if keep < len(stored) {
 			v, err := store.Truncate(ctx, s.key, s.version, keep)
 			if err != nil {
-				return nil, nil, storeError(err)
+				return nil, nil, nil, storeError(err)
 			}
-			s.version, stored = v, stored[:keep]
+			s.version, stored = v, stored[:keep:keep]
 		}
-		return stored, nil, nil
+		return stored, nil, nil, nil
 	}
 	// Submit: the new user message is the request's last message.
 	if len(turn.Messages) == 0 || turn.Messages[len(turn.Messages)-1].Role != cmf.RoleUser {
-		return nil, nil, BadRequest("a new turn must end with a user message")
+		return nil, nil, nil, BadRequest("a new turn must end with a user message")
 	}
 	clean, findings := Sanitize(turn.Messages[len(turn.Messages)-1:], nil, s.h.cfg.policy)
 	findings.Log(s.log)
 	if len(clean) == 0 {
-		return nil, nil, BadRequest("the message has no content left after sanitization")
+		return nil, nil, nil, BadRequest("the message has no content left after sanitization")
 	}
 	user := clean[0]
 	if user.ID() == "" {
@@ -169,7 +173,7 @@ func (s *session) merge(ctx context.Context, turn *Turn, stored []cmf.Message) (
 		for _, p := range pending {
 			if p.Status() == cmf.CallAwaitingApproval {
 				s.refusal = "This thread has pending interrupts: resume them before sending a new message."
-				return stored, nil, nil
+				return stored, nil, nil, nil
 			}
 		}
 	}
@@ -187,17 +191,17 @@ func (s *session) merge(ctx context.Context, turn *Turn, stored []cmf.Message) (
 			continue
 		}
 		if stored[i].Role != cmf.RoleUser {
-			return nil, nil, Conflict("a message with this id already exists in this chat")
+			return nil, nil, nil, Conflict("a message with this id already exists in this chat")
 		}
 		v, err := store.Truncate(ctx, s.key, s.version, i)
 		if err != nil {
-			return nil, nil, storeError(err)
+			return nil, nil, nil, storeError(err)
 		}
-		s.version, stored, abandoned = v, stored[:i], nil
+		s.version, stored, abandoned = v, stored[:i:i], nil
 		break
 	}
 	s.turnMsgs = append(abandoned, user)
-	return append(stored[:len(stored):len(stored)], s.turnMsgs...), nil, nil
+	return stored, s.turnMsgs, nil, nil
 }
 
 // storeTurn starts appending the turn's own messages. The run does not

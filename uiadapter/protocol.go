@@ -106,10 +106,12 @@ type Turn struct {
 	// with pending approvals to answer them (AG-UI's interrupt rule); a run
 	// without an answer ends with the protocol's error event.
 	ResumeRequired bool
-	// History is the trusted conversation the run starts from, set by the
-	// handler when it keeps history (nil otherwise). Encoders use it to
+	// History and Added are the trusted conversation the run starts from,
+	// set by the handler when it keeps history (nil otherwise): what was
+	// stored before this request (shared, read-only), then what the
+	// request added to it (the new user message). Encoders use them to
 	// bring a client whose copy differs back in line.
-	History []cmf.Message
+	History, Added []cmf.Message
 }
 
 // Resolution is a client's answer to a pending tool call, with the

@@ -63,7 +63,7 @@ var (
 func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
 	return func(yield func(agent.Chunk, error) bool) {
 		t := turnOf(req)
-		s := &stream{ctx: ctx, yield: yield, delay: m.wordDelay, usage: agent.Usage{InputTokens: countWords(req.Messages)}}
+		s := &stream{ctx: ctx, yield: yield, delay: m.wordDelay, usage: agent.Usage{InputTokens: countWords(req.LastTurn())}}
 		s.answer(t, req)
 	}
 }
@@ -79,19 +79,13 @@ type turn struct {
 
 func turnOf(req *agent.Request) turn {
 	t := turn{calls: map[string]cmf.ToolCall{}, results: map[string]cmf.ToolResult{}}
-	last := -1
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == cmf.RoleUser {
-			last = i
-			break
-		}
-	}
-	if last < 0 {
+	msgs := req.LastTurn()
+	if len(msgs) == 0 || msgs[0].Role != cmf.RoleUser {
 		return t
 	}
-	t.text = strings.TrimSpace(req.Messages[last].Text())
+	t.text = strings.TrimSpace(msgs[0].Text())
 	names := map[string]string{} // call id → tool name
-	for _, msg := range req.Messages[last+1:] {
+	for _, msg := range msgs[1:] {
 		if msg.Role == cmf.RoleAssistant {
 			t.started = true
 		}
@@ -337,8 +331,8 @@ func (s *stream) describeContext(req *agent.Request) {
 		Parts []string `json:"parts"`
 		Text  string   `json:"text"`
 	}
-	out := make([]msg, 0, len(req.Messages))
-	for _, m := range req.Messages {
+	out := make([]msg, 0, req.Len())
+	for m := range req.All() {
 		d := msg{Role: string(m.Role), Parts: []string{}}
 		for _, p := range m.Content {
 			d.Parts = append(d.Parts, describePart(p))

@@ -104,7 +104,7 @@ func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.
 	return func(yield func(agent.Chunk, error) bool) {
 		params := oai.ChatCompletionNewParams{
 			Model:         m.model,
-			Messages:      messages(req.Messages),
+			Messages:      messages(req),
 			StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
 		}
 		if len(req.Tools) > 0 {
@@ -238,10 +238,9 @@ func tools(specs []agent.ToolSpec) []oai.ChatCompletionToolUnionParam {
 // messages converts CMF to chat messages. Parts the API cannot take as
 // input (thinking, references) are left out; media it cannot take inline
 // are named in text.
-func messages(msgs []cmf.Message) []oai.ChatCompletionMessageParamUnion {
-	out := make([]oai.ChatCompletionMessageParamUnion, 0, len(msgs))
-	for i := range msgs {
-		m := &msgs[i]
+func messages(req *agent.Request) []oai.ChatCompletionMessageParamUnion {
+	out := make([]oai.ChatCompletionMessageParamUnion, 0, req.Len())
+	for m := range req.All() {
 		switch m.Role {
 		case cmf.RoleSystem:
 			out = append(out, oai.SystemMessage(m.Text()))

@@ -30,7 +30,8 @@ type cached struct {
 	gen     string
 	bytes   int64         // the messages' stored (JSON) size
 	sizes   []int64       // each message's stored size
-	msgs    []cmf.Message // the cache's own copies; never handed out
+	msgs    []cmf.Message // shared with loads, read-only (see history.Store.Load)
+	lent    int           // the longest msgs[:n] handed out from this array
 }
 
 func newCache(max int, maxBytes int64) *cache {
@@ -67,8 +68,7 @@ func (c *cache) remove(e *list.Element) {
 }
 
 // get returns the cached entry. Entries are never changed in place, so
-// reading its messages after the lock is released is safe; copy them
-// before handing them out.
+// reading its messages after the lock is released is safe.
 func (c *cache) get(key history.Key) (cached, bool) {
 	if c == nil {
 		return cached{}, false
@@ -80,15 +80,18 @@ func (c *cache) get(key history.Key) (cached, bool) {
 		return cached{}, false
 	}
 	c.order.MoveToFront(e)
-	return *e.Value.(*cached), true
+	ce := e.Value.(*cached)
+	ce.lent = max(ce.lent, len(ce.msgs)) // the caller hands them out
+	return *ce, true
 }
 
-// put stores an entry; ce.msgs must be the cache's own copies.
+// put stores an entry whose messages a load hands out; nobody may
+// change ce.msgs after.
 func (c *cache) put(key history.Key, ce cached) {
 	if c == nil {
 		return
 	}
-	ce.key = key
+	ce.key, ce.lent = key, len(ce.msgs)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[key]; ok {

@@ -232,7 +232,7 @@ func (s *Store) load(ctx context.Context, key history.Key, token string, ttl tim
 	}
 	conv := history.Conversation{Version: history.Version(v)}
 	if hit && len(res) == 2 && v == knownVersion && gen == known.gen {
-		conv.Messages, conv.Bytes = cloneAll(known.msgs), known.bytes
+		conv.Messages, conv.Bytes = known.msgs[:len(known.msgs):len(known.msgs)], known.bytes
 		return conv, nil
 	}
 	conv.Messages = make([]cmf.Message, len(res)-2)
@@ -251,7 +251,7 @@ func (s *Store) load(ctx context.Context, key history.Key, token string, ttl tim
 		}
 	}
 	if v > 0 && gen != "" {
-		s.cache.put(key, cached{version: conv.Version, gen: gen, bytes: conv.Bytes, sizes: sizes, msgs: cloneAll(conv.Messages)})
+		s.cache.put(key, cached{version: conv.Version, gen: gen, bytes: conv.Bytes, sizes: sizes, msgs: conv.Messages})
 	} else {
 		s.cache.drop(key)
 	}
@@ -281,8 +281,11 @@ func (s *Store) Append(ctx context.Context, key history.Key, expect history.Vers
 		return 0, err
 	}
 	s.cache.update(key, expect, v, func(old cached) cached {
-		old.msgs = append(old.msgs[:len(old.msgs):len(old.msgs)], cloneAll(msgs)...)
-		old.sizes = append(old.sizes[:len(old.sizes):len(old.sizes)], sizes...)
+		// In place past the end: loads hold slices capped at their
+		// length, never past lent, so nobody sees these slots but this
+		// entry.
+		old.msgs = append(old.msgs, cloneAll(msgs)...)
+		old.sizes = append(old.sizes, sizes...)
 		for _, n := range sizes {
 			old.bytes += n
 		}
@@ -304,7 +307,17 @@ func (s *Store) Truncate(ctx context.Context, key history.Key, expect history.Ve
 		for _, size := range old.sizes[n:] {
 			old.bytes -= size
 		}
-		old.msgs, old.sizes = old.msgs[:n:n], old.sizes[:n:n]
+		if old.lent <= n {
+			// No load holds the messages past n: appends may overwrite
+			// them in place.
+			old.msgs, old.sizes = old.msgs[:n], old.sizes[:n]
+		} else {
+			// Loads may still read them: the kept ones move to new
+			// arrays (with room to grow), which later appends fill.
+			old.msgs = append(make([]cmf.Message, 0, n+n/4+8), old.msgs[:n]...)
+			old.sizes = append(make([]int64, 0, cap(old.msgs)), old.sizes[:n]...)
+			old.lent = 0
+		}
 		return old
 	})
 	return v, nil

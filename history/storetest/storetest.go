@@ -118,30 +118,44 @@ func Run(t *testing.T, newStore NewStore) {
 		check(v, "m5")
 	})
 
-	t.Run("callers get copies", func(t *testing.T) {
+	t.Run("appends are copied, loads stay as they were", func(t *testing.T) {
 		s := newStore(t, 0)
 		in := msg("m1", "hello")
 		in.Extensions.Custom = map[string]json.RawMessage{"k": json.RawMessage(`1`)}
-		if _, err := s.Append(ctx, key, 0, in); err != nil {
+		v, err := s.Append(ctx, key, 0, in, msg("m2", "b"), msg("m3", "c"))
+		if err != nil {
 			t.Fatal(err)
 		}
 		in.Content[0] = cmf.Text{Text: "changed after Append"}
 		in.Extensions.Custom["k"] = json.RawMessage(`2`)
-		for range 2 {
-			c, err := s.Load(ctx, key)
-			if err != nil || len(c.Messages) != 1 {
-				t.Fatalf("Load = %+v, %v", c, err)
-			}
-			m := c.Messages[0]
-			if got := m.Content[0].(cmf.Text).Text; got != "hello" {
-				t.Fatalf("stored text = %q", got)
-			}
-			if got := string(m.Extensions.Custom["k"]); got != "1" {
-				t.Fatalf("stored extension = %s", got)
-			}
-			m.Content[0] = cmf.Text{Text: "changed after Load"}
-			m.Extensions.Custom["k"] = json.RawMessage(`3`)
-			m.SetID("other")
+		c, err := s.Load(ctx, key)
+		if err != nil || len(c.Messages) != 3 {
+			t.Fatalf("Load = %+v, %v", c, err)
+		}
+		if got := c.Messages[0].Content[0].(cmf.Text).Text; got != "hello" {
+			t.Fatalf("stored text = %q", got)
+		}
+		if got := string(c.Messages[0].Extensions.Custom["k"]); got != "1" {
+			t.Fatalf("stored extension = %s", got)
+		}
+		// Loaded messages are shared (read-only), but the slice is the
+		// caller's to append to, and later writes never show through it:
+		// a load keeps seeing the conversation as it was.
+		_ = append(c.Messages, msg("mine", "x"))
+		if v, err = s.Truncate(ctx, key, v, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err = s.Append(ctx, key, v, msg("n2", "new"), msg("n3", "newer")); err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(c); !same(got, []string{"m1", "m2", "m3"}) {
+			t.Fatalf("an earlier load now holds %v", got)
+		}
+		if got := c.Messages[2].Content[0].(cmf.Text).Text; got != "c" {
+			t.Fatalf("an earlier load's message now says %q", got)
+		}
+		if c2, _ := s.Load(ctx, key); !same(ids(c2), []string{"m1", "n2", "n3"}) {
+			t.Fatalf("Load after the writes = %v", ids(c2))
 		}
 	})
 

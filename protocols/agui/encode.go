@@ -137,7 +137,11 @@ func (e *encoder) start() {
 	// messages it knows in its own order and appends the others, so when
 	// the ones it knows are not a prefix of the server's thread, an empty
 	// snapshot clears them first.
-	if h := e.turn.History; h != nil && differs(e.turn.Messages, h) {
+	if e.turn.History == nil && e.turn.Added == nil {
+		return
+	}
+	h := append(e.turn.History[:len(e.turn.History):len(e.turn.History)], e.turn.Added...)
+	if differs(e.turn.Messages, h) {
 		if !knownPrefix(e.turn.Messages, h) {
 			e.end(append(e.begin("MESSAGES_SNAPSHOT"), `,"messages":[]`...))
 		}

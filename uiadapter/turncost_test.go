@@ -1,0 +1,106 @@
+package uiadapter_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentui/agentui/history"
+	redisstore "github.com/agentui/agentui/history/redis"
+	"github.com/agentui/agentui/internal/server"
+	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/protocols/vercelai"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// TurnCostSizes are the stored conversation lengths BenchmarkTurnCost
+// measures a turn at.
+var turnCostSizes = []int{10, 100, 1000, 2000, 5000}
+
+// BenchmarkTurnCost: what one turn costs the server as the stored
+// conversation grows. Each op is a whole request on a chat of n stored
+// messages (the client sends only its new message, as useChat does with
+// server history): lock, load, merge, store the user message, run the
+// demo model, stream the reply, save it, unlock. The chat is cut back to
+// n messages between ops, off the clock (without loading it, so the store
+// may truncate in place: no load holds the messages it drops). cpu-ns/op is the process's CPU
+// time (user and system, all goroutines, GC included) per op: the
+// server's cost, where ns/op also counts waiting for Redis. The goal
+// (issue 12): at 2,000 messages at most 1.5× the cost at 10, and flat
+// allocations. `make bench` runs it and reports it in docs/benchmarks.md.
+func BenchmarkTurnCost(b *testing.B) {
+	stores := []struct {
+		name string
+		open func(b *testing.B) history.Store
+	}{
+		{"memory", func(*testing.B) history.Store { return history.NewMemory() }},
+		{"redis", func(b *testing.B) history.Store {
+			rdb := testutil.Redis(b)
+			prefix := testutil.KeyPrefix()
+			testutil.DeleteKeysOnCleanup(b, rdb, prefix)
+			return redisstore.New(rdb, redisstore.WithPrefix(prefix))
+		}},
+	}
+	for _, st := range stores {
+		for _, n := range turnCostSizes {
+			b.Run(st.name+"/"+strconv.Itoa(n), func(b *testing.B) { benchTurn(b, st.open(b), n) })
+		}
+	}
+}
+
+func benchTurn(b *testing.B, store history.Store, n int) {
+	ctx := context.Background()
+	key := history.Key{Scope: "single", Chat: "c"} // uiadapter.SingleScope's scope
+	if _, err := store.Append(ctx, key, 0, conversation(n)...); err != nil {
+		b.Fatal(err)
+	}
+	h := vercelai.Handler(testutil.DemoLoopWith(b), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope),
+		uiadapter.WithInstructions(server.Instructions))
+	body := `{"id":"c","messages":[{"id":"new","role":"user","parts":[{"type":"text","text":"hello there"}]}]}`
+	turn := func() {
+		req := httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		w := &testutil.DiscardWriter{}
+		h.ServeHTTP(w, req)
+		if w.Status != http.StatusOK {
+			b.Fatalf("status %d", w.Status)
+		}
+	}
+	// A turn writes twice (the user message, then the reply).
+	version, err := store.Truncate(ctx, key, 1, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cutBack := func() {
+		v, err := store.Truncate(ctx, key, version+2, n)
+		if err != nil {
+			conv, _ := store.Load(ctx, key)
+			b.Fatalf("cutting back: %v (the chat holds %d messages at version %d, want %d)", err, len(conv.Messages), conv.Version, version+2)
+		}
+		version = v
+	}
+	turn() // warm the store's cache, as a chat in use has it
+	cutBack()
+	var cpu time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		before := processCPU()
+		turn()
+		cpu += processCPU() - before
+		b.StopTimer()
+		cutBack()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
