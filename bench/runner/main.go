@@ -49,7 +49,7 @@ func run() error {
 	repo := flag.String("repo", ".", "repository root")
 	node := flag.String("node", "node", "Node.js binary")
 	history := flag.String("history", "redis://127.0.0.1:6379/0", "the agentui -history value S4 compares with -history none (a redis:// URL, or memory)")
-	scenarios := flag.String("scenarios", "S1,S2,S3,S4", "scenarios to run")
+	scenarios := flag.String("scenarios", "S1,S2,S3,S4,TC", "scenarios to run")
 	only := flag.String("contenders", "", "comma-separated contender keys to run (default all): agentui-vercel, agentui-agui, barego, node-ai, node-agui")
 	rounds := flag.Int("rounds", 0, "override the number of S1/S2 rounds")
 	duration := flag.Duration("duration", 0, "override the length of an S1/S2 round")
@@ -177,6 +177,13 @@ func run() error {
 		}
 		rep.s4 = &r
 	}
+	if want("TC") && ctx.Err() == nil {
+		r := runTurnCost(ctx, st, e)
+		if r.skip != "" {
+			logf("TC: %s", r.skip)
+		}
+		rep.tc = &r
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("interrupted: %w", err)
 	}
@@ -206,6 +213,9 @@ func (r *report) failures(smoke bool) error {
 	}
 	if r.s4 != nil && r.s4.fail {
 		errs = append(errs, fmt.Errorf("S4: %s", r.s4.skip))
+	}
+	if r.tc != nil && r.tc.fail {
+		errs = append(errs, fmt.Errorf("TC: %s", r.tc.skip))
 	}
 	if r.s3 != nil {
 		for _, x := range r.s3.rounds {

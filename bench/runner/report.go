@@ -24,6 +24,7 @@ type report struct {
 	s1, s2   *tpResult
 	s3       *s3Result
 	s4       *s4Result
+	tc       *tcResult
 	s3Target *contender // the contender S3 measures
 }
 
@@ -96,6 +97,9 @@ func (r *report) markdown() string {
 	}
 	if r.s4 != nil {
 		r.s4Section(&b)
+	}
+	if r.tc != nil {
+		r.tcSection(&b)
 	}
 	return b.String()
 }
@@ -469,7 +473,7 @@ func (r *report) targets() []target {
 			t4.verdict = verdict(time.Duration(d) <= 5*time.Millisecond)
 		}
 	}
-	return append(out, t3, t4)
+	return append(append(out, t3, t4), r.tcTargets()...)
 }
 
 // whyMissing explains why a ratio between two contenders has no value.

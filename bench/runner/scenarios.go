@@ -34,6 +34,9 @@ type settings struct {
 	s3Wait, s3Ramp      time.Duration
 
 	s4Rounds, s4Convs, s4Prefill, s4Turns int
+
+	tcCount     int    // runs of each BenchmarkTurnCost size
+	tcBenchtime string // go test -benchtime for it
 }
 
 // fullSettings are the sizes of `make bench`, chosen to finish in about
@@ -44,6 +47,7 @@ func fullSettings() settings {
 		s1N: 1000, s1Conc: 8, s2N: 20, s2Conc: 64,
 		s3Rounds: 3, s3Streams: 5000, s3Wait: 30 * time.Second, s3Ramp: 3 * time.Second,
 		s4Rounds: 10, s4Convs: 32, s4Prefill: 100, s4Turns: 5,
+		tcCount: 3, tcBenchtime: "1s",
 	}
 }
 
@@ -55,6 +59,7 @@ func smokeSettings() settings {
 		s1N: 1000, s1Conc: 8, s2N: 20, s2Conc: 64,
 		s3Rounds: 1, s3Streams: 200, s3Wait: 2 * time.Second, s3Ramp: 200 * time.Millisecond,
 		s4Rounds: 1, s4Convs: 8, s4Prefill: 10, s4Turns: 2,
+		tcCount: 1, tcBenchtime: "20x",
 	}
 }
 
