@@ -159,6 +159,23 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("invalid messages are refused", func(t *testing.T) {
+		s := newStore(t, 0)
+		v, err := s.Append(ctx, key, 0, msg("m1", "ok"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := msg("m2", "x")
+		bad.Content = append(bad.Content, cmf.ToolCall{Name: "t", Arguments: json.RawMessage(`{}`)}) // no call id
+		var invalid *cmf.ValidationError
+		if _, err := s.Append(ctx, key, v, msg("m3", "fine"), bad); !errors.As(err, &invalid) {
+			t.Fatalf("Append of an invalid message = %v, want a *cmf.ValidationError", err)
+		}
+		if c, _ := s.Load(ctx, key); c.Version != v || !same(ids(c), []string{"m1"}) {
+			t.Fatalf("after a refused Append: version %d, %v", c.Version, ids(c))
+		}
+	})
+
 	t.Run("conflict", func(t *testing.T) {
 		s := newStore(t, 0)
 		if _, err := s.Append(ctx, key, 0, msg("m1", "a")); err != nil {
