@@ -2,6 +2,7 @@ package history_test
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,8 +12,12 @@ import (
 )
 
 func TestMemoryStore(t *testing.T) {
-	storetest.Run(t, func(_ *testing.T, ttl time.Duration) history.Store {
-		return history.NewMemory(history.WithMemoryTTL(ttl))
+	storetest.Run(t, func(_ *testing.T, ttl time.Duration) (history.Store, storetest.Elapse) {
+		var mu sync.Mutex
+		now := time.Unix(1_000_000, 0)
+		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		elapse := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
+		return history.NewMemory(history.WithMemoryTTL(ttl), history.WithClock(clock)), elapse
 	})
 }
 

@@ -21,10 +21,10 @@ func TestStoreOnRedis(t *testing.T) {
 	rdb := testutil.Redis(t)
 	for _, size := range []int{redis.DefaultCacheSize, 0} {
 		t.Run(fmt.Sprintf("cache %d", size), func(t *testing.T) {
-			storetest.Run(t, func(t *testing.T, ttl time.Duration) history.Store {
+			storetest.Run(t, func(t *testing.T, ttl time.Duration) (history.Store, storetest.Elapse) {
 				prefix := testutil.KeyPrefix()
 				testutil.DeleteKeysOnCleanup(t, rdb, prefix)
-				return redis.New(rdb, redis.WithPrefix(prefix), redis.WithTTL(ttl), redis.WithCache(size))
+				return redis.New(rdb, redis.WithPrefix(prefix), redis.WithTTL(ttl), redis.WithCache(size)), elapser(t, rdb, prefix)
 			})
 		})
 	}
@@ -123,8 +123,9 @@ func TestCacheSkipsFetchingMessages(t *testing.T) {
 
 func TestStoreOnRedisCluster(t *testing.T) {
 	cluster := testutil.RedisCluster(t, 3)
-	storetest.Run(t, func(t *testing.T, ttl time.Duration) history.Store {
-		return redis.New(cluster, redis.WithPrefix(testutil.KeyPrefix()), redis.WithTTL(ttl))
+	storetest.Run(t, func(t *testing.T, ttl time.Duration) (history.Store, storetest.Elapse) {
+		prefix := testutil.KeyPrefix()
+		return redis.New(cluster, redis.WithPrefix(prefix), redis.WithTTL(ttl)), elapser(t, cluster, prefix)
 	})
 	// The keys of many conversations spread over the masters, yet every
 	// script ran: each conversation's keys share a slot.
@@ -268,5 +269,38 @@ func TestReplayGuard(t *testing.T) {
 	}
 	if ok, _ := a.Use(ctx, "n2", time.Now().Add(-time.Second)); ok {
 		t.Fatal("an expired request was accepted")
+	}
+}
+
+// elapser makes d pass for the expiry of every key under prefix: each
+// key's remaining TTL is cut by d (a key left with none expires now).
+func elapser(t *testing.T, rdb goredis.UniversalClient, prefix string) storetest.Elapse {
+	return func(d time.Duration) {
+		ctx := context.Background()
+		cut := func(c goredis.Cmdable) error {
+			keys, err := c.Keys(ctx, prefix+"*").Result()
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				left, err := c.PTTL(ctx, k).Result()
+				if err != nil || left < 0 { // no TTL (or gone): nothing to cut
+					continue
+				}
+				if err := c.PExpire(ctx, k, max(left-d, time.Millisecond)).Err(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		var err error
+		if cl, ok := rdb.(*goredis.ClusterClient); ok {
+			err = cl.ForEachMaster(ctx, func(ctx context.Context, c *goredis.Client) error { return cut(c) })
+		} else {
+			err = cut(rdb)
+		}
+		if err != nil {
+			t.Fatalf("making time pass in Redis: %v", err)
+		}
 	}
 }

@@ -18,8 +18,13 @@ import (
 )
 
 // NewStore makes an empty store whose conversations expire ttl after their
-// last write (0: never).
-type NewStore func(t *testing.T, ttl time.Duration) history.Store
+// last write (0: never), and a function that makes time pass for that
+// expiry (a fake clock moved on, or every key's remaining TTL cut), so the
+// contract checks expiry without sleeping.
+type NewStore func(t *testing.T, ttl time.Duration) (history.Store, Elapse)
+
+// Elapse makes d pass for a store's expiry.
+type Elapse func(d time.Duration)
 
 func msg(id, text string) cmf.Message {
 	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: text}}}
@@ -43,7 +48,7 @@ func Run(t *testing.T, newStore NewStore) {
 	key := history.Key{Scope: "alice", Chat: "chat-1"}
 
 	t.Run("load of a missing conversation", func(t *testing.T) {
-		s := newStore(t, 0)
+		s, _ := newStore(t, 0)
 		c, err := s.Load(ctx, key)
 		if err != nil || c.Version != 0 || len(c.Messages) != 0 {
 			t.Fatalf("Load = %+v, %v", c, err)
@@ -51,7 +56,7 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("append and load", func(t *testing.T) {
-		s := newStore(t, 0)
+		s, _ := newStore(t, 0)
 		rich := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleAssistant, Content: []cmf.Part{
 			cmf.Thinking{Text: "hm", Signature: "sig"},
 			cmf.ToolCall{ToolCallID: "c1", Name: "t", Arguments: json.RawMessage(`{"n":12345678901234567890}`)},
@@ -92,7 +97,7 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("loads between writes see every write", func(t *testing.T) {
-		s := newStore(t, 0)
+		s, _ := newStore(t, 0)
 		check := func(wantV history.Version, want ...string) {
 			t.Helper()
 			c, err := s.Load(ctx, key)
@@ -119,7 +124,7 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("appends are copied, loads stay as they were", func(t *testing.T) {
-		s := newStore(t, 0)
+		s, _ := newStore(t, 0)
 		in := msg("m1", "hello")
 		in.Extensions.Custom = map[string]json.RawMessage{"k": json.RawMessage(`1`)}
 		v, err := s.Append(ctx, key, 0, in, msg("m2", "b"), msg("m3", "c"))
@@ -160,7 +165,7 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("invalid messages are refused", func(t *testing.T) {
-		s := newStore(t, 0)
+		s, _ := newStore(t, 0)
 		v, err := s.Append(ctx, key, 0, msg("m1", "ok"))
 		if err != nil {
 			t.Fatal(err)
@@ -177,7 +182,7 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("conflict", func(t *testing.T) {
-		s := newStore(t, 0)
+		s, _ := newStore(t, 0)
 		if _, err := s.Append(ctx, key, 0, msg("m1", "a")); err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +201,7 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("truncate", func(t *testing.T) {
-		s := newStore(t, 0)
+		s, _ := newStore(t, 0)
 		v, _ := s.Append(ctx, key, 0, msg("m1", "a"), msg("m2", "b"), msg("m3", "c"))
 		if _, err := s.Truncate(ctx, key, v+1, 1); !errors.Is(err, history.ErrConflict) {
 			t.Fatalf("Truncate with a stale version = %v", err)
@@ -226,7 +231,7 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("delete", func(t *testing.T) {
-		s := newStore(t, 0)
+		s, _ := newStore(t, 0)
 		_, _ = s.Append(ctx, key, 0, msg("m1", "a"))
 		if err := s.Delete(ctx, key); err != nil {
 			t.Fatal(err)
@@ -240,7 +245,7 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("scopes and ids do not collide", func(t *testing.T) {
-		s := newStore(t, 0)
+		s, _ := newStore(t, 0)
 		keys := []history.Key{
 			{Scope: "alice", Chat: "c"}, {Scope: "bob", Chat: "c"},
 			{Scope: "a:b", Chat: "c"}, {Scope: "a", Chat: "b:c"},
@@ -260,27 +265,35 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("ttl", func(t *testing.T) {
-		s := newStore(t, 300*time.Millisecond)
+		s, elapse := newStore(t, time.Minute)
 		v, err := s.Append(ctx, key, 0, msg("m1", "a"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(150 * time.Millisecond)
+		elapse(40 * time.Second)
 		if _, err := s.Append(ctx, key, v, msg("m2", "b")); err != nil { // refreshes the TTL
 			t.Fatal(err)
 		}
-		time.Sleep(200 * time.Millisecond) // 350 ms after the first write, 200 after the last
+		elapse(40 * time.Second) // 80 s after the first write, 40 after the last
 		if c, _ := s.Load(ctx, key); len(c.Messages) != 2 {
 			t.Fatalf("the TTL was not refreshed by the last write: %+v", c)
 		}
-		time.Sleep(time.Second)
-		if c, _ := s.Load(ctx, key); c.Version != 0 || len(c.Messages) != 0 {
-			t.Fatalf("the conversation did not expire: %+v", c)
+		elapse(30 * time.Second) // 70 s after the last write
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			c, err := s.Load(ctx, key)
+			if err == nil && c.Version == 0 && len(c.Messages) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the conversation did not expire: %+v, %v", c, err)
+			}
+			time.Sleep(time.Millisecond) // a store may take a moment to drop what expired
 		}
 	})
 
 	t.Run("50 concurrent appends lose nothing", func(t *testing.T) {
-		s := newStore(t, 0)
+		s, _ := newStore(t, 0)
 		const writers = 50
 		var wg sync.WaitGroup
 		errs := make(chan error, writers)
@@ -327,7 +340,7 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("acquire and load", func(t *testing.T) {
-		s := newStore(t, 0)
+		s, _ := newStore(t, 0)
 		v, _ := s.Append(ctx, key, 0, msg("m1", "a"))
 		c, err := history.AcquireLoad(ctx, s, key, "run-a", time.Minute)
 		if err != nil || c.Version != v || !same(ids(c), []string{"m1"}) {
@@ -356,7 +369,7 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("run lock", func(t *testing.T) {
-		s := newStore(t, 0)
+		s, elapse := newStore(t, 0)
 		if err := s.Acquire(ctx, key, "run-a", time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -376,12 +389,20 @@ func Run(t *testing.T, newStore NewStore) {
 		if err := s.Release(ctx, key, "run-a"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Acquire(ctx, key, "run-b", 200*time.Millisecond); err != nil {
+		if err := s.Acquire(ctx, key, "run-b", time.Minute); err != nil {
 			t.Fatalf("after Release: %v", err)
 		}
-		time.Sleep(600 * time.Millisecond)
-		if err := s.Acquire(ctx, key, "run-c", time.Minute); err != nil {
-			t.Fatalf("an expired lock still blocks: %v", err)
+		elapse(59 * time.Second)
+		if err := s.Acquire(ctx, key, "run-c", time.Minute); !errors.Is(err, history.ErrBusy) {
+			t.Fatalf("a lock with a second left = %v, want ErrBusy", err)
+		}
+		elapse(2 * time.Second)
+		deadline := time.Now().Add(5 * time.Second)
+		for err := s.Acquire(ctx, key, "run-c", time.Minute); err != nil; err = s.Acquire(ctx, key, "run-c", time.Minute) {
+			if time.Now().After(deadline) {
+				t.Fatalf("an expired lock still blocks: %v", err)
+			}
+			time.Sleep(time.Millisecond) // a store may take a moment to drop what expired
 		}
 	})
 }
