@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
-	redisstore "github.com/agentui/agentui/history/redis"
+	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/internal/testutil"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"

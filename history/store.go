@@ -6,7 +6,7 @@
 // A [Store] holds, per conversation, a list of CMF messages and a version
 // that every write bumps. Writes name the version they expect and fail with
 // [ErrConflict] when it moved, so concurrent writers never interleave.
-// [Memory] is an in-process store; history/redis is the Redis one.
+// [Memory] is an in-process store; history/redisstore is the Redis one.
 package history
 
 import (

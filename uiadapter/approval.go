@@ -202,7 +202,7 @@ func appendNumber(b []byte, lit string) []byte {
 // ReplayGuard remembers which approval requests were answered, until
 // they expire, so that a server keeping no history can refuse a second
 // answer to one approval request: a replay, or a denial sent again as an
-// approval. With a shared guard (history/redis.ReplayGuard) this holds
+// approval. With a shared guard (history/redisstore.ReplayGuard) this holds
 // across replicas; the default, in memory, holds within one process.
 type ReplayGuard interface {
 	// Use records that the approval request named by nonce was answered;

@@ -87,7 +87,7 @@ func BenchmarkTurnWithHistory200(b *testing.B) {
 	store := history.NewMemory()
 	key := history.Key{Scope: "single", Chat: "c"} // uiadapter.SingleScope's scope
 	v, _ := store.Append(context.Background(), key, 0, conversation(200)...)
-	h := vercelai.Handler(quiet{}, uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope))
+	h := testutil.Must(vercelai.Handler(quiet{}, uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope)))
 	body := `{"id":"c","messages":[{"id":"new","role":"user","parts":[{"type":"text","text":"and tomorrow?"}]}]}`
 	b.ReportAllocs()
 	for b.Loop() {

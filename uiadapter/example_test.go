@@ -35,14 +35,21 @@ func Example_mount() {
 	opts := []uiadapter.Option{
 		uiadapter.WithInstructions("You are a helpful assistant."),
 		uiadapter.WithSecret([]byte("same-secret-on-every-replica")),
-		uiadapter.WithStore(history.NewMemory()), // or history/redis for many replicas
+		uiadapter.WithStore(history.NewMemory()), // or history/redisstore for many replicas
 		uiadapter.WithScope(userFromSession),     // whose chats a request may touch
 	}
-	chat := vercelai.Handler(loop, opts...)
+	chat, err := vercelai.Handler(loop, opts...)
+	if err != nil {
+		log.Fatal(err) // a configuration that cannot work says which option to fix
+	}
+	aguiChat, err := agui.Handler(loop, opts...)
+	if err != nil {
+		log.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", chat)                                   // useChat
 	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat)) // reload a chat
-	mux.Handle("POST /api/agui", agui.Handler(loop, opts...))            // AG-UI HttpAgent, CopilotKit
+	mux.Handle("POST /api/agui", aguiChat)                               // AG-UI HttpAgent, CopilotKit
 	// README: end
 
 	_ = mux // http.ListenAndServe("127.0.0.1:8080", mux)

@@ -40,11 +40,15 @@ type Handler struct {
 // maxReleasing is how many lock releases a handler retries at once.
 const maxReleasing = 1024
 
-// New returns a handler that serves proto with a.
-func New(proto Protocol, a agent.Agent, opts ...Option) *Handler {
+// New returns a handler that serves proto with a. A configuration that
+// cannot work is an error that says which option to fix.
+func New(proto Protocol, a agent.Agent, opts ...Option) (*Handler, error) {
 	cfg := defaults()
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if err := cfg.check(proto, a); err != nil {
+		return nil, err
 	}
 	if cfg.signer == nil {
 		cfg.signer, cfg.randomKey = NewSigner(RandomKey()), true
@@ -52,10 +56,31 @@ func New(proto Protocol, a agent.Agent, opts ...Option) *Handler {
 	if cfg.replay == nil {
 		cfg.replay = NewMemoryReplayGuard(0)
 	}
-	if cfg.store != nil && cfg.scope == nil {
-		panic("uiadapter: WithStore needs WithScope (uiadapter.SingleScope for a single-user app)")
+	return &Handler{proto: proto, agent: a, cfg: cfg, releasing: make(chan struct{}, maxReleasing)}, nil
+}
+
+func (c *config) check(proto Protocol, a agent.Agent) error {
+	var problem string
+	switch {
+	case proto == nil:
+		problem = "no protocol"
+	case a == nil:
+		problem = "no agent"
+	case c.store != nil && c.scope == nil:
+		problem = "WithStore needs WithScope (uiadapter.SingleScope for a single-user app)"
+	case c.lockTTL <= 0 || c.storeTimeout <= 0 || c.approvalTTL <= 0:
+		problem = "WithLockTTL, WithStoreTimeout and WithApprovalTTL need a positive duration"
+	case c.keepAlive < 0 || c.bodyTimeout < 0 || c.writeTimeout < 0:
+		problem = "WithKeepAlive, WithBodyTimeout and WithWriteTimeout take 0 (off) or a positive duration"
+	case c.maxBodyBytes <= 0 || c.maxChatMessages <= 0 || c.maxChatBytes <= 0:
+		problem = "WithMaxBodyBytes and WithChatLimits need positive limits"
+	case c.logger == nil:
+		problem = "WithLogger(nil)"
 	}
-	return &Handler{proto: proto, agent: a, cfg: cfg, releasing: make(chan struct{}, maxReleasing)}
+	if problem != "" {
+		return errors.New("uiadapter: " + problem)
+	}
+	return nil
 }
 
 // ServeHTTP handles one chat request.

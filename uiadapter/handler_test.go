@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/agentui/agentui/history"
 	"io"
 	"iter"
 	"log/slog"
@@ -43,7 +44,7 @@ func newFixture(t *testing.T, opts ...uiadapter.Option) *fixture {
 		uiadapter.WithSecret([]byte(secret)),
 		uiadapter.WithLogger(slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 	}
-	srv := httptest.NewServer(vercelai.Handler(loop, append(base, opts...)...))
+	srv := httptest.NewServer(testutil.Must(vercelai.Handler(loop, append(base, opts...)...)))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
 	return f
@@ -412,7 +413,7 @@ func streamsIncrementally(t *testing.T, url string, g *gated) {
 func TestMountedOnServeMux(t *testing.T) {
 	g := newGated()
 	mux := http.NewServeMux()
-	mux.Handle("POST /api/chat", vercelai.Handler(g))
+	mux.Handle("POST /api/chat", testutil.Must(vercelai.Handler(g)))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	streamsIncrementally(t, srv.URL+"/api/chat", g)
@@ -424,7 +425,7 @@ func TestMountedOnGin(t *testing.T) {
 	var logged bytes.Buffer
 	r := gin.New()
 	r.Use(gin.LoggerWithWriter(&logged), gin.Recovery())
-	r.POST("/api/chat", gin.WrapH(vercelai.Handler(g)))
+	r.POST("/api/chat", gin.WrapH(testutil.Must(vercelai.Handler(g))))
 	srv := httptest.NewServer(r)
 	defer srv.Close()
 	streamsIncrementally(t, srv.URL+"/api/chat", g)
@@ -444,7 +445,7 @@ func (u unwrapOnly) Unwrap() http.ResponseWriter { return u.w }
 
 func TestMountedBehindUnwrapOnlyMiddleware(t *testing.T) {
 	g := newGated()
-	h := vercelai.Handler(g)
+	h := testutil.Must(vercelai.Handler(g))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := any(unwrapOnly{w}).(http.Flusher); ok {
 			t.Error("the wrapper should not implement Flush itself")
@@ -459,7 +460,7 @@ func TestMountedBehindUnwrapOnlyMiddleware(t *testing.T) {
 // write deadline for its response.
 func TestStreamOutlivesWriteTimeout(t *testing.T) {
 	loop, _ := agent.New(demo.New())
-	srv := httptest.NewUnstartedServer(vercelai.Handler(loop))
+	srv := httptest.NewUnstartedServer(testutil.Must(vercelai.Handler(loop)))
 	srv.Config.WriteTimeout = 100 * time.Millisecond
 	srv.Start()
 	defer srv.Close()
@@ -476,7 +477,7 @@ func TestStreamOutlivesWriteTimeout(t *testing.T) {
 
 func TestClientDisconnectCancelsTheRun(t *testing.T) {
 	g := newGated()
-	srv := httptest.NewServer(vercelai.Handler(g))
+	srv := httptest.NewServer(testutil.Must(vercelai.Handler(g)))
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(userBody("c", "hi")))
@@ -512,7 +513,7 @@ func (panicky) Run(context.Context, *agent.Input) iter.Seq2[agent.Event, error] 
 
 func TestAgentPanicBecomesAnErrorEvent(t *testing.T) {
 	var logs testutil.LogBuffer
-	srv := httptest.NewServer(vercelai.Handler(panicky{}, uiadapter.WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))))
+	srv := httptest.NewServer(testutil.Must(vercelai.Handler(panicky{}, uiadapter.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))))
 	defer srv.Close()
 	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(userBody("c", "hi")))
 	if err != nil {
@@ -546,7 +547,7 @@ func (f *flushCounter) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 func TestBurstsShareFlushes(t *testing.T) {
 	loop, _ := agent.New(demo.New())
 	var fc *flushCounter
-	h := vercelai.Handler(loop)
+	h := testutil.Must(vercelai.Handler(loop))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fc = &flushCounter{ResponseWriter: w}
 		h.ServeHTTP(fc, r)
@@ -565,5 +566,36 @@ func TestBurstsShareFlushes(t *testing.T) {
 	// A fast agent's events go out in bursts: far fewer flushes than events.
 	if n := fc.flushes.Load(); n == 0 || n >= int64(len(events))/2 {
 		t.Fatalf("%d flushes for %d events", n, len(events))
+	}
+}
+
+// A configuration that cannot work is an error naming the option to fix,
+// not a panic.
+func TestNewRefusesBadConfiguration(t *testing.T) {
+	loop := testutil.DemoLoopWith(t)
+	for name, tc := range map[string]struct {
+		proto uiadapter.Protocol
+		agent agent.Agent
+		opts  []uiadapter.Option
+		want  string
+	}{
+		"no protocol":      {nil, loop, nil, "no protocol"},
+		"no agent":         {vercelai.New(), nil, nil, "no agent"},
+		"store, no scope":  {vercelai.New(), loop, []uiadapter.Option{uiadapter.WithStore(history.NewMemory())}, "WithStore needs WithScope"},
+		"zero lock TTL":    {vercelai.New(), loop, []uiadapter.Option{uiadapter.WithLockTTL(0)}, "WithLockTTL"},
+		"negative timeout": {vercelai.New(), loop, []uiadapter.Option{uiadapter.WithWriteTimeout(-time.Second)}, "WithWriteTimeout"},
+		"zero body limit":  {vercelai.New(), loop, []uiadapter.Option{uiadapter.WithMaxBodyBytes(0)}, "WithMaxBodyBytes"},
+		"zero chat limits": {vercelai.New(), loop, []uiadapter.Option{uiadapter.WithChatLimits(0, 1)}, "WithChatLimits"},
+		"nil logger":       {vercelai.New(), loop, []uiadapter.Option{uiadapter.WithLogger(nil)}, "WithLogger"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h, err := uiadapter.New(tc.proto, tc.agent, tc.opts...)
+			if err == nil || h != nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("New = %v, %v; want one line naming %q", h, err, tc.want)
+			}
+		})
+	}
+	if _, err := uiadapter.New(vercelai.New(), loop); err != nil {
+		t.Fatalf("the defaults are refused: %v", err)
 	}
 }

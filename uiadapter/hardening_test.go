@@ -461,7 +461,7 @@ func newFixtureAGUI(t *testing.T, opts ...uiadapter.Option) *aguiFixture {
 	t.Helper()
 	f := &aguiFixture{t: t, logs: &testutil.LogBuffer{}}
 	base := []uiadapter.Option{uiadapter.WithSecret([]byte(secret)), uiadapter.WithLogger(testutil.Logger(f.logs))}
-	srv := httptest.NewServer(agui.Handler(testutil.DemoLoop(t, &f.deleted), append(base, opts...)...))
+	srv := httptest.NewServer(testutil.Must(agui.Handler(testutil.DemoLoop(t, &f.deleted), append(base, opts...)...)))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
 	return f
@@ -583,7 +583,7 @@ func (endless) Run(ctx context.Context, _ *agent.Input) iter.Seq2[agent.Event, e
 func TestClientsThatStopReadingAreCut(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	logs := &testutil.LogBuffer{}
-	srv := httptest.NewServer(uiadapter.New(vercelai.New(), endless{}, uiadapter.WithWriteTimeout(timeout), uiadapter.WithLogger(testutil.Logger(logs))))
+	srv := httptest.NewServer(testutil.Must(uiadapter.New(vercelai.New(), endless{}, uiadapter.WithWriteTimeout(timeout), uiadapter.WithLogger(testutil.Logger(logs)))))
 	t.Cleanup(srv.Close)
 	baseG, baseHeap := testutil.Settle(0, 0)
 	const n = 50

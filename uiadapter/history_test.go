@@ -63,11 +63,11 @@ func newHistoryFixtureWith(t *testing.T, store history.Store, loop *agent.Loop, 
 		uiadapter.WithStore(store), uiadapter.WithScope(headerScope), uiadapter.WithSecret([]byte(secret)),
 		uiadapter.WithLogger(slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 	}, extra...)
-	chat := vercelai.Handler(loop, opts...)
+	chat := testutil.Must(vercelai.Handler(loop, opts...))
 	f.mux = http.NewServeMux()
 	f.mux.Handle("POST /api/chat", chat)
 	f.mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat))
-	f.mux.Handle("POST /api/agui", agui.Handler(loop, opts...))
+	f.mux.Handle("POST /api/agui", testutil.Must(agui.Handler(loop, opts...)))
 	srv := httptest.NewServer(f.mux)
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
@@ -118,7 +118,7 @@ func TestHistoryNeedsScope(t *testing.T) {
 			t.Fatal("WithStore without WithScope did not panic")
 		}
 	}()
-	uiadapter.New(vercelai.New(), newGated(), uiadapter.WithStore(history.NewMemory()))
+	testutil.Must(uiadapter.New(vercelai.New(), newGated(), uiadapter.WithStore(history.NewMemory())))
 }
 
 func TestHistoryScopes(t *testing.T) {

@@ -60,7 +60,7 @@ func serveChat(t *testing.T, h http.Handler, w http.ResponseWriter, chat string)
 func TestRunWithoutItsFinalEventIsStoredAborted(t *testing.T) {
 	store := history.NewMemory()
 	quits := agentFunc(func(_ context.Context, yield func(agent.Event, error) bool) { startText(yield, "half a th") })
-	h := vercelai.Handler(quits, uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope))
+	h := testutil.Must(vercelai.Handler(quits, uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope)))
 	serveChat(t, h, &testutil.DiscardWriter{}, "c")
 	conv, _ := store.Load(context.Background(), history.Key{Scope: "single", Chat: "c"})
 	if len(conv.Messages) != 2 {
@@ -89,7 +89,7 @@ func TestSaveConflictWithAnotherWriteIsNotSaved(t *testing.T) {
 		}
 		finishText(yield, "reply")
 	})
-	h := vercelai.Handler(gated, uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope))
+	h := testutil.Must(vercelai.Handler(gated, uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope)))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	done := make(chan testutil.Chunks, 1)
@@ -132,7 +132,7 @@ func TestKeepAlivesDuringSilence(t *testing.T) {
 		}
 		finishText(yield, "thinking")
 	})
-	srv := httptest.NewServer(vercelai.Handler(quiet, uiadapter.WithKeepAlive(10*time.Millisecond)))
+	srv := httptest.NewServer(testutil.Must(vercelai.Handler(quiet, uiadapter.WithKeepAlive(10*time.Millisecond))))
 	t.Cleanup(srv.Close)
 	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(userBody("c", "hello")))
 	if err != nil {
@@ -170,10 +170,10 @@ func (w *failingWriter) Write(b []byte) (int, error) {
 // request's context says nothing.
 func TestWriteErrorStopsTheRun(t *testing.T) {
 	stopped := make(chan struct{})
-	h := vercelai.Handler(agentFunc(func(ctx context.Context, yield func(agent.Event, error) bool) {
+	h := testutil.Must(vercelai.Handler(agentFunc(func(ctx context.Context, yield func(agent.Event, error) bool) {
 		endless{}.Run(ctx, nil)(yield)
 		close(stopped)
-	}))
+	})))
 	done := make(chan struct{})
 	go func() {
 		serveChat(t, h, &failingWriter{}, "c")
@@ -200,7 +200,7 @@ func TestLockSpansTheSaveAndNotTheFinalEvent(t *testing.T) {
 			finishText(yield, "reply")
 		}
 	})
-	h := vercelai.Handler(reply, uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope))
+	h := testutil.Must(vercelai.Handler(reply, uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope)))
 	w := &finishWatcher{check: func() error { return store.Memory.Acquire(context.Background(), key, "next", time.Minute) }}
 	done := make(chan struct{})
 	go func() {

@@ -107,7 +107,7 @@ func WithApprovalTTL(d time.Duration) Option { return func(c *config) { c.approv
 // WithReplayGuard sets where a server that keeps no history remembers
 // which approval requests were answered, to refuse a second answer. The
 // default is a [MemoryReplayGuard] per handler, which protects one
-// process; give every replica one shared guard (history/redis
+// process; give every replica one shared guard (history/redisstore
 // NewReplayGuard) to protect them all.
 func WithReplayGuard(g ReplayGuard) Option { return func(c *config) { c.replay = g } }
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	redisstore "github.com/agentui/agentui/history/redis"
+	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/internal/testutil"
 	"github.com/agentui/agentui/uiadapter"
 	goredis "github.com/redis/go-redis/v9"

@@ -52,8 +52,11 @@ func (s *failingRelease) Release(context.Context, history.Key, string) error {
 func TestBackgroundReleasesAreBounded(t *testing.T) {
 	store := &failingRelease{Store: history.NewMemory(), tried: make(chan struct{})}
 	logs := &syncBuffer{}
-	h := New(nil, nil, WithStore(store), WithScope(SingleScope), WithLockTTL(time.Second), WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
-	h.releasing = make(chan struct{}, 1)
+	cfg := defaults()
+	for _, o := range []Option{WithStore(store), WithScope(SingleScope), WithLockTTL(time.Second), WithLogger(slog.New(slog.NewTextHandler(logs, nil)))} {
+		o(&cfg)
+	}
+	h := &Handler{cfg: cfg, releasing: make(chan struct{}, 1)}
 	first := &session{h: h, key: history.Key{Scope: "s", Chat: "a"}, token: "t1", log: h.cfg.logger}
 	done := make(chan struct{})
 	go func() { first.releaseEventually(time.Now()); close(done) }()

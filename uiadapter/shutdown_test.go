@@ -25,8 +25,8 @@ func TestShutdown(t *testing.T) {
 	var deleted atomic.Int32
 	store := history.NewMemory()
 	logs := &testutil.LogBuffer{}
-	h := vercelai.Handler(testutil.DemoLoop(t, &deleted), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope),
-		uiadapter.WithLogger(testutil.Logger(logs)))
+	h := testutil.Must(vercelai.Handler(testutil.DemoLoop(t, &deleted), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope),
+		uiadapter.WithLogger(testutil.Logger(logs))))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	post := func(chat, text string) *http.Response {

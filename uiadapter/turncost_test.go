@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/history"
-	redisstore "github.com/agentui/agentui/history/redis"
+	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/internal/server"
 	"github.com/agentui/agentui/internal/testutil"
 	"github.com/agentui/agentui/protocols/vercelai"
@@ -59,8 +59,8 @@ func benchTurn(b *testing.B, store history.Store, n int) {
 	if _, err := store.Append(ctx, key, 0, conversation(n)...); err != nil {
 		b.Fatal(err)
 	}
-	h := vercelai.Handler(testutil.DemoLoopWith(b), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope),
-		uiadapter.WithInstructions(server.Instructions))
+	h := testutil.Must(vercelai.Handler(testutil.DemoLoopWith(b), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope),
+		uiadapter.WithInstructions(server.Instructions)))
 	body := `{"id":"c","messages":[{"id":"new","role":"user","parts":[{"type":"text","text":"hello there"}]}]}`
 	turn := func() {
 		req := httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body))

@@ -62,7 +62,14 @@ func main() {
 		uiadapter.WithStore(history.NewMemory()),
 		uiadapter.WithScope(scope),
 	}
-	chat := vercelai.Handler(loop, opts...)
+	chat, err := vercelai.Handler(loop, opts...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	aguiChat, err := agui.Handler(loop, opts...)
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
@@ -74,7 +81,7 @@ func main() {
 		chat.ConversationHandler(func(msgs []cmf.Message) any { return vercelai.Dump(msgs) },
 			func(*http.Request) string { return c.Param("id") }).ServeHTTP(c.Writer, c.Request)
 	})
-	api.POST("/agui", gin.WrapH(agui.Handler(loop, opts...)))
+	api.POST("/agui", gin.WrapH(aguiChat))
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
-	redisstore "github.com/agentui/agentui/history/redis"
+	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
@@ -55,11 +55,18 @@ func main() {
 		uiadapter.WithScope(uiadapter.SingleScope),
 		uiadapter.WithSecret([]byte(*secret)),
 	}
-	chat := vercelai.Handler(loop, hopts...)
+	chat, err := vercelai.Handler(loop, hopts...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	aguiChat, err := agui.Handler(loop, hopts...)
+	if err != nil {
+		log.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", chat)
 	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat))
-	mux.Handle("POST /api/agui", agui.Handler(loop, hopts...))
+	mux.Handle("POST /api/agui", aguiChat)
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

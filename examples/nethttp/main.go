@@ -33,11 +33,18 @@ func main() {
 		// scope from its authentication.
 		uiadapter.WithScope(uiadapter.SingleScope),
 	}
-	chat := vercelai.Handler(loop, opts...)
+	chat, err := vercelai.Handler(loop, opts...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	aguiChat, err := agui.Handler(loop, opts...)
+	if err != nil {
+		log.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", chat)                                   // useChat
 	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat)) // reloads
-	mux.Handle("POST /api/agui", agui.Handler(loop, opts...))            // AG-UI HttpAgent
+	mux.Handle("POST /api/agui", aguiChat)                               // AG-UI HttpAgent
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -38,11 +38,18 @@ func main() {
 		uiadapter.WithStore(history.NewMemory()),
 		uiadapter.WithScope(uiadapter.SingleScope),
 	}
-	chat := vercelai.Handler(loop, opts...)
+	chat, err := vercelai.Handler(loop, opts...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	aguiChat, err := agui.Handler(loop, opts...)
+	if err != nil {
+		log.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", chat)
 	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat))
-	mux.Handle("POST /api/agui", agui.Handler(loop, opts...))
+	mux.Handle("POST /api/agui", aguiChat)
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

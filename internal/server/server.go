@@ -17,7 +17,7 @@ import (
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/agent/openai"
 	"github.com/agentui/agentui/history"
-	redisstore "github.com/agentui/agentui/history/redis"
+	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
@@ -124,8 +124,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AISDK7 {
 		vercelOpts = append(vercelOpts, vercelai.WithAISDK7())
 	}
-	chat := uiadapter.New(vercelai.New(vercelOpts...), loop, opts...)
-	aguiHandler := agui.Handler(loop, opts...)
+	chat, err := uiadapter.New(vercelai.New(vercelOpts...), loop, opts...)
+	if err != nil {
+		return nil, err
+	}
+	aguiHandler, err := agui.Handler(loop, opts...)
+	if err != nil {
+		return nil, err
+	}
 	s.chats = []*uiadapter.Handler{chat, aguiHandler}
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", chat)

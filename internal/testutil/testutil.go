@@ -156,3 +156,12 @@ func Settle(goroutines int, timeout time.Duration) (int, uint64) {
 	runtime.ReadMemStats(&ms)
 	return runtime.NumGoroutine(), ms.HeapInuse
 }
+
+// Must returns v, and panics when err is not nil: for constructors in
+// tests, whose configuration is the test's own.
+func Must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

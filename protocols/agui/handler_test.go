@@ -31,7 +31,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{}
 	loop := testutil.DemoLoop(t, &f.deleted)
-	srv := httptest.NewServer(agui.Handler(loop, uiadapter.WithSecret([]byte("golden")), uiadapter.WithMaxBodyBytes(1<<16)))
+	srv := httptest.NewServer(testutil.Must(agui.Handler(loop, uiadapter.WithSecret([]byte("golden")), uiadapter.WithMaxBodyBytes(1<<16))))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
 	return f
@@ -215,7 +215,11 @@ func ExampleHandler() {
 		panic(err)
 	}
 	opts := []uiadapter.Option{uiadapter.WithSecret([]byte("same-secret-on-every-replica"))}
+	h, err := agui.Handler(loop, opts...)
+	if err != nil {
+		panic(err)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /api/agui", agui.Handler(loop, opts...))
+	mux.Handle("POST /api/agui", h)
 	_ = mux
 }

@@ -2,6 +2,7 @@ package agui_test
 
 import (
 	"context"
+	"github.com/agentui/agentui/internal/testutil"
 	"io"
 	"iter"
 	"log/slog"
@@ -36,7 +37,7 @@ func (c capture) Run(_ context.Context, in *agent.Input) iter.Seq2[agent.Event, 
 func sent(t *testing.T, sample string, header http.Header, opts ...uiadapter.Option) (*agent.Input, *http.Response) {
 	t.Helper()
 	c := capture{in: make(chan *agent.Input, 1)}
-	srv := httptest.NewServer(agui.Handler(c, append([]uiadapter.Option{uiadapter.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...))
+	srv := httptest.NewServer(testutil.Must(agui.Handler(c, append([]uiadapter.Option{uiadapter.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)))
 	t.Cleanup(srv.Close)
 	body, err := os.ReadFile("testdata/samples/" + sample + ".json")
 	if err != nil {

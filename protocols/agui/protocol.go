@@ -26,7 +26,7 @@ func New(opts ...Option) *Protocol {
 
 // Handler returns an AG-UI endpoint for a: the protocol with the adapter's
 // options. Point HttpAgent's url at it.
-func Handler(a agent.Agent, opts ...uiadapter.Option) *uiadapter.Handler {
+func Handler(a agent.Agent, opts ...uiadapter.Option) (*uiadapter.Handler, error) {
 	return uiadapter.New(New(), a, opts...)
 }
 

@@ -17,10 +17,14 @@ func ExampleHandler() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("POST /api/chat", vercelai.Handler(loop,
+	chat, err := vercelai.Handler(loop,
 		uiadapter.WithInstructions("You are a helpful assistant."),
 		uiadapter.WithSecret([]byte("same-secret-on-every-replica")),
-	))
+	)
+	if err != nil {
+		log.Fatal(err) // a configuration that cannot work says which option to fix
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /api/chat", chat)
 	_ = http.ListenAndServe // e.g. http.ListenAndServe("127.0.0.1:8080", mux)
 }

@@ -27,7 +27,7 @@ func server(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(vercelai.Handler(loop, uiadapter.WithSecret([]byte("golden"))))
+	srv := httptest.NewServer(testutil.Must(vercelai.Handler(loop, uiadapter.WithSecret([]byte("golden")))))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -37,7 +37,7 @@ func New(opts ...Option) *Protocol {
 
 // Handler returns a chat endpoint for a: the protocol with the adapter's
 // options. Mount it at POST /api/chat, where useChat posts by default.
-func Handler(a agent.Agent, opts ...uiadapter.Option) *uiadapter.Handler {
+func Handler(a agent.Agent, opts ...uiadapter.Option) (*uiadapter.Handler, error) {
 	return uiadapter.New(New(), a, opts...)
 }
 

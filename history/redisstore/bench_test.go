@@ -1,11 +1,11 @@
-package redis_test
+package redisstore_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/agentui/agentui/history"
-	"github.com/agentui/agentui/history/redis"
+	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/internal/testutil"
 )
 
@@ -16,12 +16,12 @@ func BenchmarkRedisLoad200(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		size int
-	}{{"cached", redis.DefaultCacheSize}, {"uncached", 0}} {
+	}{{"cached", redisstore.DefaultCacheSize}, {"uncached", 0}} {
 		b.Run(bc.name, func(b *testing.B) {
 			rdb := testutil.Redis(b)
 			prefix := testutil.KeyPrefix()
 			testutil.DeleteKeysOnCleanup(b, rdb, prefix)
-			s := redis.New(rdb, redis.WithPrefix(prefix), redis.WithCache(bc.size))
+			s := redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithCache(bc.size))
 			key := history.Key{Scope: "s", Chat: "c"}
 			if _, err := s.Append(context.Background(), key, 0, testutil.UserMessages(200)...); err != nil {
 				b.Fatal(err)
@@ -41,7 +41,7 @@ func BenchmarkRedisAppend(b *testing.B) {
 	rdb := testutil.Redis(b)
 	prefix := testutil.KeyPrefix()
 	testutil.DeleteKeysOnCleanup(b, rdb, prefix)
-	s := redis.New(rdb, redis.WithPrefix(prefix))
+	s := redisstore.New(rdb, redisstore.WithPrefix(prefix))
 	key := history.Key{Scope: "s", Chat: "c"}
 	msgs := testutil.UserMessages(2)
 	var v history.Version

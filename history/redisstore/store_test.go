@@ -1,4 +1,4 @@
-package redis_test
+package redisstore_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
-	"github.com/agentui/agentui/history/redis"
+	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/history/storetest"
 	"github.com/agentui/agentui/internal/testutil"
 	goredis "github.com/redis/go-redis/v9"
@@ -19,12 +19,12 @@ import (
 
 func TestStoreOnRedis(t *testing.T) {
 	rdb := testutil.Redis(t)
-	for _, size := range []int{redis.DefaultCacheSize, 0} {
+	for _, size := range []int{redisstore.DefaultCacheSize, 0} {
 		t.Run(fmt.Sprintf("cache %d", size), func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T, ttl time.Duration) (history.Store, storetest.Elapse) {
 				prefix := testutil.KeyPrefix()
 				testutil.DeleteKeysOnCleanup(t, rdb, prefix)
-				return redis.New(rdb, redis.WithPrefix(prefix), redis.WithTTL(ttl), redis.WithCache(size)), elapser(t, rdb, prefix)
+				return redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithTTL(ttl), redisstore.WithCache(size)), elapser(t, rdb, prefix)
 			})
 		})
 	}
@@ -37,11 +37,11 @@ func TestCacheAcrossReplicas(t *testing.T) {
 	rdb := testutil.Redis(t)
 	prefix := testutil.KeyPrefix()
 	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
-	a := redis.New(rdb, redis.WithPrefix(prefix))
-	b := redis.New(rdb, redis.WithPrefix(prefix))
+	a := redisstore.New(rdb, redisstore.WithPrefix(prefix))
+	b := redisstore.New(rdb, redisstore.WithPrefix(prefix))
 	ctx := context.Background()
 	key := history.Key{Scope: "s", Chat: "c"}
-	load := func(s *redis.Store) (history.Version, string) {
+	load := func(s *redisstore.Store) (history.Version, string) {
 		t.Helper()
 		c, err := s.Load(ctx, key)
 		if err != nil {
@@ -95,8 +95,8 @@ func TestCacheSkipsFetchingMessages(t *testing.T) {
 	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
 	ctx := context.Background()
 	key := history.Key{Scope: "s", Chat: "c"}
-	cachedStore := redis.New(rdb, redis.WithPrefix(prefix))
-	uncached := redis.New(rdb, redis.WithPrefix(prefix), redis.WithCache(0))
+	cachedStore := redisstore.New(rdb, redisstore.WithPrefix(prefix))
+	uncached := redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithCache(0))
 	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: "hi"}}}
 	if _, err := cachedStore.Append(ctx, key, 0, m); err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestStoreOnRedisCluster(t *testing.T) {
 	cluster := testutil.RedisCluster(t, 3)
 	storetest.Run(t, func(t *testing.T, ttl time.Duration) (history.Store, storetest.Elapse) {
 		prefix := testutil.KeyPrefix()
-		return redis.New(cluster, redis.WithPrefix(prefix), redis.WithTTL(ttl)), elapser(t, cluster, prefix)
+		return redisstore.New(cluster, redisstore.WithPrefix(prefix), redisstore.WithTTL(ttl)), elapser(t, cluster, prefix)
 	})
 	// The keys of many conversations spread over the masters, yet every
 	// script ran: each conversation's keys share a slot.
@@ -146,7 +146,7 @@ func TestKeyLayout(t *testing.T) {
 	rdb := testutil.Redis(t)
 	prefix := testutil.KeyPrefix()
 	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
-	s := redis.New(rdb, redis.WithPrefix(prefix), redis.WithTTL(time.Hour))
+	s := redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithTTL(time.Hour))
 	ctx := context.Background()
 	key := history.Key{Scope: "alice", Chat: "chat:1"}
 	if _, err := s.Append(ctx, key, 0); err != nil {
@@ -185,7 +185,7 @@ func TestAcquireLoadReleasesOnFailure(t *testing.T) {
 	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
 	ctx := context.Background()
 	key := history.Key{Scope: "s", Chat: "c"}
-	s := redis.New(rdb, redis.WithPrefix(prefix), redis.WithCache(0))
+	s := redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithCache(0))
 	if err := rdb.RPush(ctx, prefix+"{s:c}:msgs", "not json").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestCacheBytesBound(t *testing.T) {
 	prefix := testutil.KeyPrefix()
 	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
 	ctx := context.Background()
-	s := redis.New(rdb, redis.WithPrefix(prefix), redis.WithCacheBytes(20000))
+	s := redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithCacheBytes(20000))
 	msg := func(n int) cmf.Message {
 		return cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: strings.Repeat("x", n)}}}
 	}
@@ -256,7 +256,7 @@ func TestReplayGuard(t *testing.T) {
 	prefix := testutil.KeyPrefix()
 	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
 	ctx := context.Background()
-	a, b := redis.NewReplayGuard(rdb, prefix), redis.NewReplayGuard(rdb, prefix)
+	a, b := redisstore.NewReplayGuard(rdb, prefix), redisstore.NewReplayGuard(rdb, prefix)
 	exp := time.Now().Add(time.Minute)
 	if ok, err := a.Use(ctx, "n1", exp); !ok || err != nil {
 		t.Fatalf("first use: %v %v", ok, err)

@@ -1,4 +1,4 @@
-// Package redis is a history.Store on Redis (go-redis v9), for any
+// Package redisstore is a history.Store on Redis (go-redis v9), for any
 // redis.UniversalClient: a single node, Sentinel or Cluster.
 //
 // A conversation is four keys that share one hash tag, so every script
@@ -19,7 +19,7 @@
 // racing on one version get one success and one history.ErrConflict, and
 // no write is lost (WATCH/MULTI, retried, lost appends under contention
 // when probed).
-package redis
+package redisstore
 
 import (
 	"context"
@@ -101,14 +101,14 @@ func New(rdb goredis.UniversalClient, opts ...Option) *Store {
 func storeError(op string, err error) error {
 	var ne *net.OpError
 	if errors.Is(err, goredis.ErrPoolTimeout) || errors.As(err, &ne) && ne.Op == "dial" {
-		return fmt.Errorf("history/redis: %s: %w: %w", op, history.ErrUnavailable, err)
+		return fmt.Errorf("history/redisstore: %s: %w: %w", op, history.ErrUnavailable, err)
 	}
-	return fmt.Errorf("history/redis: %s: %w", op, err)
+	return fmt.Errorf("history/redisstore: %s: %w", op, err)
 }
 
 // errCorrupt: Redis answered a load with something that is not a stored
 // conversation.
-var errCorrupt = errors.New("history/redis: load: corrupt reply")
+var errCorrupt = errors.New("history/redisstore: load: corrupt reply")
 
 // keyEscaper keeps scopes and chat ids from running into each other or
 // into the hash tag's braces.
@@ -196,7 +196,7 @@ func (s *Store) Load(ctx context.Context, key history.Key) (history.Conversation
 // AcquireLoad takes the run lock and loads the conversation in one script.
 func (s *Store) AcquireLoad(ctx context.Context, key history.Key, token string, ttl time.Duration) (history.Conversation, error) {
 	if token == "" {
-		return history.Conversation{}, errors.New("history/redis: empty lock token")
+		return history.Conversation{}, errors.New("history/redisstore: empty lock token")
 	}
 	conv, err := s.load(ctx, key, token, ttl)
 	if errors.Is(err, errCorrupt) {
@@ -329,7 +329,7 @@ func (s *Store) cas(ctx context.Context, op string, script *goredis.Script, keys
 		return 0, storeError(op, err)
 	}
 	if len(res) != 2 {
-		return 0, fmt.Errorf("history/redis: unexpected script reply %v", res)
+		return 0, fmt.Errorf("history/redisstore: unexpected script reply %v", res)
 	}
 	if res[0] != 0 {
 		return 0, history.ErrConflict
