@@ -4,6 +4,8 @@ import (
 	"container/list"
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,9 +40,15 @@ type memConv struct {
 	bytes   int64
 	version Version
 	lent    int       // the longest msgs[:n] a Load handed out from this array
+	updated time.Time // the last write
 	expires time.Time // zero: never
 	elem    *list.Element
 }
+
+var (
+	_ Store  = (*Memory)(nil)
+	_ Locker = (*Memory)(nil)
+)
 
 // DefaultMemoryMaxBytes bounds a Memory store (256 MiB of message JSON).
 const DefaultMemoryMaxBytes = 256 << 20
@@ -204,13 +212,14 @@ func (m *Memory) Truncate(_ context.Context, key Key, expect Version, keep int) 
 	return c.version, nil
 }
 
-// touch restarts a conversation's TTL and, now and then, forgets expired
-// conversations and locks nobody will ask for again.
+// touch records a write: it restarts a conversation's TTL and, now and
+// then, forgets expired conversations and locks nobody will ask for again.
 func (m *Memory) touch(c *memConv) {
+	now := m.now()
+	c.updated = now
 	if m.ttl <= 0 {
 		return
 	}
-	now := m.now()
 	c.expires = now.Add(m.ttl)
 	if now.Before(m.nextSweep) {
 		return
@@ -237,6 +246,37 @@ func (m *Memory) Delete(_ context.Context, key Key) error {
 	}
 	delete(m.locks, key)
 	return nil
+}
+
+// List returns the scope's conversations, the most recently written
+// first.
+func (m *Memory) List(_ context.Context, scope string, limit int) ([]ChatInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	var out []ChatInfo
+	for k, c := range m.convs {
+		if k.Scope != scope || !c.expires.IsZero() && !now.Before(c.expires) {
+			continue
+		}
+		out = append(out, ChatInfo{Chat: k.Chat, Updated: c.updated.Truncate(time.Millisecond)})
+	}
+	sortChats(out)
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// sortChats puts the most recently written first (then by id, so the
+// order is stable).
+func sortChats(chats []ChatInfo) {
+	slices.SortFunc(chats, func(a, b ChatInfo) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Chat, b.Chat)
+	})
 }
 
 // Acquire takes or extends the run lock.

@@ -12,6 +12,7 @@ package history
 import (
 	"context"
 	"errors"
+	"reflect"
 	"time"
 
 	"github.com/agentui/agentui/cmf"
@@ -52,6 +53,7 @@ var (
 )
 
 // Store keeps conversations. Implementations are safe for concurrent use.
+// A store that is not also a [Locker] gets one from the handler.
 type Store interface {
 	// Load returns the conversation; one that does not exist has version 0
 	// and no messages. The messages may be shared with the store and with
@@ -68,6 +70,24 @@ type Store interface {
 	Truncate(ctx context.Context, key Key, expect Version, keep int) (Version, error)
 	// Delete removes the conversation.
 	Delete(ctx context.Context, key Key) error
+	// List returns a scope's conversations, the most recently written
+	// first, at most limit of them (0: all). Expired and deleted ones are
+	// not listed.
+	List(ctx context.Context, scope string, limit int) ([]ChatInfo, error)
+}
+
+// ChatInfo is one conversation of a scope, as [Store.List] lists it.
+type ChatInfo struct {
+	Chat    string
+	Updated time.Time // when it was last written (millisecond precision)
+}
+
+// Locker holds the run lock of conversations: one run at a time per
+// conversation, across every replica that shares the locker. It is apart
+// from [Store] so that a store over a database without expiring keys
+// need not invent one; [Memory] and the Redis store are both.
+// Implementations are safe for concurrent use.
+type Locker interface {
 	// Acquire takes the conversation's run lock for token, or extends it
 	// when token already holds it; ErrBusy when another token does. The
 	// lock expires after ttl, so a crashed process cannot hold it forever.
@@ -76,9 +96,10 @@ type Store interface {
 	Release(ctx context.Context, key Key, token string) error
 }
 
-// LockLoader is a Store that takes the run lock and loads the conversation
-// in one step, one network round trip where Acquire then Load takes two.
-// Every turn starts with both; [AcquireLoad] uses this when a store has it.
+// LockLoader is a Store that is its own Locker and takes the run lock and
+// loads the conversation in one step, one network round trip where
+// Acquire then Load takes two. Every turn starts with both; [AcquireLoad]
+// uses this when the store is the locker and has it.
 type LockLoader interface {
 	// AcquireLoad is Acquire followed by Load. When it returns an error
 	// other than ErrBusy, token may hold the lock (a write whose reply was
@@ -92,12 +113,18 @@ type LockLoader interface {
 // store is unreachable (it expires after ttl in any case). Nothing here
 // releases it for the caller, since a store that failed to answer would
 // make that wait too.
-func AcquireLoad(ctx context.Context, s Store, key Key, token string, ttl time.Duration) (Conversation, error) {
-	if ll, ok := s.(LockLoader); ok {
+func AcquireLoad(ctx context.Context, s Store, l Locker, key Key, token string, ttl time.Duration) (Conversation, error) {
+	if ll, ok := s.(LockLoader); ok && sameLocker(s, l) {
 		return ll.AcquireLoad(ctx, key, token, ttl)
 	}
-	if err := s.Acquire(ctx, key, token, ttl); err != nil {
+	if err := l.Acquire(ctx, key, token, ttl); err != nil {
 		return Conversation{}, err
 	}
 	return s.Load(ctx, key)
+}
+
+// sameLocker reports whether the store s is the locker l.
+func sameLocker(s Store, l Locker) bool {
+	sl, ok := s.(Locker)
+	return ok && reflect.TypeOf(sl).Comparable() && reflect.TypeOf(l) == reflect.TypeOf(sl) && sl == l
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/agentui/agentui/history"
 	"io"
 	"log/slog"
 	"mime"
@@ -55,6 +56,13 @@ func New(proto Protocol, a agent.Agent, opts ...Option) (*Handler, error) {
 	}
 	if cfg.replay == nil {
 		cfg.replay = NewMemoryReplayGuard(0)
+	}
+	if cfg.store != nil && cfg.locker == nil {
+		if l, ok := cfg.store.(history.Locker); ok {
+			cfg.locker = l
+		} else {
+			cfg.locker = history.NewLocalLocker()
+		}
 	}
 	return &Handler{proto: proto, agent: a, cfg: cfg, releasing: make(chan struct{}, maxReleasing)}, nil
 }

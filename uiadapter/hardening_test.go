@@ -265,7 +265,7 @@ func TestLockOutlivesAQuietRun(t *testing.T) {
 // lockThief loses every lock extension, as when another request has
 // taken the chat.
 type lockThief struct {
-	history.Store
+	lockingStore
 	calls atomic.Int32
 }
 
@@ -273,12 +273,12 @@ func (s *lockThief) Acquire(ctx context.Context, k history.Key, token string, tt
 	if s.calls.Add(1) > 1 { // the first takes the lock; extensions fail
 		return history.ErrBusy
 	}
-	return s.Store.Acquire(ctx, k, token, ttl)
+	return s.lockingStore.Acquire(ctx, k, token, ttl)
 }
 
 // A run that loses its lock stops and says so.
 func TestRunStopsWhenItsLockIsLost(t *testing.T) {
-	f := newHistoryFixture(t, &lockThief{Store: history.NewMemory()}, uiadapter.WithLockTTL(150*time.Millisecond))
+	f := newHistoryFixture(t, &lockThief{lockingStore: history.NewMemory()}, uiadapter.WithLockTTL(150*time.Millisecond))
 	chunks := f.chat("alice", userBody("c", "wait 5000 ms"))
 	if e := chunks.Find("error"); e == nil || e["errorText"] != uiadapter.LockLostMessage {
 		t.Fatalf("chunks = %v", chunks)
@@ -290,7 +290,7 @@ func TestRunStopsWhenItsLockIsLost(t *testing.T) {
 
 // releaseFails fails the first n releases, as a store that blips.
 type releaseFails struct {
-	history.Store
+	lockingStore
 	n atomic.Int32
 }
 
@@ -298,13 +298,13 @@ func (s *releaseFails) Release(ctx context.Context, k history.Key, token string)
 	if s.n.Add(-1) >= 0 {
 		return errors.New("i/o timeout")
 	}
-	return s.Store.Release(ctx, k, token)
+	return s.lockingStore.Release(ctx, k, token)
 }
 
 // Defect 6: a lock release that failed was not retried, so the chat
 // stayed locked for the lock's whole TTL (2 minutes by default).
 func TestLockReleaseIsRetried(t *testing.T) {
-	store := &releaseFails{Store: history.NewMemory()}
+	store := &releaseFails{lockingStore: history.NewMemory()}
 	store.n.Store(2)
 	f := newHistoryFixture(t, store)
 	if got := f.chat("alice", userBody("c", "hello")).Text(); got != "You said: hello" {
@@ -415,7 +415,7 @@ func TestSourceURLsAndPrivateHosts(t *testing.T) {
 
 // blockingLoad never answers a load until its context ends.
 type blockingLoad struct {
-	history.Store
+	lockingStore
 	entered chan struct{}
 }
 
@@ -428,7 +428,7 @@ func (s *blockingLoad) AcquireLoad(ctx context.Context, k history.Key, token str
 // Defect 10: a client leaving during the history load was logged at
 // ERROR as "history unavailable".
 func TestClientLeavingDuringLoadIsNotAnError(t *testing.T) {
-	store := &blockingLoad{Store: history.NewMemory(), entered: make(chan struct{})}
+	store := &blockingLoad{lockingStore: history.NewMemory(), entered: make(chan struct{})}
 	f := newHistoryFixture(t, store)
 	ctx, cancel := context.WithCancel(context.Background())
 	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/api/chat", strings.NewReader(userBody("c", "hi")))

@@ -348,7 +348,7 @@ func TestHistoryKeepsFailedAndCancelledRuns(t *testing.T) {
 // instead of writing (down: certainly not written), or with a timeout
 // that did not land (lost: the caller cannot know).
 type flakyStore struct {
-	history.Store
+	lockingStore
 	mu          sync.Mutex
 	failLoad    bool
 	appendCalls int
@@ -365,7 +365,7 @@ func (s *flakyStore) Load(ctx context.Context, k history.Key) (history.Conversat
 	if fail {
 		return history.Conversation{}, errors.New("dial tcp: connection refused (secret-host:6379)")
 	}
-	return s.Store.Load(ctx, k)
+	return s.lockingStore.Load(ctx, k)
 }
 
 func (s *flakyStore) Append(ctx context.Context, k history.Key, v history.Version, msgs ...cmf.Message) (history.Version, error) {
@@ -379,7 +379,7 @@ func (s *flakyStore) Append(ctx context.Context, k history.Key, v history.Versio
 	if n <= s.lostUntil {
 		return 0, errors.New("i/o timeout")
 	}
-	nv, err := s.Store.Append(ctx, k, v, msgs...)
+	nv, err := s.lockingStore.Append(ctx, k, v, msgs...)
 	if err == nil && s.landThenErr[n] {
 		return 0, errors.New("i/o timeout")
 	}
@@ -389,7 +389,7 @@ func (s *flakyStore) Append(ctx context.Context, k history.Key, v history.Versio
 func TestHistorySaveIsNeitherLostNorDuplicated(t *testing.T) {
 	// Call 1 stores the user message; call 2 (the reply) lands but times
 	// out; the retry sees the conflict and finds the reply already there.
-	store := &flakyStore{Store: history.NewMemory(), landThenErr: map[int]bool{2: true}}
+	store := &flakyStore{lockingStore: history.NewMemory(), landThenErr: map[int]bool{2: true}}
 	f := newHistoryFixture(t, store)
 	chunks := f.chat("alice", userBody("c", "hello"))
 	if chunks.Find("error") != nil || chunks.Find("finish") == nil {
@@ -401,7 +401,7 @@ func TestHistorySaveIsNeitherLostNorDuplicated(t *testing.T) {
 }
 
 func TestHistoryUnavailable(t *testing.T) {
-	store := &flakyStore{Store: history.NewMemory(), failLoad: true}
+	store := &flakyStore{lockingStore: history.NewMemory(), failLoad: true}
 	f := newHistoryFixture(t, store)
 	status, body := f.do("alice", http.MethodPost, "/api/chat", userBody("c", "hi"))
 	if status != 503 || !strings.Contains(body, "history is unavailable") || strings.Contains(body, "secret-host") {
@@ -414,7 +414,7 @@ func TestHistoryUnavailable(t *testing.T) {
 		t.Fatal("the cause was not logged")
 	}
 	// The reply cannot be saved: the store is down for every attempt.
-	store = &flakyStore{Store: history.NewMemory(), downFrom: 2}
+	store = &flakyStore{lockingStore: history.NewMemory(), downFrom: 2}
 	f = newHistoryFixture(t, store, uiadapter.WithStoreTimeout(100*time.Millisecond))
 	chunks := f.chat("alice", userBody("c", "hello"))
 	if e := chunks.Find("error"); e == nil || e["errorText"] != uiadapter.SaveFailedMessage || chunks.Find("finish")["finishReason"] != "error" {
@@ -429,7 +429,7 @@ func TestHistoryUnavailable(t *testing.T) {
 // (the reply may not have been saved), the server goes on trying, and
 // once the store answers the reply is stored and the chat unlocked.
 func TestHistorySaveOutcomeUnknown(t *testing.T) {
-	store := &flakyStore{Store: history.NewMemory(), lostUntil: 5}
+	store := &flakyStore{lockingStore: history.NewMemory(), lostUntil: 5}
 	f := newHistoryFixture(t, store, uiadapter.WithStoreTimeout(50*time.Millisecond))
 	chunks := f.chat("alice", userBody("c", "hello"))
 	if e := chunks.Find("error"); e == nil || e["errorText"] != uiadapter.SaveUncertainMessage {
@@ -451,7 +451,7 @@ func TestHistorySaveOutcomeUnknown(t *testing.T) {
 // the run goes on, and the message is stored with the reply: nothing the
 // user sent or saw is lost.
 func TestHistoryTurnStoredWithReply(t *testing.T) {
-	store := &flakyStore{Store: history.NewMemory(), downOn: map[int]bool{1: true}}
+	store := &flakyStore{lockingStore: history.NewMemory(), downOn: map[int]bool{1: true}}
 	f := newHistoryFixture(t, store)
 	chunks := f.chat("alice", userBody("c", "count to 1000"))
 	if chunks.Find("error") != nil || chunks.Find("finish") == nil {
@@ -554,4 +554,48 @@ func TestHistoryRegenerateByID(t *testing.T) {
 	if status, body := regenerate("regen-user", "nope", msg("u1", "user", part("text", "text", "first"))); status != 409 || !strings.Contains(body, "no message with this id") {
 		t.Fatalf("unknown id: %d %s", status, body)
 	}
+}
+
+// lockingStore is a store that is its own locker, as the test doubles
+// that wrap one need.
+type lockingStore interface {
+	history.Store
+	history.Locker
+}
+
+// dataOnly is a store with no lock of its own, as one over a database
+// might be.
+type dataOnly struct{ history.Store }
+
+// A store that is not a Locker gets the handler's in-process one: a run
+// still holds its chat, and lets go of it when it ends.
+func TestStoreWithoutALockGetsOne(t *testing.T) {
+	store := dataOnly{history.NewMemory()}
+	if _, ok := any(store).(history.Locker); ok {
+		t.Fatal("the double is a Locker")
+	}
+	f := newHistoryFixture(t, store)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/api/chat", strings.NewReader(userBody("c", "wait 60000 ms")))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Scope", "alice")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	testutil.Eventually(t, 5*time.Second, "the run to start", func() bool { return len(f.stored("alice", "c")) == 1 })
+	second := strings.Replace(userBody("c", "hi"), `"u1"`, `"u2"`, 1)
+	if status, _ := f.do("alice", http.MethodPost, "/api/chat", second); status != http.StatusConflict {
+		t.Fatalf("a second turn during a run: %d, want 409", status)
+	}
+	if status, _ := f.do("alice", http.MethodPost, "/api/chat", userBody("other", "hi")); status != http.StatusOK {
+		t.Fatalf("a turn on another chat: %d, want 200", status)
+	}
+	cancel() // the client leaves: the run stops and lets the chat go
+	testutil.Eventually(t, 5*time.Second, "the chat to be free", func() bool {
+		status, _ := f.do("alice", http.MethodPost, "/api/chat", second)
+		return status == http.StatusOK
+	})
 }

@@ -74,7 +74,7 @@ func (h *Handler) begin(req *request) (*session, error) {
 	s := &session{h: h, key: historyKey(req.scope, turn.ChatID), token: ids.New(), log: log}
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.storeTimeout)
 	defer cancel()
-	conv, err := history.AcquireLoad(ctx, h.cfg.store, s.key, s.token, h.cfg.lockTTL)
+	conv, err := history.AcquireLoad(ctx, h.cfg.store, h.cfg.locker, s.key, s.token, h.cfg.lockTTL)
 	switch {
 	case errors.Is(err, history.ErrBusy):
 		return nil, Conflict("a reply is still being produced for this chat")
@@ -370,7 +370,7 @@ func (s *session) keepLock(stop context.CancelFunc) {
 			case <-tick.C:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.storeTimeout)
-			err := s.h.cfg.store.Acquire(ctx, s.key, s.token, ttl)
+			err := s.h.cfg.locker.Acquire(ctx, s.key, s.token, ttl)
 			cancel()
 			switch {
 			case err == nil:
@@ -406,7 +406,7 @@ func (s *session) release() {
 func (s *session) tryRelease() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.storeTimeout)
 	defer cancel()
-	return s.h.cfg.store.Release(ctx, s.key, s.token)
+	return s.h.cfg.locker.Release(ctx, s.key, s.token)
 }
 
 // releaseEventually retries releasing the lock until it works or the lock,

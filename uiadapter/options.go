@@ -23,6 +23,7 @@ type config struct {
 	policy          SanitizePolicy
 	keepAlive       time.Duration
 	store           history.Store
+	locker          history.Locker
 	scope           func(*http.Request) (string, error)
 	lockTTL         time.Duration
 	storeTimeout    time.Duration
@@ -156,6 +157,13 @@ func WithKeepAlive(d time.Duration) Option { return func(c *config) { c.keepAliv
 // WithScope. By default no history is kept and the client's copy is
 // sanitized instead.
 func WithStore(s history.Store) Option { return func(c *config) { c.store = s } }
+
+// WithLocker sets what holds a chat for one run at a time (with
+// WithStore). The default is the store itself when it is a
+// [history.Locker] (the memory and Redis stores are), else an in-process
+// [history.LocalLocker], which is right for one replica only: give
+// several replicas a shared one.
+func WithLocker(l history.Locker) Option { return func(c *config) { c.locker = l } }
 
 // WithScope decides whose conversations a request may touch, from its
 // authentication (never from a client-chosen field). An error refuses the

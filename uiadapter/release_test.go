@@ -34,7 +34,7 @@ func (b *syncBuffer) String() string {
 // failingRelease is a store whose lock releases always fail; tried is
 // closed at the first attempt.
 type failingRelease struct {
-	history.Store
+	lockingStore
 	calls atomic.Int32
 	tried chan struct{}
 }
@@ -50,12 +50,13 @@ func (s *failingRelease) Release(context.Context, history.Key, string) error {
 // expire on its own rather than adding a goroutine per failed request
 // while the store is down.
 func TestBackgroundReleasesAreBounded(t *testing.T) {
-	store := &failingRelease{Store: history.NewMemory(), tried: make(chan struct{})}
+	store := &failingRelease{lockingStore: history.NewMemory(), tried: make(chan struct{})}
 	logs := &syncBuffer{}
 	cfg := defaults()
 	for _, o := range []Option{WithStore(store), WithScope(SingleScope), WithLockTTL(time.Second), WithLogger(slog.New(slog.NewTextHandler(logs, nil)))} {
 		o(&cfg)
 	}
+	cfg.locker = store
 	h := &Handler{cfg: cfg, releasing: make(chan struct{}, 1)}
 	first := &session{h: h, key: history.Key{Scope: "s", Chat: "a"}, token: "t1", log: h.cfg.logger}
 	done := make(chan struct{})
@@ -73,4 +74,10 @@ func TestBackgroundReleasesAreBounded(t *testing.T) {
 	if len(h.releasing) != 0 {
 		t.Fatal("the first release did not free its slot")
 	}
+}
+
+// lockingStore is a store that is its own locker.
+type lockingStore interface {
+	history.Store
+	history.Locker
 }

@@ -8,6 +8,7 @@
 //	<prefix>{<scope>:<chat>}:ver    the version, bumped by every write
 //	<prefix>{<scope>:<chat>}:gen    when it was created (tells a conversation created again from the old one)
 //	<prefix>{<scope>:<chat>}:lock   the run lock's token, with an expiry
+//	<prefix>{<scope>}:chats         the scope's chats by last write, for List
 //
 // Loads are one script too, which can take the lock in the same step
 // (AcquireLoad): it returns the version and, unless the store's in-process
@@ -57,6 +58,7 @@ const DefaultCacheBytes = 64 << 20
 
 var (
 	_ history.Store      = (*Store)(nil)
+	_ history.Locker     = (*Store)(nil)
 	_ history.LockLoader = (*Store)(nil)
 )
 
@@ -117,6 +119,14 @@ var keyEscaper = strings.NewReplacer("%", "%25", ":", "%3A", "{", "%7B", "}", "%
 func (s *Store) keys(k history.Key) (msgs, ver, gen, lock string) {
 	base := s.prefix + "{" + keyEscaper.Replace(k.Scope) + ":" + keyEscaper.Replace(k.Chat) + "}:"
 	return base + "msgs", base + "ver", base + "gen", base + "lock"
+}
+
+// indexKey names a scope's list of conversations: a sorted set of chat
+// ids scored by their last write (Unix ms). It lives in its own slot, so
+// it is written next to the conversation's script (pipelined: no extra
+// round trip), not inside it; List checks that what it lists exists.
+func (s *Store) indexKey(scope string) string {
+	return s.prefix + "{" + keyEscaper.Replace(scope) + "}:chats"
 }
 
 // bumpVersion ends every write script: bump the version, refresh the TTL
@@ -275,7 +285,7 @@ func (s *Store) Append(ctx context.Context, key history.Key, expect history.Vers
 		sizes[i] = int64(len(b))
 		args = append(args, b)
 	}
-	v, err := s.cas(ctx, "append", appendScript, []string{msgsKey, verKey, genKey}, args)
+	v, err := s.cas(ctx, "append", appendScript, key, []string{msgsKey, verKey, genKey}, args)
 	if err != nil {
 		s.cache.drop(key)
 		return 0, err
@@ -297,7 +307,7 @@ func (s *Store) Append(ctx context.Context, key history.Key, expect history.Vers
 // Truncate keeps the first keep messages if the version is expect.
 func (s *Store) Truncate(ctx context.Context, key history.Key, expect history.Version, keep int) (history.Version, error) {
 	msgsKey, verKey, genKey, _ := s.keys(key)
-	v, err := s.cas(ctx, "truncate", truncateScript, []string{msgsKey, verKey, genKey}, []any{int64(expect), s.ttl.Milliseconds(), keep})
+	v, err := s.cas(ctx, "truncate", truncateScript, key, []string{msgsKey, verKey, genKey}, []any{int64(expect), s.ttl.Milliseconds(), keep})
 	if err != nil {
 		s.cache.drop(key)
 		return 0, err
@@ -323,8 +333,24 @@ func (s *Store) Truncate(ctx context.Context, key history.Key, expect history.Ve
 	return v, nil
 }
 
-func (s *Store) cas(ctx context.Context, op string, script *goredis.Script, keys []string, args []any) (history.Version, error) {
-	res, err := script.Run(ctx, s.rdb, keys, args...).Int64Slice()
+// cas runs a write script, and marks the conversation written in its
+// scope's index in the same round trip. (A write the script refuses still
+// bumps the index: List only orders by it.)
+func (s *Store) cas(ctx context.Context, op string, script *goredis.Script, key history.Key, keys []string, args []any) (history.Version, error) {
+	index := s.indexKey(key.Scope)
+	var run *goredis.Cmd
+	_, _ = s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		run = script.EvalSha(ctx, p, keys, args...)
+		p.ZAdd(ctx, index, goredis.Z{Score: float64(time.Now().UnixMilli()), Member: key.Chat})
+		if s.ttl > 0 {
+			p.PExpire(ctx, index, s.ttl)
+		}
+		return nil
+	})
+	if err := run.Err(); err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
+		run = script.Run(ctx, s.rdb, keys, args...) // loads the script
+	}
+	res, err := run.Int64Slice()
 	if err != nil {
 		return 0, storeError(op, err)
 	}
@@ -344,7 +370,59 @@ func (s *Store) Delete(ctx context.Context, key history.Key) error {
 	if err := s.rdb.Del(ctx, msgsKey, verKey, genKey, lockKey).Err(); err != nil {
 		return storeError("delete", err)
 	}
+	if err := s.rdb.ZRem(ctx, s.indexKey(key.Scope), key.Chat).Err(); err != nil {
+		return storeError("delete", err)
+	}
 	return nil
+}
+
+// List returns the scope's conversations, the most recently written
+// first. Entries whose conversation has expired are dropped from the
+// index as they are found.
+func (s *Store) List(ctx context.Context, scope string, limit int) ([]history.ChatInfo, error) {
+	index := s.indexKey(scope)
+	var out []history.ChatInfo
+	for start := int64(0); ; {
+		stop := int64(-1)
+		if limit > 0 {
+			stop = start + int64(limit-len(out)) - 1
+		}
+		zs, err := s.rdb.ZRevRangeWithScores(ctx, index, start, stop).Result()
+		if err != nil {
+			return nil, storeError("list", err)
+		}
+		if len(zs) == 0 {
+			return out, nil
+		}
+		start += int64(len(zs))
+		exists := make([]*goredis.IntCmd, len(zs))
+		if _, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for i, z := range zs {
+				_, verKey, _, _ := s.keys(history.Key{Scope: scope, Chat: z.Member.(string)})
+				exists[i] = p.Exists(ctx, verKey)
+			}
+			return nil
+		}); err != nil {
+			return nil, storeError("list", err)
+		}
+		var gone []any
+		for i, z := range zs {
+			if exists[i].Val() == 0 {
+				gone = append(gone, z.Member)
+				continue
+			}
+			out = append(out, history.ChatInfo{Chat: z.Member.(string), Updated: time.UnixMilli(int64(z.Score))})
+		}
+		if len(gone) > 0 {
+			start -= int64(len(gone))
+			if err := s.rdb.ZRem(ctx, index, gone...).Err(); err != nil {
+				return nil, storeError("list", err)
+			}
+		}
+		if limit > 0 && len(out) >= limit || stop < 0 {
+			return out, nil
+		}
+	}
 }
 
 // Acquire takes or extends the run lock.

@@ -159,7 +159,8 @@ func TestKeyLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{prefix + "{alice:chat%3A1}:ver": true, prefix + "{alice:chat%3A1}:gen": true, prefix + "{alice:chat%3A1}:lock": true}
+	want := map[string]bool{prefix + "{alice:chat%3A1}:ver": true, prefix + "{alice:chat%3A1}:gen": true, prefix + "{alice:chat%3A1}:lock": true,
+		prefix + "{alice}:chats": true} // the scope's index, for List
 	for _, k := range keys {
 		if !want[k] {
 			t.Errorf("unexpected key %s", k)
@@ -169,8 +170,8 @@ func TestKeyLayout(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("missing keys %v (got %v)", want, keys)
 	}
-	for _, k := range []string{"ver", "gen"} {
-		if ttl := rdb.PTTL(ctx, prefix+"{alice:chat%3A1}:"+k).Val(); ttl <= 0 || ttl > time.Hour {
+	for _, k := range []string{"{alice:chat%3A1}:ver", "{alice:chat%3A1}:gen", "{alice}:chats"} {
+		if ttl := rdb.PTTL(ctx, prefix+k).Val(); ttl <= 0 || ttl > time.Hour {
 			t.Errorf("%s TTL = %v", k, ttl)
 		}
 	}

@@ -42,6 +42,22 @@ func ids(c history.Conversation) []string {
 
 func same(a, b []string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 
+// lockingStore is a store that is its own locker, for the lock contract.
+func lockingStore(t *testing.T, s history.Store) interface {
+	history.Store
+	history.Locker
+} {
+	t.Helper()
+	l, ok := s.(interface {
+		history.Store
+		history.Locker
+	})
+	if !ok {
+		t.Fatalf("%T is not a history.Locker", s)
+	}
+	return l
+}
+
 // Run runs the contract against stores from newStore.
 func Run(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
@@ -292,6 +308,76 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("list", func(t *testing.T) {
+		s, elapse := newStore(t, time.Minute)
+		write := func(scope, chat string) {
+			t.Helper()
+			k := history.Key{Scope: scope, Chat: chat}
+			c, err := s.Load(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Append(ctx, k, c.Version, msg(chat+"-"+fmt.Sprint(c.Version), "x")); err != nil {
+				t.Fatal(err)
+			}
+			// Later writes get later times: wait for the clock's next
+			// millisecond (a condition, not a delay).
+			for now := time.Now().UnixMilli(); time.Now().UnixMilli() == now; {
+			}
+			elapse(time.Millisecond)
+		}
+		list := func(scope string, limit int) []string {
+			t.Helper()
+			chats, err := s.List(ctx, scope, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for i, c := range chats {
+				if c.Updated.IsZero() || i > 0 && c.Updated.After(chats[i-1].Updated) {
+					t.Fatalf("List(%q) is not newest first: %+v", scope, chats)
+				}
+				out = append(out, c.Chat)
+			}
+			return out
+		}
+		if got := list("nobody", 0); len(got) != 0 {
+			t.Fatalf("List of an empty scope = %v", got)
+		}
+		write("alice", "a")
+		write("alice", "b:with{odd}chars")
+		write("bob", "c")
+		write("alice", "d")
+		write("alice", "a") // a is now the most recent
+		if got := list("alice", 0); !same(got, []string{"a", "d", "b:with{odd}chars"}) {
+			t.Fatalf("List(alice) = %v", got)
+		}
+		if got := list("alice", 2); !same(got, []string{"a", "d"}) {
+			t.Fatalf("List(alice, 2) = %v", got)
+		}
+		if got := list("bob", 0); !same(got, []string{"c"}) {
+			t.Fatalf("List(bob) = %v", got)
+		}
+		if err := s.Delete(ctx, history.Key{Scope: "alice", Chat: "d"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := list("alice", 2); !same(got, []string{"a", "b:with{odd}chars"}) {
+			t.Fatalf("after deleting d: List(alice, 2) = %v", got)
+		}
+		// Expired conversations are not listed.
+		write("alice", "b:with{odd}chars")
+		elapse(59 * time.Second) // a is now 59 s old, b just under
+		write("alice", "a")
+		elapse(30 * time.Second) // b expired; a has 30 s left
+		deadline := time.Now().Add(5 * time.Second)
+		for got := list("alice", 0); !same(got, []string{"a"}); got = list("alice", 0) {
+			if time.Now().After(deadline) {
+				t.Fatalf("after b expired: List(alice) = %v", got)
+			}
+			time.Sleep(time.Millisecond) // a store may take a moment to drop what expired
+		}
+	})
+
 	t.Run("50 concurrent appends lose nothing", func(t *testing.T) {
 		s, _ := newStore(t, 0)
 		const writers = 50
@@ -340,27 +426,28 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("acquire and load", func(t *testing.T) {
-		s, _ := newStore(t, 0)
+		st, _ := newStore(t, 0)
+		s := lockingStore(t, st)
 		v, _ := s.Append(ctx, key, 0, msg("m1", "a"))
-		c, err := history.AcquireLoad(ctx, s, key, "run-a", time.Minute)
+		c, err := history.AcquireLoad(ctx, s, s, key, "run-a", time.Minute)
 		if err != nil || c.Version != v || !same(ids(c), []string{"m1"}) {
 			t.Fatalf("AcquireLoad = %d %v, %v", c.Version, ids(c), err)
 		}
-		if _, err := history.AcquireLoad(ctx, s, key, "run-b", time.Minute); !errors.Is(err, history.ErrBusy) {
+		if _, err := history.AcquireLoad(ctx, s, s, key, "run-b", time.Minute); !errors.Is(err, history.ErrBusy) {
 			t.Fatalf("second AcquireLoad = %v, want ErrBusy", err)
 		}
 		if err := s.Acquire(ctx, key, "run-b", time.Minute); !errors.Is(err, history.ErrBusy) {
 			t.Fatal("a busy AcquireLoad released the holder's lock")
 		}
 		v, _ = s.Append(ctx, key, v, msg("m2", "b"))
-		if c, err := history.AcquireLoad(ctx, s, key, "run-a", time.Minute); err != nil || c.Version != v || !same(ids(c), []string{"m1", "m2"}) {
+		if c, err := history.AcquireLoad(ctx, s, s, key, "run-a", time.Minute); err != nil || c.Version != v || !same(ids(c), []string{"m1", "m2"}) {
 			t.Fatalf("the holder's AcquireLoad = %d %v, %v", c.Version, ids(c), err)
 		}
 		if err := s.Release(ctx, key, "run-a"); err != nil {
 			t.Fatal(err)
 		}
 		missing := history.Key{Scope: "alice", Chat: "missing"}
-		if c, err := history.AcquireLoad(ctx, s, missing, "run-b", time.Minute); err != nil || c.Version != 0 || len(c.Messages) != 0 {
+		if c, err := history.AcquireLoad(ctx, s, s, missing, "run-b", time.Minute); err != nil || c.Version != 0 || len(c.Messages) != 0 {
 			t.Fatalf("AcquireLoad of a missing conversation = %+v, %v", c, err)
 		}
 		if err := s.Acquire(ctx, missing, "run-c", time.Minute); !errors.Is(err, history.ErrBusy) {
@@ -369,7 +456,8 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("run lock", func(t *testing.T) {
-		s, elapse := newStore(t, 0)
+		st, elapse := newStore(t, 0)
+		s := lockingStore(t, st)
 		if err := s.Acquire(ctx, key, "run-a", time.Minute); err != nil {
 			t.Fatal(err)
 		}
