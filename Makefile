@@ -46,7 +46,7 @@ FUZZ_TARGETS = \
 	./cmf:FuzzMessageJSON \
 	./protocols/vercelai:FuzzDecode ./protocols/vercelai:FuzzDump ./protocols/vercelai:FuzzEncodeFraming \
 	./protocols/agui:FuzzDecode ./protocols/agui:FuzzDump ./protocols/agui:FuzzEncodeFraming \
-	./internal/jsonw:FuzzString ./internal/jsonw:FuzzRaw \
+	./agent:FuzzBalancer ./internal/jsonw:FuzzString ./internal/jsonw:FuzzRaw \
 	./uiadapter:FuzzCanonicalJSON ./uiadapter:FuzzSigner ./uiadapter:FuzzSanitizeURLs \
 	./cmf:FuzzToolCallStates ./agent/openai:FuzzChunks ./internal/server:FuzzScopeCookie
 fuzz:

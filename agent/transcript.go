@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"strings"
-
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/ids"
 )
@@ -14,20 +12,13 @@ import (
 // produced) goes into the typed UI extension ([cmf.UIExtension]), so that
 // a stored conversation carries on and shows again exactly as it streamed.
 
-// Recorder folds a run's events into CMF messages: what the run added to
-// the conversation. The loop uses it to know the conversation so far; a
-// handler uses it to store the run's output.
+// Recorder folds a run's balanced events (see [Balancer]) into CMF
+// messages: what the run added to the conversation. The loop uses it to
+// know the conversation so far; a handler uses it to store the run's
+// output. It keeps what parts end with; deltas are the Balancer's.
 type Recorder struct {
-	msgs  []cmf.Message
-	step  int // index of the current step's assistant message, or -1
-	open  map[string]*openPart
-	order []string // open part ids, in start order
-}
-
-type openPart struct {
-	kind     PartKind
-	toolName string
-	text     strings.Builder
+	msgs []cmf.Message
+	step int // index of the current step's assistant message, or -1
 }
 
 // NewRecorder returns an empty recorder.
@@ -38,18 +29,7 @@ func (r *Recorder) Add(ev Event) {
 	switch e := ev.(type) {
 	case *StepStarted:
 		r.startStep(e.MessageID)
-	case *PartStarted:
-		if r.open == nil {
-			r.open = map[string]*openPart{}
-		}
-		r.open[e.ID] = &openPart{kind: e.Kind, toolName: e.ToolName}
-		r.order = append(r.order, e.ID)
-	case *PartDelta:
-		if p := r.open[e.ID]; p != nil {
-			p.text.WriteString(e.Delta)
-		}
 	case *PartEnded:
-		r.closePart(e.ID)
 		if e.Part != nil {
 			m := r.current()
 			m.Content = append(m.Content, e.Part)
@@ -82,25 +62,10 @@ func (r *Recorder) Add(ev Event) {
 }
 
 // Interrupt records that the run ended early (reason is [cmf.StopAborted]
-// or [cmf.StopError]): parts still open are closed as they stood (text and
-// thinking keep what streamed; a tool call cut off mid-arguments is
-// dropped), and the last assistant message records the reason.
-func (r *Recorder) Interrupt(reason cmf.StopReason) {
-	for len(r.order) > 0 {
-		id := r.order[0]
-		p := r.open[id]
-		r.closePart(id)
-		switch p.kind {
-		case PartText:
-			m := r.current()
-			m.Content = append(m.Content, cmf.Text{Text: p.text.String()})
-		case PartThinking:
-			m := r.current()
-			m.Content = append(m.Content, cmf.Thinking{Text: p.text.String()})
-		}
-	}
-	r.markLast(reason)
-}
+// or [cmf.StopError]) on the last assistant message. What was open was
+// closed by the [Balancer] (text and thinking as they stood; a tool call
+// cut off mid-arguments has no part, and is not recorded).
+func (r *Recorder) Interrupt(reason cmf.StopReason) { r.markLast(reason) }
 
 // Messages returns the messages recorded so far. The slice is the
 // recorder's own: read it, don't change it.
@@ -123,19 +88,6 @@ func (r *Recorder) current() *cmf.Message {
 		r.startStep("")
 	}
 	return &r.msgs[r.step]
-}
-
-func (r *Recorder) closePart(id string) {
-	if _, ok := r.open[id]; !ok {
-		return
-	}
-	delete(r.open, id)
-	for i, o := range r.order {
-		if o == id {
-			r.order = append(r.order[:i], r.order[i+1:]...)
-			break
-		}
-	}
 }
 
 // holder finds the recorded assistant message that holds a tool call.

@@ -93,9 +93,12 @@ func TestRecorderApprovalRecords(t *testing.T) {
 	}
 }
 
+// A run cut off mid-part: the Balancer closes what is open (text as it
+// stood, the half-streamed tool call without a part) and the recorder
+// keeps it, marked with the reason.
 func TestRecorderInterrupt(t *testing.T) {
 	rec := NewRecorder()
-	for _, ev := range []Event{
+	for _, ev := range Balance([]Event{
 		&RunStarted{MessageID: "m"},
 		&StepStarted{Step: 1, MessageID: "m"},
 		&PartStarted{Kind: PartThinking, ID: "t"},
@@ -105,7 +108,7 @@ func TestRecorderInterrupt(t *testing.T) {
 		&PartDelta{Kind: PartText, ID: "x", Delta: "Half an ans"},
 		&PartStarted{Kind: PartToolCall, ID: "c", ToolName: "get_weather"},
 		&PartDelta{Kind: PartToolCall, ID: "c", Delta: `{"ci`},
-	} {
+	}, true) {
 		rec.Add(ev)
 	}
 	rec.Interrupt(cmf.StopAborted)

@@ -162,42 +162,47 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 	_ = sse.Flush()
 }
 
-// produce runs the agent, signs its approval requests and records every
-// event, then hands it to the writer while the writer still listens. It
-// keeps recording after the client is gone, so that what the run produced
-// can be kept.
+// produce runs the agent, keeps its stream balanced (agent.Balancer),
+// signs its approval requests and records every event, then hands it to
+// the writer while the writer still listens. It keeps recording after
+// the client is gone, so that what the run produced can be kept.
 func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, events chan<- item, done chan<- runResult) {
 	res := runResult{rec: agent.NewRecorder()}
+	deliver := true
+	send := func(it item) {
+		if !deliver {
+			return
+		}
+		select {
+		case events <- it:
+		case <-ctx.Done():
+			deliver = false
+		}
+	}
+	var bal agent.Balancer
+	sink := func(ev agent.Event) {
+		if e, ok := ev.(*agent.ApprovalRequested); ok {
+			e.Signature = h.cfg.signer.Sign(h.signedCall(req, e.ToolCallID, e.ToolName, e.Input), time.Now().Add(h.cfg.approvalTTL))
+		}
+		res.rec.Add(ev)
+		send(item{ev: ev})
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			res.err = fmt.Errorf("agent panicked: %v", p)
-			select {
-			case events <- item{err: res.err}:
-			case <-ctx.Done():
-			}
+			send(item{err: res.err})
 		}
+		bal.End(sink) // a run that stopped early: close what it left open
+		res.finished = bal.Finished()
 		close(events)
 		done <- res
 	}()
-	deliver := true
 	for ev, err := range h.agent.Run(ctx, in) {
 		if err != nil {
 			res.err = err
-		} else {
-			switch e := ev.(type) {
-			case *agent.ApprovalRequested:
-				e.Signature = h.cfg.signer.Sign(h.signedCall(req, e.ToolCallID, e.ToolName, e.Input), time.Now().Add(h.cfg.approvalTTL))
-			case *agent.RunFinished:
-				res.finished = true
-			}
-			res.rec.Add(ev)
+			send(item{err: err})
+			continue
 		}
-		if deliver {
-			select {
-			case events <- item{ev: ev, err: err}:
-			case <-ctx.Done():
-				deliver = false
-			}
-		}
+		bal.Add(ev, sink)
 	}
 }

@@ -12,12 +12,13 @@ import (
 )
 
 // Encode runs events through a protocol's encoder as the handler does
-// (Encode each, Close, Flush) and returns the SSE body.
+// (balanced by agent.Balancer, Encode each, Close, Flush) and returns the
+// SSE body.
 func Encode(p uiadapter.Protocol, turn *uiadapter.Turn, events ...agent.Event) string {
 	rec := httptest.NewRecorder()
 	w := uiadapter.NewSSEWriter(rec)
 	enc := p.NewEncoder(w, turn)
-	for _, ev := range events {
+	for _, ev := range agent.Balance(events, true) {
 		_ = enc.Encode(ev)
 	}
 	_ = enc.Close()

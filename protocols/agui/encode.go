@@ -19,10 +19,12 @@ const ProtocolVersion = "1.0"
 // client's resume payload must look like.
 const approvalSchema = `{"type":"object","properties":{"approved":{"type":"boolean"},"reason":{"type":"string"},"editedArgs":{"type":"object"}},"required":["approved"]}`
 
-// encoder writes a run as AG-UI events. It keeps verifyEvents' rules
-// whatever the agent does: RUN_STARTED first; every message, reasoning
-// span, tool call and step closed before RUN_FINISHED; nothing for an id
-// that is not open; nothing after the run ends.
+// encoder maps a run's events to AG-UI events. The stream it gets is
+// balanced (agent.Balancer: parts open and close in order, inside steps),
+// so every message, reasoning span and tool call it opens is closed
+// before its step ends; what it keeps is AG-UI's own rules: RUN_STARTED
+// first, a tool call under a started assistant message, nothing after the
+// run ends.
 type encoder struct {
 	w        *uiadapter.SSEWriter
 	turn     *uiadapter.Turn
@@ -35,11 +37,8 @@ type encoder struct {
 	step     string            // the open step's name
 	stepMsg  string            // the open step's assistant message id
 	messages map[string]bool   // assistant message ids started in this run
-	text     map[string]string // open text part id → message id
-	textOpen []string
-	thinking []string        // open reasoning part ids
-	tools    map[string]bool // open tool call ids
-	toolSeq  []string
+	text     map[string]string // open text part id → its message id
+	tools    map[string]bool   // tool calls streamed (not sent whole)
 
 	interrupts []*agent.ApprovalRequested
 	clientIDs  []string
@@ -153,9 +152,6 @@ func (e *encoder) start() {
 func (e *encoder) startPart(ev *agent.PartStarted) {
 	switch ev.Kind {
 	case agent.PartText:
-		if _, open := e.text[ev.ID]; open {
-			return
-		}
 		// The first text of a step is the step's assistant message, so the
 		// client holds the ids the server stores.
 		id := ev.MessageID
@@ -164,11 +160,9 @@ func (e *encoder) startPart(ev *agent.PartStarted) {
 		}
 		e.messages[id] = true
 		e.text[ev.ID] = id
-		e.textOpen = append(e.textOpen, ev.ID)
 		b := jsonw.StringField(e.begin("TEXT_MESSAGE_START"), "messageId", id)
 		e.end(jsonw.StringField(b, "role", "assistant"))
 	case agent.PartThinking:
-		e.thinking = append(e.thinking, ev.ID)
 		e.end(jsonw.StringField(e.begin("REASONING_START"), "messageId", ev.ID))
 		b := jsonw.StringField(e.begin("REASONING_MESSAGE_START"), "messageId", ev.ID)
 		e.end(jsonw.StringField(b, "role", "reasoning"))
@@ -181,9 +175,6 @@ func (e *encoder) startPart(ev *agent.PartStarted) {
 // started: when the step has not started its message (no text yet), an
 // empty one is started and ended first.
 func (e *encoder) startTool(id, name, messageID string) {
-	if e.tools[id] {
-		return
-	}
 	parent := messageID
 	if parent == "" {
 		parent = e.stepMsg
@@ -195,7 +186,6 @@ func (e *encoder) startTool(id, name, messageID string) {
 		e.end(jsonw.StringField(e.begin("TEXT_MESSAGE_END"), "messageId", parent))
 	}
 	e.tools[id] = true
-	e.toolSeq = append(e.toolSeq, id)
 	b := jsonw.StringField(e.begin("TOOL_CALL_START"), "toolCallId", id)
 	b = jsonw.StringField(b, "toolCallName", name)
 	if parent != "" {
@@ -207,22 +197,12 @@ func (e *encoder) startTool(id, name, messageID string) {
 func (e *encoder) delta(ev *agent.PartDelta) {
 	switch ev.Kind {
 	case agent.PartText:
-		id, ok := e.text[ev.ID]
-		if !ok {
-			return
-		}
-		b := jsonw.StringField(e.begin("TEXT_MESSAGE_CONTENT"), "messageId", id)
+		b := jsonw.StringField(e.begin("TEXT_MESSAGE_CONTENT"), "messageId", e.text[ev.ID])
 		e.end(jsonw.StringField(b, "delta", ev.Delta))
 	case agent.PartThinking:
-		if !contains(e.thinking, ev.ID) {
-			return
-		}
 		b := jsonw.StringField(e.begin("REASONING_MESSAGE_CONTENT"), "messageId", ev.ID)
 		e.end(jsonw.StringField(b, "delta", ev.Delta))
 	case agent.PartToolCall:
-		if !e.tools[ev.ID] {
-			return
-		}
 		b := jsonw.StringField(e.begin("TOOL_CALL_ARGS"), "toolCallId", ev.ID)
 		e.end(jsonw.StringField(b, "delta", ev.Delta))
 	}
@@ -251,48 +231,22 @@ func (e *encoder) endPart(ev *agent.PartEnded) {
 }
 
 func (e *encoder) endText(partID string) {
-	id, ok := e.text[partID]
-	if !ok {
-		return
-	}
+	id := e.text[partID]
 	delete(e.text, partID)
-	e.textOpen = remove(e.textOpen, partID)
 	e.end(jsonw.StringField(e.begin("TEXT_MESSAGE_END"), "messageId", id))
 }
 
 func (e *encoder) endThinking(id string) {
-	if !contains(e.thinking, id) {
-		return
-	}
-	e.thinking = remove(e.thinking, id)
 	e.end(jsonw.StringField(e.begin("REASONING_MESSAGE_END"), "messageId", id))
 	e.end(jsonw.StringField(e.begin("REASONING_END"), "messageId", id))
 }
 
 func (e *encoder) endTool(id string) {
-	if !e.tools[id] {
-		return
-	}
 	delete(e.tools, id)
-	e.toolSeq = remove(e.toolSeq, id)
 	e.end(jsonw.StringField(e.begin("TOOL_CALL_END"), "toolCallId", id))
 }
 
-// closeAll ends every open message, reasoning span and tool call.
-func (e *encoder) closeAll() {
-	for len(e.textOpen) > 0 {
-		e.endText(e.textOpen[0])
-	}
-	for len(e.thinking) > 0 {
-		e.endThinking(e.thinking[0])
-	}
-	for len(e.toolSeq) > 0 {
-		e.endTool(e.toolSeq[0])
-	}
-}
-
 func (e *encoder) endStep() {
-	e.closeAll()
 	if e.step == "" {
 		return
 	}
@@ -364,7 +318,6 @@ func (e *encoder) Fail(message string) error {
 	if e.ended {
 		return nil
 	}
-	e.closeAll()
 	e.ended = true
 	b := jsonw.StringField(e.begin("RUN_ERROR"), "message", message)
 	e.end(jsonw.StringField(b, "code", "internal_error"))
@@ -389,22 +342,4 @@ func resultText(r *agent.ToolResult) string {
 		return "null"
 	}
 	return string(r.Output)
-}
-
-func contains(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}
-
-func remove(ids []string, id string) []string {
-	for i, x := range ids {
-		if x == id {
-			return append(ids[:i], ids[i+1:]...)
-		}
-	}
-	return ids
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/agentui/agentui/uiadapter"
 )
 
-// encoder writes a run as UI message stream chunks. It keeps the grammar
-// useChat needs whatever the agent does: one start first; text and
-// reasoning deltas only for open ids, closed before finish-step; tool
+// encoder maps a run's events to UI message stream chunks. The stream it
+// gets is balanced (agent.Balancer: parts open and close in order, inside
+// steps); what it keeps is useChat's own rules: one start first; tool
 // output only for calls in the message; one terminal chunk; [DONE] last.
 type encoder struct {
 	w          *uiadapter.SSEWriter
@@ -20,15 +20,13 @@ type encoder struct {
 
 	started    bool
 	stepOpen   bool
-	terminated bool                      // finish, abort or error written
-	open       map[string]agent.PartKind // open text and reasoning ids
-	openOrder  []string
+	terminated bool              // finish, abort or error written
 	tools      map[string]string // tool call id → tool name, for calls in this message
 	inputError map[string]bool   // calls that ended with tool-input-error
 }
 
 func (p *Protocol) newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) *encoder {
-	e := &encoder{w: w, v7: p.v7, open: map[string]agent.PartKind{}, tools: map[string]string{}, inputError: map[string]bool{}}
+	e := &encoder{w: w, v7: p.v7, tools: map[string]string{}, inputError: map[string]bool{}}
 	if t != nil && t.Intent == uiadapter.Continue {
 		e.continueID = t.MessageID
 		// The continued message's calls exist on the client: their results
@@ -93,7 +91,6 @@ func (e *encoder) Encode(ev agent.Event) error {
 		e.endStep()
 	case *agent.RunFinished:
 		e.start("")
-		e.closeParts()
 		e.endStep()
 		if ev.StopReason == cmf.StopAborted {
 			e.chunk(`{"type":"abort"}`)
@@ -107,14 +104,13 @@ func (e *encoder) Encode(ev agent.Event) error {
 	return nil
 }
 
-// Fail writes an error chunk after closing what is open, then ends the
-// step and the message as streamText does.
+// Fail writes an error chunk, then ends the step and the message as
+// streamText does.
 func (e *encoder) Fail(message string) error {
 	if e.terminated {
 		return nil
 	}
 	e.start("")
-	e.closeParts()
 	b := append(e.w.Start(), `{"type":"error","errorText":`...)
 	b = jsonw.String(b, message)
 	e.w.End(append(b, '}'))
@@ -129,7 +125,6 @@ func (e *encoder) Fail(message string) error {
 func (e *encoder) Close() error {
 	if !e.terminated {
 		e.start("")
-		e.closeParts()
 		e.endStep()
 		e.chunk(`{"type":"finish","finishReason":"other"}`)
 		e.terminated = true
@@ -163,7 +158,6 @@ func (e *encoder) endStep() {
 	if !e.stepOpen {
 		return
 	}
-	e.closeParts() // finish-step forgets open ids: end them first
 	e.chunk(`{"type":"finish-step"}`)
 	e.stepOpen = false
 }
@@ -171,11 +165,6 @@ func (e *encoder) endStep() {
 func (e *encoder) startPart(ev *agent.PartStarted) {
 	switch ev.Kind {
 	case agent.PartText, agent.PartThinking:
-		if _, dup := e.open[ev.ID]; dup {
-			return
-		}
-		e.open[ev.ID] = ev.Kind
-		e.openOrder = append(e.openOrder, ev.ID)
 		b := e.w.Start()
 		if ev.Kind == agent.PartText {
 			b = append(b, `{"type":"text-start","id":`...)
@@ -197,9 +186,6 @@ func (e *encoder) delta(ev *agent.PartDelta) {
 	b := e.w.Start()
 	switch ev.Kind {
 	case agent.PartText, agent.PartThinking:
-		if _, ok := e.open[ev.ID]; !ok {
-			return
-		}
 		if ev.Kind == agent.PartText {
 			b = append(b, `{"type":"text-delta","id":`...)
 		} else {
@@ -208,9 +194,6 @@ func (e *encoder) delta(ev *agent.PartDelta) {
 		b = jsonw.String(b, ev.ID)
 		b = append(b, `,"delta":`...)
 	case agent.PartToolCall:
-		if _, ok := e.tools[ev.ID]; !ok {
-			return
-		}
 		b = append(b, `{"type":"tool-input-delta","toolCallId":`...)
 		b = jsonw.String(b, ev.ID)
 		b = append(b, `,"inputTextDelta":`...)
@@ -223,8 +206,10 @@ func (e *encoder) delta(ev *agent.PartDelta) {
 
 func (e *encoder) endPart(ev *agent.PartEnded) {
 	switch ev.Kind {
-	case agent.PartText, agent.PartThinking:
-		e.endTextLike(ev.ID)
+	case agent.PartText:
+		e.idChunk(`{"type":"text-end","id":`, ev.ID)
+	case agent.PartThinking:
+		e.idChunk(`{"type":"reasoning-end","id":`, ev.ID)
 	case agent.PartToolCall:
 		name, ok := e.tools[ev.ID]
 		tc, hasCall := ev.Part.(cmf.ToolCall)
@@ -256,32 +241,10 @@ func (e *encoder) endPart(ev *agent.PartEnded) {
 	}
 }
 
-func (e *encoder) endTextLike(id string) {
-	kind, ok := e.open[id]
-	if !ok {
-		return
-	}
-	delete(e.open, id)
-	for i, o := range e.openOrder {
-		if o == id {
-			e.openOrder = append(e.openOrder[:i], e.openOrder[i+1:]...)
-			break
-		}
-	}
-	b := e.w.Start()
-	if kind == agent.PartText {
-		b = append(b, `{"type":"text-end","id":`...)
-	} else {
-		b = append(b, `{"type":"reasoning-end","id":`...)
-	}
+func (e *encoder) idChunk(prefix, id string) {
+	b := append(e.w.Start(), prefix...)
 	b = jsonw.String(b, id)
 	e.w.End(append(b, '}'))
-}
-
-func (e *encoder) closeParts() {
-	for len(e.openOrder) > 0 {
-		e.endTextLike(e.openOrder[0])
-	}
 }
 
 func (e *encoder) result(ev *agent.ToolResult) {
