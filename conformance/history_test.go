@@ -42,7 +42,7 @@ func TestHistoryFlows(t *testing.T) {
 	testutil.NodeModules(t, "js")
 	ts, _ := startServer(t, server.Config{History: "memory"})
 	env := []string{"INSTRUCTIONS=" + server.Instructions}
-	for _, flow := range []string{"vercelRewrite", "aguiRewrite", "vercelEdit", "vercelRegenerate", "vercelRegenerateOlder", "vercelReload", "vercelStale", "aguiStale", "vercelBusy", "aguiBusy", "vercelOtherScope"} {
+	for _, flow := range []string{"vercelRewrite", "aguiRewrite", "vercelEdit", "vercelEditNewId", "vercelRegenerate", "vercelRegenerateOlder", "vercelReload", "vercelStale", "aguiStale", "vercelBusy", "aguiBusy", "vercelOtherScope"} {
 		t.Run(flow, func(t *testing.T) {
 			t.Parallel()
 			t.Log(runNode(t, node, env, "history.mjs", ts.URL, flow))

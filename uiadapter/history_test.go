@@ -599,3 +599,47 @@ func TestStoreWithoutALockGetsOne(t *testing.T) {
 		return status == http.StatusOK
 	})
 }
+
+// An edit under a new id (assistant-ui) cuts the stored chat at the
+// client's branch point; a parent the server does not have, or one that
+// only its own turn follows, cuts nothing.
+func TestHistoryEditUnderANewID(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	send := func(chat string, msgs ...any) {
+		t.Helper()
+		b, _ := json.Marshal(map[string]any{"id": chat, "trigger": "submit-message", "messages": msgs})
+		if status, body := f.do("alice", http.MethodPost, "/api/chat", string(b)); status != 200 {
+			t.Fatalf("%d %s", status, body)
+		}
+	}
+	user := func(id, text string) any { return msg(id, "user", part("text", "text", text)) }
+	texts := func(chat string) string {
+		var out []string
+		for _, m := range f.stored("alice", chat) {
+			out = append(out, string(m.Role)+":"+m.Text())
+		}
+		return strings.Join(out, " | ")
+	}
+	for _, c := range []struct {
+		name   string
+		parent func(a1, a2 string) any // the client's message before its new one
+		want   string
+	}{
+		{"edit after the first reply", func(a1, _ string) any { return msg(a1, "assistant", part("text", "text", "You said: first")) },
+			"user:first | assistant:You said: first | user:edited | assistant:You said: edited"},
+		{"the last reply: a plain new turn", func(_, a2 string) any { return msg(a2, "assistant", part("text", "text", "You said: second")) },
+			"user:first | assistant:You said: first | user:second | assistant:You said: second | user:edited | assistant:You said: edited"},
+		{"a parent the server does not have", func(string, string) any { return msg("local-only", "assistant", part("text", "text", "hi")) },
+			"user:first | assistant:You said: first | user:second | assistant:You said: second | user:edited | assistant:You said: edited"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			chat := "branch-" + strings.ReplaceAll(c.name, " ", "-")
+			a1 := f.chat("alice", testutil.UserMessage(chat, "u1", "first")).Find("start")["messageId"].(string)
+			a2 := f.chat("alice", testutil.UserMessage(chat, "u2", "second")).Find("start")["messageId"].(string)
+			send(chat, user("u1", "first"), c.parent(a1, a2), user("u3", "edited"))
+			if got := texts(chat); got != c.want {
+				t.Fatalf("stored %s\nwant   %s", got, c.want)
+			}
+		})
+	}
+}

@@ -183,6 +183,18 @@ func (s *session) merge(ctx context.Context, turn *Turn, stored []cmf.Message) (
 	for _, p := range pending {
 		abandoned = append(abandoned, notAnswered(p))
 	}
+	// Editing under a new id (assistant-ui): the client's branch leaves
+	// the stored chat after its parent, where the store has another turn.
+	// That turn and what followed go; the calls it left waiting went
+	// with it.
+	if cut := branchCut(stored, turn.ParentID); cut >= 0 {
+		v, err := store.Truncate(ctx, s.key, s.version, cut)
+		if err != nil {
+			return nil, nil, nil, storeError(err)
+		}
+		s.log.Info("the client edited under a new id; the other branch is dropped", "kept", cut, "dropped", len(stored)-cut)
+		s.version, stored, abandoned = v, stored[:cut:cut], nil
+	}
 	// Editing: a user message the store already has is replaced, and
 	// everything after it goes. An id that names another kind of message
 	// is refused: one id, one message.
@@ -300,6 +312,29 @@ func (s *session) checkResolutions(turn *Turn, stored []cmf.Message) ([]agent.Re
 		return nil, Conflict("nothing to continue: no tool call in this chat is waiting for these answers")
 	}
 	return resume, nil
+}
+
+// branchCut says where the stored chat leaves the client's branch: the
+// index of the first user message after the client's parent message, or
+// -1 when the parent is not stored (the client knows messages the server
+// does not: nothing to cut) or nothing but its own turn follows it. The
+// parent is nearly always in the last turn, so the scan is short.
+func branchCut(stored []cmf.Message, parentID string) int {
+	if parentID == "" {
+		return -1
+	}
+	for j := len(stored) - 1; j >= 0; j-- {
+		if stored[j].ID() != parentID {
+			continue
+		}
+		for k := j + 1; k < len(stored); k++ {
+			if stored[k].Role == cmf.RoleUser {
+				return k
+			}
+		}
+		return -1
+	}
+	return -1
 }
 
 // regenerateFrom says how many stored messages a regeneration keeps, as

@@ -94,6 +94,13 @@ type Turn struct {
 	// assistant message being continued; on Regenerate, the assistant
 	// message being replaced (when the client says).
 	MessageID string
+	// ParentID is, on Submit, the id of the message the client shows
+	// right before its new one (where its branch of the chat continues),
+	// when the protocol's messages carry it; "" otherwise. With history,
+	// a parent the server has that is followed by another turn means the
+	// client edited under a new id (assistant-ui): the server drops the
+	// other branch, so the model sees one.
+	ParentID string
 	// ClientTools are tools the client declared and executes.
 	ClientTools []agent.ToolSpec
 	// State is the client's shared state, or nil.

@@ -188,6 +188,22 @@ const flows = {
     ]);
   },
 
+  // Editing under a new id, as assistant-ui does: the client drops the
+  // edited message and what followed, then sends the edit as a new
+  // message after the ones it kept. The server drops its copy of that
+  // branch, so the model sees one branch, and a reload shows the client's.
+  async vercelEditNewId() {
+    const chat = newChat();
+    await send(chat, 'first');
+    await send(chat, 'second');
+    chat.messages = chat.messages.slice(0, 2); // the branch point: after the first reply
+    await send(chat, '/context');
+    assert.deepEqual(contextOf(lastText(chat)).slice(1), ['user: first', 'assistant: You said: first', 'user: /context']);
+    const res = await cookieFetch(`${base}/api/chat/${encodeURIComponent(chatId)}`);
+    const stored = await res.json();
+    assert.deepEqual(stored.map((m) => m.id), chat.messages.map((m) => m.id));
+  },
+
   // Regenerate replaces the last reply on the server too.
   async vercelRegenerate() {
     const chat = newChat();

@@ -69,6 +69,10 @@ func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error)
 		turn.Intent, turn.MessageID = uiadapter.Regenerate, req.MessageID
 	case last.Role != "user":
 		return nil, uiadapter.BadRequest("the last message must be a user or assistant message")
+	default:
+		if n := len(req.Messages); n > 1 {
+			turn.ParentID = req.Messages[n-2].ID
+		}
 	}
 	d := &decoder{}
 	for i := range req.Messages {
