@@ -31,17 +31,18 @@ type Protocol interface {
 	NewEncoder(w *SSEWriter, t *Turn) Encoder
 }
 
-// Encoder writes one run's events as protocol frames. It enforces the
-// protocol's grammar whatever the agent does: frames for a part that never
-// started are not written, and parts left open are closed at the end.
+// Encoder writes one run's events as protocol frames. The events it gets
+// are balanced ([agent.Balancer]: parts open and close in order inside
+// steps, and a run cut off has had its open parts ended), so an encoder
+// maps events and keeps only its protocol's own rules.
 type Encoder interface {
 	// Encode writes the frames for one event (zero or more).
 	Encode(ev agent.Event) error
 	// Fail writes the protocol's error frames with a message for the
-	// client (never internal error text), after closing what is open.
+	// client (never internal error text), ending the step and run.
 	Fail(message string) error
 	// Close writes the terminal frames. If the run neither finished nor
-	// failed, it closes what is open and finishes the stream.
+	// failed, it finishes the stream.
 	Close() error
 }
 
