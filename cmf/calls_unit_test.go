@@ -29,7 +29,7 @@ func TestCallRecordsAreCopiedOnWrite(t *testing.T) {
 	m.SetCallRecord("d", cmf.CallRecord{Client: true})
 	m.AddData(cmf.DataRecord{Name: "n", ID: "1", Value: json.RawMessage(`1`)})
 	m.AddData(cmf.DataRecord{Name: "n", ID: "1", Value: json.RawMessage(`2`)}) // replaces
-	m.AddData(cmf.DataRecord{Name: "n"})                                      // no id: added, null value
+	m.AddData(cmf.DataRecord{Name: "n"})                                       // no id: added, null value
 	if clone.CallRecord("d") != (cmf.CallRecord{}) || clone.Data() != nil {
 		t.Fatal("a record set on the original reached its clone")
 	}
