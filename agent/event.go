@@ -33,7 +33,7 @@ type StepStarted struct {
 // StepFinished closes a step.
 type StepFinished struct {
 	Step       int
-	StopReason cmf.StopReason
+	StopReason cmf.StopReason `json:",omitempty"`
 	Usage      Usage
 }
 
@@ -95,7 +95,7 @@ type PartEnded struct {
 type ToolResult struct {
 	ToolCallID string
 	ToolName   string
-	Output     json.RawMessage
+	Output     json.RawMessage `json:",omitempty"`
 	IsError    bool
 	Approved   bool // the call ran (or failed validation) after the user approved it
 	Denied     bool
@@ -103,7 +103,7 @@ type ToolResult struct {
 	ApprovalID string // for approved and denied calls: the approval answered, when known
 	// EditedInput is the arguments the tool ran with when the user
 	// approved an edited call.
-	EditedInput json.RawMessage
+	EditedInput json.RawMessage `json:",omitempty"`
 	FromClient  bool
 	MessageID   string // the tool message that holds the result
 }
@@ -125,7 +125,7 @@ type ApprovalRequested struct {
 	ToolCallID string
 	ToolName   string
 	ApprovalID string
-	Input      json.RawMessage
+	Input      json.RawMessage `json:",omitempty"`
 	Signature  string
 }
 
@@ -134,17 +134,17 @@ type ApprovalRequested struct {
 type ClientToolCall struct {
 	ToolCallID string
 	ToolName   string
-	Input      json.RawMessage
+	Input      json.RawMessage `json:",omitempty"`
 }
 
 // StateSnapshot replaces the shared state.
 type StateSnapshot struct {
-	State json.RawMessage
+	State json.RawMessage `json:",omitempty"`
 }
 
 // StateDelta changes the shared state with an RFC 6902 JSON Patch.
 type StateDelta struct {
-	Patch json.RawMessage
+	Patch json.RawMessage `json:",omitempty"`
 }
 
 // Data is application data for the UI: Vercel data-* parts, AG-UI custom
@@ -153,14 +153,14 @@ type StateDelta struct {
 type Data struct {
 	Name      string
 	ID        string
-	Value     json.RawMessage
+	Value     json.RawMessage `json:",omitempty"`
 	Transient bool
 }
 
 // RunFinished closes a run. A run that paused for approvals or client
 // tools has StopReason [cmf.StopPaused] and lists what it waits for.
 type RunFinished struct {
-	StopReason cmf.StopReason
+	StopReason cmf.StopReason `json:",omitempty"`
 	Usage      Usage
 	Pending    []PendingCall
 }
@@ -179,8 +179,8 @@ type PendingCall struct {
 	Kind       PendingKind
 	ToolCallID string
 	ToolName   string
-	ApprovalID string // for PendingApproval
-	Input      json.RawMessage
+	ApprovalID string          // for PendingApproval
+	Input      json.RawMessage `json:",omitempty"`
 }
 
 // Usage counts tokens.
