@@ -1,0 +1,356 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/runlog"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// RunLog is a runlog.Log on Redis Streams, shared by every replica. A
+// chat's log is two keys under the conversation's hash tag, so Cluster
+// keeps them on one slot:
+//
+//	<prefix>{<scope>:<chat>}:run         the latest run's header (JSON)
+//	<prefix>{<scope>:<chat>}:run:<run>   its entries: a stream, one stream entry per Append
+//
+// A stream entry holds the log entries of one Append, in order, in its
+// field b, one line each: "<sequence> <Unix ms> <type> <data JSON>"; its
+// id is 0-<the last sequence it holds>. A burst is one
+// XADD, so the log costs Redis a few commands per reply, not one per
+// event.
+// Stop requests travel on one pub/sub channel, <prefix>runs:stop, which
+// each RunLog subscribes to once.
+type RunLog struct {
+	rdb     goredis.UniversalClient
+	prefix  string
+	live    time.Duration
+	sub     *goredis.PubSub
+	done    chan struct{}
+	mu      sync.Mutex
+	watches map[int]func(history.Key, string)
+	next    int
+}
+
+var _ runlog.Log = (*RunLog)(nil)
+
+// DefaultRunLogLive is how long a running run's log is kept after its
+// last append: a log whose run died unseen is removed after it.
+const DefaultRunLogLive = time.Hour
+
+// RunLogOption configures a RunLog.
+type RunLogOption func(*RunLog)
+
+// WithRunLogPrefix sets the key prefix (default [DefaultPrefix]); use the
+// store's.
+func WithRunLogPrefix(p string) RunLogOption { return func(l *RunLog) { l.prefix = p } }
+
+// NewRunLog returns a run log on rdb once it has subscribed to stop
+// requests (an error when Redis cannot be reached in ctx); Close ends the
+// subscription.
+func NewRunLog(ctx context.Context, rdb goredis.UniversalClient, opts ...RunLogOption) (*RunLog, error) {
+	l := &RunLog{rdb: rdb, prefix: DefaultPrefix, live: DefaultRunLogLive, done: make(chan struct{}), watches: map[int]func(history.Key, string){}}
+	for _, o := range opts {
+		o(l)
+	}
+	l.sub = rdb.Subscribe(ctx, l.stopChannel())
+	if _, err := l.sub.Receive(ctx); err != nil {
+		_ = l.sub.Close()
+		return nil, storeError("run log: subscribe", err)
+	}
+	go l.watch()
+	return l, nil
+}
+
+// Close ends the stop subscription.
+func (l *RunLog) Close() error {
+	err := l.sub.Close()
+	<-l.done
+	return err
+}
+
+func (l *RunLog) stopChannel() string { return l.prefix + "runs:stop" }
+
+func (l *RunLog) headerKey(k history.Key) string {
+	return l.prefix + "{" + keyEscaper.Replace(k.Scope) + ":" + keyEscaper.Replace(k.Chat) + "}:run"
+}
+
+func (l *RunLog) streamKey(k history.Key, run string) string {
+	return l.headerKey(k) + ":" + keyEscaper.Replace(run)
+}
+
+// Begin implements runlog.Log.
+func (l *RunLog) Begin(ctx context.Context, key history.Key, h runlog.Header) error {
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	if err := l.rdb.Set(ctx, l.headerKey(key), b, l.live).Err(); err != nil {
+		return storeError("run log: begin", err)
+	}
+	return nil
+}
+
+// Append implements runlog.Log.
+func (l *RunLog) Append(ctx context.Context, key history.Key, run string, entries ...runlog.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	stream := l.streamKey(key, run)
+	b, err := encodeBatch(entries)
+	if err != nil {
+		return err
+	}
+	_, err = l.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		p.XAdd(ctx, &goredis.XAddArgs{
+			Stream: stream,
+			ID:     "0-" + strconv.FormatInt(entries[len(entries)-1].Seq, 10),
+			Values: []any{"b", b},
+		})
+		// The expiry of a running run's keys is refreshed with its first
+		// batch and then every 1,024 entries: enough for a log whose run
+		// died to go, without two more commands per batch.
+		if first, last := entries[0].Seq, entries[len(entries)-1].Seq; first == 1 || first>>10 != last>>10 {
+			p.PExpire(ctx, stream, l.live)
+			p.PExpire(ctx, l.headerKey(key), l.live)
+		}
+		return nil
+	})
+	if err != nil {
+		return storeError("run log: append", err)
+	}
+	return nil
+}
+
+// endScript marks the header ended (if it is still run's) and sets the
+// retention of the header and the stream.
+var endScript = goredis.NewScript(`
+local h = redis.call('GET', KEYS[1])
+if h then
+  local ok, v = pcall(cjson.decode, h)
+  if ok and v.run == ARGV[1] then
+    v.ended = true
+    redis.call('SET', KEYS[1], cjson.encode(v), 'PX', ARGV[2])
+  end
+end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 1
+`)
+
+// End implements runlog.Log: the last entries and the end in one
+// pipelined round trip.
+func (l *RunLog) End(ctx context.Context, key history.Key, run string, retention time.Duration, last ...runlog.Entry) error {
+	stream := l.streamKey(key, run)
+	var batch []byte
+	if len(last) > 0 {
+		var err error
+		if batch, err = encodeBatch(last); err != nil {
+			return err
+		}
+	}
+	keys := []string{l.headerKey(key), stream}
+	args := []any{run, retention.Milliseconds()}
+	var end *goredis.Cmd
+	_, _ = l.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		if batch != nil {
+			p.XAdd(ctx, &goredis.XAddArgs{Stream: stream, ID: "0-" + strconv.FormatInt(last[len(last)-1].Seq, 10), Values: []any{"b", batch}})
+		}
+		end = endScript.EvalSha(ctx, p, keys, args...)
+		return nil
+	})
+	err := end.Err()
+	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
+		err = endScript.Run(ctx, l.rdb, keys, args...).Err() // loads the script
+	}
+	if err != nil {
+		return storeError("run log: end", err)
+	}
+	return nil
+}
+
+// encodeBatch writes entries as one stream entry's b field: a line per
+// entry, "<sequence> <Unix ms> <type> <data>" (data is JSON on one line).
+// Events are encoded straight into the batch (the entries may be shared
+// with other readers, a local log's: they are not changed).
+func encodeBatch(entries []runlog.Entry) ([]byte, error) {
+	b := make([]byte, 0, 64*len(entries))
+	for i := range entries {
+		e := &entries[i]
+		b = strconv.AppendInt(b, e.Seq, 10)
+		b = strconv.AppendInt(append(b, ' '), e.Time.UnixMilli(), 10)
+		b = append(b, ' ')
+		if e.Event != nil && e.Data == nil {
+			var err error
+			b = append(append(b, agent.EventType(e.Event)...), ' ')
+			if b, err = agent.AppendEvent(b, e.Event); err != nil {
+				return nil, err
+			}
+			b = append(b, '\n')
+			continue
+		}
+		b = append(append(append(b, e.Type...), ' '), e.Data...)
+		b = append(b, '\n')
+	}
+	return b, nil
+}
+
+// Current implements runlog.Log.
+func (l *RunLog) Current(ctx context.Context, key history.Key) (runlog.Header, error) {
+	b, err := l.rdb.Get(ctx, l.headerKey(key)).Bytes()
+	switch {
+	case errors.Is(err, goredis.Nil):
+		return runlog.Header{}, runlog.ErrNoRun
+	case err != nil:
+		return runlog.Header{}, storeError("run log: current", err)
+	}
+	var h runlog.Header
+	if err := json.Unmarshal(b, &h); err != nil {
+		return runlog.Header{}, fmt.Errorf("history/redisstore: run log: corrupt header: %w", err)
+	}
+	return h, nil
+}
+
+// readBatch bounds the entries one Read returns.
+const readBatch = 1024
+
+// Read implements runlog.Log: XRANGE for what is there (with the header,
+// in one round trip), then XREAD BLOCK to wait for more.
+func (l *RunLog) Read(ctx context.Context, key history.Key, run string, after int64, wait time.Duration) ([]runlog.Entry, error) {
+	stream := l.streamKey(key, run)
+	from := "(0-" + strconv.FormatInt(after, 10)
+	var rng *goredis.XMessageSliceCmd
+	var hdr *goredis.StringCmd
+	_, _ = l.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		hdr = p.Get(ctx, l.headerKey(key))
+		rng = p.XRangeN(ctx, stream, from, "+", readBatch)
+		return nil
+	})
+	b, err := hdr.Bytes()
+	switch {
+	case errors.Is(err, goredis.Nil):
+		return nil, runlog.ErrNoRun
+	case err != nil:
+		return nil, storeError("run log: read", err)
+	}
+	var h runlog.Header
+	if json.Unmarshal(b, &h) != nil || h.Run != run {
+		return nil, runlog.ErrNoRun
+	}
+	msgs, err := rng.Result()
+	if err != nil {
+		return nil, storeError("run log: read", err)
+	}
+	if len(msgs) > 0 {
+		return decodeEntries(msgs, after)
+	}
+	streams, err := l.rdb.XRead(ctx, &goredis.XReadArgs{
+		Streams: []string{stream, "0-" + strconv.FormatInt(after, 10)},
+		Count:   readBatch,
+		Block:   max(wait, time.Millisecond),
+	}).Result()
+	switch {
+	case errors.Is(err, goredis.Nil):
+		return nil, nil
+	case err != nil:
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, storeError("run log: read", err)
+	case len(streams) == 0:
+		return nil, nil
+	}
+	return decodeEntries(streams[0].Messages, after)
+}
+
+// decodeEntries unpacks stream entries into the log entries after seq
+// after (a stream entry may start before it).
+func decodeEntries(msgs []goredis.XMessage, after int64) ([]runlog.Entry, error) {
+	var out []runlog.Entry
+	for _, m := range msgs {
+		batch, _ := m.Values["b"].(string)
+		for batch != "" {
+			line, rest, _ := strings.Cut(batch, "\n")
+			batch = rest
+			seqText, line, _ := strings.Cut(line, " ")
+			msText, line, _ := strings.Cut(line, " ")
+			typ, data, _ := strings.Cut(line, " ")
+			seq, err1 := strconv.ParseInt(seqText, 10, 64)
+			ms, err2 := strconv.ParseInt(msText, 10, 64)
+			if err1 != nil || err2 != nil || typ == "" {
+				return nil, fmt.Errorf("history/redisstore: run log: corrupt entry in %s", m.ID)
+			}
+			if seq <= after {
+				continue
+			}
+			e := runlog.Entry{Seq: seq, Time: time.UnixMilli(ms), Type: typ}
+			if data != "" {
+				e.Data = json.RawMessage(data)
+			}
+			if err := e.Decode(); err != nil {
+				return nil, fmt.Errorf("history/redisstore: run log: entry %d: %w", seq, err)
+			}
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+type stopRequest struct {
+	Scope string `json:"scope"`
+	Chat  string `json:"chat"`
+	Run   string `json:"run"`
+}
+
+// Stop implements runlog.Log: it publishes the request to every replica.
+func (l *RunLog) Stop(ctx context.Context, key history.Key, run string) error {
+	b, _ := json.Marshal(stopRequest{Scope: key.Scope, Chat: key.Chat, Run: run})
+	if err := l.rdb.Publish(ctx, l.stopChannel(), b).Err(); err != nil {
+		return storeError("run log: stop", err)
+	}
+	return nil
+}
+
+// Watch implements runlog.Log.
+func (l *RunLog) Watch(fn func(history.Key, string)) func() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.next++
+	id := l.next
+	l.watches[id] = fn
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.watches, id)
+	}
+}
+
+// watch delivers stop requests to the watchers. go-redis resubscribes
+// after a lost connection; requests published meanwhile are lost, and
+// the run goes on until it ends or is stopped again.
+func (l *RunLog) watch() {
+	defer close(l.done)
+	for msg := range l.sub.Channel() {
+		var r stopRequest
+		if json.Unmarshal([]byte(msg.Payload), &r) != nil {
+			continue
+		}
+		l.mu.Lock()
+		fns := make([]func(history.Key, string), 0, len(l.watches))
+		for _, fn := range l.watches {
+			fns = append(fns, fn)
+		}
+		l.mu.Unlock()
+		for _, fn := range fns {
+			fn(history.Key{Scope: r.Scope, Chat: r.Chat}, r.Run)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package redisstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/history/redisstore"
+	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/runlog"
+	"github.com/agentui/agentui/runlog/logtest"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+func newRunLog(t *testing.T, rdb goredis.UniversalClient) runlog.Log {
+	prefix := testutil.KeyPrefix()
+	if c, ok := rdb.(*goredis.Client); ok {
+		testutil.DeleteKeysOnCleanup(t, c, prefix)
+	}
+	l, err := redisstore.NewRunLog(context.Background(), rdb, redisstore.WithRunLogPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+func TestRunLogOnRedis(t *testing.T) {
+	rdb := testutil.Redis(t)
+	logtest.Run(t, func(t *testing.T) runlog.Log { return newRunLog(t, rdb) })
+}
+
+func TestRunLogOnRedisCluster(t *testing.T) {
+	cluster := testutil.RedisCluster(t, 3)
+	logtest.Run(t, func(t *testing.T) runlog.Log { return newRunLog(t, cluster) })
+}
+
+// A stop published through one replica's log reaches the other's.
+func TestRunLogStopCrossesReplicas(t *testing.T) {
+	rdb := testutil.Redis(t)
+	prefix := testutil.KeyPrefix()
+	a, err := redisstore.NewRunLog(context.Background(), rdb, redisstore.WithRunLogPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := redisstore.NewRunLog(context.Background(), rdb, redisstore.WithRunLogPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	heard := make(chan string, 1)
+	defer a.Watch(func(_ history.Key, run string) { heard <- run })()
+	if err := b.Stop(context.Background(), history.Key{Scope: "s", Chat: "c"}, "r9"); err != nil {
+		t.Fatal(err)
+	}
+	if run := <-heard; run != "r9" {
+		t.Fatalf("heard %q", run)
+	}
+}

@@ -1,0 +1,186 @@
+// Package logtest checks that a runlog.Log behaves as the interface says.
+// Every implementation runs it: runlog.Memory in runlog, the Redis log in
+// history/redisstore.
+package logtest
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/internal/ids"
+	"github.com/agentui/agentui/runlog"
+)
+
+// eventually polls cond until it holds or 10 s pass.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func key() history.Key { return history.Key{Scope: "s:" + ids.New(), Chat: "c{1}:" + ids.New()} }
+
+func texts(seq int64, words ...string) []runlog.Entry {
+	out := make([]runlog.Entry, len(words))
+	for i, w := range words {
+		out[i] = runlog.EventEntry(seq+int64(i), &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: w})
+	}
+	return out
+}
+
+func deltas(t *testing.T, es []runlog.Entry) (seqs []int64, words []string) {
+	t.Helper()
+	for _, e := range es {
+		seqs = append(seqs, e.Seq)
+		switch ev := e.Event.(type) {
+		case *agent.PartDelta:
+			words = append(words, ev.Delta)
+		case nil:
+			words = append(words, e.Type)
+		default:
+			t.Fatalf("entry %d: unexpected %T", e.Seq, ev)
+		}
+	}
+	return seqs, words
+}
+
+// Run runs the suite against the log newLog returns.
+func Run(t *testing.T, newLog func(t *testing.T) runlog.Log) {
+	ctx := context.Background()
+	t.Run("replay and follow", func(t *testing.T) {
+		l, k := newLog(t), key()
+		if _, err := l.Current(ctx, k); !errors.Is(err, runlog.ErrNoRun) {
+			t.Fatalf("Current before Begin: %v, want ErrNoRun", err)
+		}
+		h := runlog.Header{Run: "r1", Protocol: "p", Base: 3, Continue: "m", Lock: "tok", Started: time.UnixMilli(1700000000000)}
+		if err := l.Begin(ctx, k, h); err != nil {
+			t.Fatal(err)
+		}
+		got, err := l.Current(ctx, k)
+		if err != nil || !got.Started.Equal(h.Started) || got.Run != "r1" || got.Base != 3 || got.Continue != "m" || got.Lock != "tok" || got.Protocol != "p" {
+			t.Fatalf("Current = %+v, %v; want %+v", got, err, h)
+		}
+		if es, err := l.Read(ctx, k, "r1", 0, time.Millisecond); err != nil || len(es) != 0 {
+			t.Fatalf("Read of an empty log = %v, %v; want nothing", es, err)
+		}
+		if err := l.Append(ctx, k, "r1", texts(1, "a", "b", "c")...); err != nil {
+			t.Fatal(err)
+		}
+		es, err := l.Read(ctx, k, "r1", 0, time.Second)
+		if seqs, words := deltas(t, es); err != nil || len(seqs) != 3 || seqs[0] != 1 || seqs[2] != 3 || words[1] != "b" {
+			t.Fatalf("Read all = %v %v, %v", seqs, words, err)
+		}
+		es, err = l.Read(ctx, k, "r1", 2, time.Second)
+		if seqs, _ := deltas(t, es); err != nil || len(seqs) != 1 || seqs[0] != 3 {
+			t.Fatalf("Read after 2 = %v, %v; want [3]", seqs, err)
+		}
+		// A reader waiting at the end gets what is appended next.
+		type result struct {
+			es  []runlog.Entry
+			err error
+		}
+		waited := make(chan result, 1)
+		go func() {
+			es, err := l.Read(ctx, k, "r1", 3, 10*time.Second)
+			waited <- result{es, err}
+		}()
+		if err := l.End(ctx, k, "r1", time.Minute, runlog.FailedEntry(4, "boom"), runlog.Entry{Seq: 5, Time: time.Now(), Type: runlog.TypeEnded}); err != nil {
+			t.Fatal(err)
+		}
+		r := <-waited
+		if r.err != nil || len(r.es) == 0 || r.es[0].Seq != 4 || r.es[0].Type != runlog.TypeFailed || r.es[0].Failed() != "boom" {
+			t.Fatalf("waiting Read = %+v, %v", r.es, r.err)
+		}
+		es, _ = l.Read(ctx, k, "r1", 4, time.Second)
+		if len(es) != 1 || es[0].Type != runlog.TypeEnded || es[0].Event != nil {
+			t.Fatalf("last entry = %+v, want run_ended", es)
+		}
+	})
+	t.Run("wait ends empty", func(t *testing.T) {
+		l, k := newLog(t), key()
+		_ = l.Begin(ctx, k, runlog.Header{Run: "r"})
+		es, err := l.Read(ctx, k, "r", 0, 20*time.Millisecond)
+		if err != nil || len(es) != 0 {
+			t.Fatalf("Read = %v, %v; want nothing after the wait", es, err)
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := l.Read(cctx, k, "r", 0, 10*time.Second); err == nil {
+			t.Fatal("Read with a cancelled context: no error")
+		}
+	})
+	t.Run("a new run replaces the log", func(t *testing.T) {
+		l, k := newLog(t), key()
+		_ = l.Begin(ctx, k, runlog.Header{Run: "old"})
+		_ = l.Append(ctx, k, "old", texts(1, "x")...)
+		_ = l.Begin(ctx, k, runlog.Header{Run: "new"})
+		if _, err := l.Read(ctx, k, "old", 0, time.Millisecond); !errors.Is(err, runlog.ErrNoRun) {
+			t.Fatalf("Read of the replaced run: %v, want ErrNoRun", err)
+		}
+		_ = l.Append(ctx, k, "old", texts(2, "late")...) // dropped
+		if h, _ := l.Current(ctx, k); h.Run != "new" {
+			t.Fatalf("Current = %q, want new", h.Run)
+		}
+		es, err := l.Read(ctx, k, "new", 0, time.Millisecond)
+		if err != nil || len(es) != 0 {
+			t.Fatalf("new run's log = %v, %v; want empty", es, err)
+		}
+	})
+	t.Run("retention", func(t *testing.T) {
+		l, k := newLog(t), key()
+		_ = l.Begin(ctx, k, runlog.Header{Run: "r"})
+		_ = l.Append(ctx, k, "r", texts(1, "x")...)
+		if h, _ := l.Current(ctx, k); h.Ended {
+			t.Fatal("Current says ended before End")
+		}
+		if err := l.End(ctx, k, "r", 300*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if h, err := l.Current(ctx, k); err == nil && !h.Ended {
+			t.Fatal("Current after End: not ended")
+		}
+		eventually(t, "the ended log expires", func() bool {
+			_, err := l.Current(ctx, k)
+			return errors.Is(err, runlog.ErrNoRun)
+		})
+		eventually(t, "its entries expire", func() bool {
+			_, err := l.Read(ctx, k, "r", 0, time.Millisecond)
+			return errors.Is(err, runlog.ErrNoRun)
+		})
+	})
+	t.Run("stop reaches every watcher", func(t *testing.T) {
+		l, k := newLog(t), key()
+		var a, b atomic.Int32
+		stopA := l.Watch(func(got history.Key, run string) {
+			if got == k && run == "r" {
+				a.Add(1)
+			}
+		})
+		stopB := l.Watch(func(got history.Key, run string) {
+			if got == k && run == "r" {
+				b.Add(1)
+			}
+		})
+		if err := l.Stop(ctx, k, "r"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "both watchers hear the stop", func() bool { return a.Load() == 1 && b.Load() == 1 })
+		stopA()
+		_ = l.Stop(ctx, k, "r")
+		eventually(t, "the remaining watcher hears the second stop", func() bool { return b.Load() == 2 })
+		stopB()
+		if a.Load() != 1 {
+			t.Fatalf("a watcher heard a stop after it stopped watching")
+		}
+	})
+}

@@ -1,0 +1,144 @@
+// Package runlog keeps the event log of each chat's latest run, so that a
+// reply outlives the connection that asked for it: any reader (the tab
+// that asked, a reloaded tab, a second device, another replica) replays
+// the run from its first event, or from the event it saw last, and
+// follows it live until it ends.
+//
+// A log is a header (which run, where its reply starts in the stored
+// conversation) and a sequence of entries numbered from 1: the run's
+// agent events in their protocol-neutral form ([agent.MarshalEvent]), then
+// at most one [TypeFailed] entry, then [TypeEnded]. A chat has one log, its
+// latest run's; beginning a run replaces it. After the run ends, the log
+// is kept for a retention period (for readers that reconnect with the
+// last event they saw), then removed.
+//
+// [Memory] is the log of one process; history/redisstore has one on
+// Redis Streams that every replica shares.
+package runlog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/history"
+)
+
+// Entry types that are not agent events.
+const (
+	// TypeFailed: the run ended with an error the client sees; Data is
+	// {"message": "..."} (never internal error text).
+	TypeFailed = "run_failed"
+	// TypeEnded is the last entry of every log.
+	TypeEnded = "run_ended"
+)
+
+// Entry is one entry of a run's log (seed 001's envelope: sequence, time,
+// type, data).
+type Entry struct {
+	Seq  int64
+	Time time.Time
+	Type string
+	// Data is the entry's JSON: the event's, for agent events. A log that
+	// keeps entries in memory may leave it empty and keep Event.
+	Data json.RawMessage
+	// Event is the decoded agent event; nil for TypeFailed and TypeEnded.
+	Event agent.Event
+}
+
+// Failed returns the message of a TypeFailed entry.
+func (e *Entry) Failed() string {
+	var v struct{ Message string }
+	_ = json.Unmarshal(e.Data, &v)
+	return v.Message
+}
+
+// FailedEntry returns a TypeFailed entry with message.
+func FailedEntry(seq int64, message string) Entry {
+	data, _ := json.Marshal(struct{ Message string }{message})
+	return Entry{Seq: seq, Time: time.Now(), Type: TypeFailed, Data: data}
+}
+
+// EventEntry returns the entry for an agent event.
+func EventEntry(seq int64, ev agent.Event) Entry {
+	return Entry{Seq: seq, Time: time.Now(), Event: ev}
+}
+
+// Encode fills in Type and Data from Event, for logs that store bytes.
+func (e *Entry) Encode() error {
+	if e.Event == nil || e.Data != nil {
+		return nil
+	}
+	typ, data, err := agent.MarshalEvent(e.Event)
+	e.Type, e.Data = typ, data
+	return err
+}
+
+// Decode fills in Event from Type and Data.
+func (e *Entry) Decode() error {
+	if e.Type == TypeFailed || e.Type == TypeEnded || e.Event != nil {
+		return nil
+	}
+	ev, err := agent.UnmarshalEvent(e.Type, e.Data)
+	e.Event = ev
+	return err
+}
+
+// Header describes a run.
+type Header struct {
+	// Run is the run's id (AG-UI's runId).
+	Run string `json:"run"`
+	// Protocol is the name of the protocol the run was asked for in.
+	Protocol string `json:"protocol"`
+	// Base is how many stored messages come before the run's reply: the
+	// conversation it built on and the turn that asked for it.
+	Base int `json:"base"`
+	// Turn is what the run's request added to the conversation (the
+	// last len(Turn) of its Base messages). It is stored while the run
+	// starts, so a reader that loads the conversation early may not see
+	// it yet; the header always has it.
+	Turn []cmf.Message `json:"turn,omitempty"`
+	// Continue is the assistant message the run continues (answers to its
+	// tool calls), "" for a new reply.
+	Continue string `json:"continue,omitempty"`
+	// Lock is the token that holds the chat's run lock while the run
+	// lives: a reader that finds the lock free and the log unfinished
+	// knows the run's process died.
+	Lock    string    `json:"lock"`
+	Started time.Time `json:"started"`
+	// Ended is set by End: the log is complete.
+	Ended bool `json:"ended,omitempty"`
+}
+
+// ErrNoRun: the chat has no run log (none ran, or it expired).
+var ErrNoRun = errors.New("runlog: no run")
+
+// Log keeps run logs. Implementations are safe for concurrent use.
+type Log interface {
+	// Begin starts key's log for a new run, replacing an earlier one.
+	Begin(ctx context.Context, key history.Key, h Header) error
+	// Append adds entries to run's log, numbered on from its last. An
+	// append to a log that another run has replaced is dropped.
+	Append(ctx context.Context, key history.Key, run string, entries ...Entry) error
+	// End appends run's last entries (its terminal ones), marks its log
+	// complete (Header.Ended) and starts its retention: it is removed
+	// retention from now. One step, so a run's end costs one round trip.
+	End(ctx context.Context, key history.Key, run string, retention time.Duration, last ...Entry) error
+	// Current returns the header of key's latest run; ErrNoRun when none.
+	Current(ctx context.Context, key history.Key) (Header, error)
+	// Read returns run's entries after seq, in order, decoded. When there
+	// are none yet it waits up to wait for some (and returns none when
+	// none came). ErrNoRun when the log is gone or another run's.
+	Read(ctx context.Context, key history.Key, run string, after int64, wait time.Duration) ([]Entry, error)
+	// Stop asks whichever process runs key's run to stop it.
+	Stop(ctx context.Context, key history.Key, run string) error
+	// Watch calls fn with every stop request, from any process, until
+	// the returned function is called.
+	Watch(fn func(key history.Key, run string)) (cancel func())
+}
+
+// DefaultRetention is how long a finished run's log is kept.
+const DefaultRetention = time.Minute
