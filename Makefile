@@ -46,9 +46,10 @@ FUZZ_TARGETS = \
 	./cmf:FuzzMessageJSON \
 	./protocols/vercelai:FuzzDecode ./protocols/vercelai:FuzzDump ./protocols/vercelai:FuzzEncodeFraming \
 	./protocols/agui:FuzzDecode ./protocols/agui:FuzzDump ./protocols/agui:FuzzEncodeFraming \
-	./agent:FuzzBalancer ./internal/jsonw:FuzzString ./internal/jsonw:FuzzRaw \
+	./agent:FuzzBalancer ./agent:FuzzEventCodec ./internal/jsonw:FuzzString ./internal/jsonw:FuzzRaw \
 	./uiadapter:FuzzCanonicalJSON ./uiadapter:FuzzSigner ./uiadapter:FuzzSanitizeURLs \
-	./cmf:FuzzToolCallStates ./agent/openai:FuzzChunks ./internal/server:FuzzScopeCookie
+	./cmf:FuzzToolCallStates ./agent/openai:FuzzChunks ./internal/server:FuzzScopeCookie \
+	./history/redisstore:FuzzDecodeEntries ./uiadapter:FuzzLastEventID
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t%%:*} $${t##*:}"; \
@@ -77,6 +78,18 @@ BENCH_COUNT ?= 5
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./uiadapter ./history/... ./protocols/...
 
+# Durable runs (issue 13): S1 with the Redis run log against the local
+# one, resume time-to-first-byte, idle-stream memory with the log on.
+# Five rounds, each running every sub-benchmark once, so ratios compare
+# neighbours. Results and method: docs/benchmarks.md.
+bench-runs:
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  $(GO) test -c -o "$$tmp/uiadapter.test" ./uiadapter && \
+	  for round in 1 2 3 4 5; do \
+	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'RunLogStream|ResumeTTFB' -test.benchtime 400x | grep '^Benchmark'; \
+	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'IdleStreamsWithRunLog' -test.benchtime 1x | grep '^Benchmark'; \
+	  done
+
 # The chat page: sources in cmd/agentui/web (React, useChat and HttpAgent,
 # built by Vite), output in cmd/agentui/webdist, which the binary embeds.
 # `make web` rebuilds it; `make web-check` fails when the committed build
@@ -84,7 +97,7 @@ bench-go:
 WEB_DIR = cmd/agentui/web
 WEB_OUT = cmd/agentui/webdist
 
-.PHONY: web web-check e2e
+.PHONY: web web-check e2e bench-runs
 
 web: $(WEB_DIR)/node_modules/.package-lock.json
 	cd $(WEB_DIR) && npx --no-install vite build --logLevel warn

@@ -14,7 +14,8 @@ func TestAGUI(t *testing.T) {
 	node := testutil.Node(t)
 	testutil.NodeModules(t, "js")
 	flows := []string{"samples", "chat", "reasoning", "serverTool", "frontendTool", "approve", "deny", "cancel",
-		"editArgs", "ambiguous", "state", "modelError", "abort", "duplicateCallIds", "copilotKitDeny", "copilotKitApprove"}
+		"editArgs", "ambiguous", "state", "modelError", "abort", "duplicateCallIds", "copilotKitDeny", "copilotKitApprove",
+		"reload", "reattach"}
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			ts, logs := startServer(t, server.Config{History: mode.history})
@@ -23,7 +24,7 @@ func TestAGUI(t *testing.T) {
 				t.Run(flow, func(t *testing.T) {
 					t.Parallel()
 					t.Log(runNode(t, node, mode.env, "agui.mjs", url, flow))
-					if flow == "abort" && !strings.Contains(logs.String(), "client disconnected; run cancelled") {
+					if want := map[string]string{"none": "client disconnected; run cancelled", "memory": "run stopped"}[mode.history]; flow == "abort" && !strings.Contains(logs.String(), want) {
 						t.Errorf("the aborted run was not cancelled on the server; log:\n%s", logs)
 					}
 				})
@@ -40,7 +41,7 @@ func TestAGUILegacyClient(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			ts, _ := startServer(t, server.Config{History: mode.history})
-			for _, flow := range []string{"chat", "frontendTool"} {
+			for _, flow := range []string{"chat", "frontendTool", "reload", "reattach"} {
 				t.Run(flow, func(t *testing.T) {
 					t.Parallel()
 					t.Log(runNode(t, node, mode.env, "agui.mjs", ts.URL+"/api/agui", flow, "legacy"))

@@ -70,7 +70,7 @@ func runNodeIn(t *testing.T, dir, node string, env []string, args ...string) str
 
 // vercelFlows are the flows of js/vercel.mjs.
 var vercelFlows = []string{"chat", "reasoning", "serverTool", "approvalGranted", "approvalDenied",
-	"clientTool", "regenerate", "count5000", "modelError", "clientAbort", "duplicateCallIds"}
+	"clientTool", "regenerate", "count5000", "modelError", "clientAbort", "duplicateCallIds", "resume"}
 
 // TestVercelAISDK runs useChat's Chat class through every flow the demo
 // model supports; see js/vercel.mjs for what each flow asserts.
@@ -86,7 +86,7 @@ func TestVercelAISDK(t *testing.T) {
 					t.Log(runNode(t, node, mode.env, "vercel.mjs", ts.URL, flow))
 					switch flow {
 					case "clientAbort": // stop() reached the server: the run was cancelled
-						if !strings.Contains(logs.String(), "client disconnected; run cancelled") {
+						if want := map[string]string{"none": "client disconnected; run cancelled", "memory": "run stopped"}[mode.history]; !strings.Contains(logs.String(), want) {
 							t.Errorf("the aborted run was not cancelled on the server; log:\n%s", logs)
 						}
 					case "modelError":

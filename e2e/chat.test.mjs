@@ -205,6 +205,12 @@ function assertStreamed(seen, final) {
   assert.equal(seen.at(-1), final);
 }
 
+// stored reads the chat's stored conversation from the server.
+async function stored() {
+  const id = new URL(page.url()).searchParams.get('chat');
+  return page.evaluate(async (id) => (await fetch('/api/chat/' + encodeURIComponent(id))).json(), id);
+}
+
 const LONG = 'tell me a long story about a cat who lived in Paris and loved to stream words one by one across the wire';
 
 // ------------------------------------------------------------------- tests
@@ -293,6 +299,10 @@ test('useChat: Stop ends a reply at once', async () => {
   assert.ok(Date.now() - started < 2000, 'Stop returns promptly');
   await settled();
   assert.equal(await page.getByTestId('text').filter({ hasText: /^done$/ }).count(), 0, 'the stopped reply did not finish');
+  // The server stopped the run (it outlives the request): the chat takes
+  // the next message at once, and what is stored did not finish either.
+  const last = (await stored()).at(-1);
+  assert.ok(!last.parts.some((p) => p.type === 'text' && p.text === 'done'), 'the server did not finish the stopped reply');
   // The server keeps serving the chat.
   await send('count to 20');
   await expectReply(Array.from({ length: 20 }, (_, i) => i + 1).join(' '));
@@ -375,6 +385,22 @@ test('useChat: a reload shows the same conversation', async () => {
   await shot('reloaded');
 });
 
+test('useChat: a reload mid-reply shows the reply going on, once', async () => {
+  const replies = await assistants().count();
+  await send('think: wait 1500 ms');
+  await assistants().nth(replies).getByTestId('reasoning').waitFor();
+  await page.reload();
+  await page.getByTestId('messages').waitFor();
+  // The reply resumes (useChat's resume) and finishes; it shows once.
+  await lastAssistant().getByTestId('text').filter({ hasText: /^done$/ }).waitFor({ timeout: 10000 });
+  await settled();
+  assert.equal(await assistants().count(), replies + 1, 'one reply, not two');
+  assert.equal(await lastAssistant().getByTestId('reasoning').count(), 1, 'its reasoning once');
+  const msgs = await stored();
+  assert.equal(msgs.length, (await page.getByTestId('message').count()), 'the page shows what the server stored');
+  assert.equal(msgs.at(-1).id, await lastAssistant().getAttribute('data-message-id'));
+});
+
 test('useChat: New chat starts an empty conversation with a new id', async () => {
   const old = new URL(page.url()).searchParams.get('chat');
   await page.getByTestId('new-chat').click();
@@ -426,6 +452,32 @@ test('AG-UI: approve and deny interrupts', async () => {
   await settled();
   assert.match(await lastText().textContent(), /^Okay, I did not delete \/tmp\/keep\.txt/);
   assert.equal(await state(tool), 'output-denied');
+});
+
+test('AG-UI: a pending approval survives a reload and can be approved', async () => {
+  await send('delete /tmp/reload.txt');
+  const pending = () => lastAssistant().locator('[data-testid=tool][data-tool-name=delete_file][data-state=approval-requested]');
+  await pending().waitFor();
+  await settled();
+  const before = await page.getByTestId('message').count();
+  await page.reload();
+  await pending().waitFor(); // restored by connect, still answerable
+  await settled();
+  assert.equal(await page.getByTestId('message').count(), before, 'the thread came back whole');
+  await pending().getByTestId('approve').click();
+  await expectReply('Deleted /tmp/reload.txt.');
+});
+
+test('AG-UI: a reload mid-reply reattaches to it', async () => {
+  const replies = await assistants().count();
+  await send('think: wait 1500 ms');
+  await assistants().nth(replies).getByTestId('reasoning').waitFor();
+  await page.reload();
+  await lastAssistant().getByTestId('text').filter({ hasText: /^done$/ }).waitFor({ timeout: 10000 });
+  await settled();
+  assert.equal(await assistants().count(), replies + 1, 'one reply, not two');
+  await send('hello');
+  await expectReply('You said: hello');
 });
 
 test('AG-UI: the page answers the get_location frontend tool', async () => {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/agentui/agentui/history"
 	"io"
 	"log/slog"
 	"mime"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/runlog"
 )
 
 // Handler serves one protocol's chat endpoint. Mount it on a ServeMux
@@ -25,8 +26,12 @@ import (
 // origins without a preflight), 413 for a body over the limit, 400 for a
 // malformed body, 409 for resolutions the server cannot accept, 503 when a
 // dependency is down. Once streaming has started, a failure becomes the
-// protocol's error event with a generic message; the cause is logged. A
-// client that disconnects cancels the run.
+// protocol's error event with a generic message; the cause is logged.
+//
+// With history (WithStore) a run is detached from its request: a client
+// that disconnects leaves it running, and it can be resumed
+// (ResumeHandler, ConnectHandler) and stopped (StopHandler). Without
+// history a client that disconnects cancels the run.
 type Handler struct {
 	proto Protocol
 	agent agent.Agent
@@ -36,6 +41,11 @@ type Handler struct {
 	// the bound, a lock is left to expire on its own.
 	releasing chan struct{}
 	inflight  inflight
+
+	local   *runlog.Memory // this process's runs
+	shared  runlog.Log     // every replica's runs (WithRunLog), or nil
+	runs    runs           // this handler's live runs
+	unwatch func()
 }
 
 // maxReleasing is how many lock releases a handler retries at once.
@@ -64,7 +74,16 @@ func New(proto Protocol, a agent.Agent, opts ...Option) (*Handler, error) {
 			cfg.locker = history.NewLocalLocker()
 		}
 	}
-	return &Handler{proto: proto, agent: a, cfg: cfg, releasing: make(chan struct{}, maxReleasing)}, nil
+	h := &Handler{proto: proto, agent: a, cfg: cfg, releasing: make(chan struct{}, maxReleasing)}
+	if m, ok := cfg.runLog.(*runlog.Memory); ok {
+		h.local = m
+	} else {
+		h.local, h.shared = runlog.NewMemory(), cfg.runLog
+	}
+	if cfg.runLog != nil { // shared: stop requests may come from elsewhere
+		h.unwatch = cfg.runLog.Watch(func(key history.Key, run string) { h.runs.stop(key, run) })
+	}
+	return h, nil
 }
 
 func (c *config) check(proto Protocol, a agent.Agent) error {
@@ -76,8 +95,10 @@ func (c *config) check(proto Protocol, a agent.Agent) error {
 		problem = "no agent"
 	case c.store != nil && c.scope == nil:
 		problem = "WithStore needs WithScope (uiadapter.SingleScope for a single-user app)"
-	case c.lockTTL <= 0 || c.storeTimeout <= 0 || c.approvalTTL <= 0:
-		problem = "WithLockTTL, WithStoreTimeout and WithApprovalTTL need a positive duration"
+	case c.lockTTL <= 0 || c.storeTimeout <= 0 || c.approvalTTL <= 0 || c.runRetention <= 0:
+		problem = "WithLockTTL, WithStoreTimeout, WithApprovalTTL and WithRunRetention need a positive duration"
+	case c.runLog != nil && c.store == nil:
+		problem = "WithRunLog needs WithStore: without history nothing resumes a run"
 	case c.keepAlive < 0 || c.bodyTimeout < 0 || c.writeTimeout < 0:
 		problem = "WithKeepAlive, WithBodyTimeout and WithWriteTimeout take 0 (off) or a positive duration"
 	case c.maxBodyBytes <= 0 || c.maxChatMessages <= 0 || c.maxChatBytes <= 0:
@@ -103,16 +124,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.inflight.exit(id)
 	r = r.WithContext(ctx)
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, log, &Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use POST"})
-		return
-	}
-	if !isJSON(r.Header.Get("Content-Type")) {
-		writeError(w, log, &Error{Status: http.StatusUnsupportedMediaType, Message: "content type must be application/json"})
-		return
-	}
-	body, err := h.readBody(w, r)
+	body, err := h.postBody(w, r)
 	if err != nil {
 		writeError(w, log, err)
 		return
@@ -173,6 +185,19 @@ type request struct {
 // request's chat covers.
 func (h *Handler) signedCall(req *request, toolCallID, toolName string, input json.RawMessage) SignedCall {
 	return SignedCall{Protocol: h.proto.Name(), Scope: req.scope, ChatID: req.turn.ChatID, ToolCallID: toolCallID, ToolName: toolName, Input: input}
+}
+
+// postBody checks that r is a POST of JSON (405, 415) and reads its body
+// (413, 408, 400).
+func (h *Handler) postBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		return nil, &Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use POST"}
+	}
+	if !isJSON(r.Header.Get("Content-Type")) {
+		return nil, &Error{Status: http.StatusUnsupportedMediaType, Message: "content type must be application/json"}
+	}
+	return h.readBody(w, r)
 }
 
 // readBody reads the body within the size limit (413) and the body

@@ -224,6 +224,11 @@ func TestToolThatRanIsStoredAsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-entered
+	// The user stops the run while the side effect is under way; it
+	// completes, and is stored as run.
+	if code, body := f.do("alice", http.MethodPost, "/api/chat/c/stop", ""); code != http.StatusAccepted {
+		t.Fatalf("stop: %d %s", code, body)
+	}
 	cancel()
 	resp.Body.Close()
 	testutil.Eventually(t, 5*time.Second, "the run's output to be stored", func() bool {

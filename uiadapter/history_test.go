@@ -21,6 +21,7 @@ import (
 	"github.com/agentui/agentui/internal/testutil"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
+	"github.com/agentui/agentui/runlog"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -63,13 +64,20 @@ func newHistoryFixtureWith(t *testing.T, store history.Store, loop *agent.Loop, 
 		uiadapter.WithStore(store), uiadapter.WithScope(headerScope), uiadapter.WithSecret([]byte(secret)),
 		uiadapter.WithLogger(slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 	}, extra...)
+	opts = append([]uiadapter.Option{uiadapter.WithRunLog(runlog.NewMemory())}, opts...)
 	chat := testutil.Must(vercelai.Handler(loop, opts...))
+	ag := testutil.Must(agui.Handler(loop, opts...))
 	f.mux = http.NewServeMux()
 	f.mux.Handle("POST /api/chat", chat)
 	f.mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat))
-	f.mux.Handle("POST /api/agui", testutil.Must(agui.Handler(loop, opts...)))
+	f.mux.Handle("GET /api/chat/{id}/stream", chat.ResumeHandler(nil))
+	f.mux.Handle("POST /api/chat/{id}/stop", chat.StopHandler(nil))
+	f.mux.Handle("POST /api/agui", ag)
+	f.mux.Handle("POST /api/agui/connect", ag.ConnectHandler())
+	f.mux.Handle("POST /api/agui/{id}/stop", ag.StopHandler(nil))
 	srv := httptest.NewServer(f.mux)
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { testutil.ShutdownNow(chat, ag) }) // runs outlive requests
 	f.url = srv.URL
 	return f
 }
@@ -88,6 +96,22 @@ func (f *historyFixture) do(scope, method, path, body string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// post sends a chat request and returns the streaming response.
+func (f *historyFixture) post(scope, body string) *http.Response {
+	f.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.url+"/api/chat", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Scope", scope)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		f.t.Fatalf("POST: %d", resp.StatusCode)
+	}
+	return resp
 }
 
 func (f *historyFixture) chat(scope, body string) testutil.Chunks {
@@ -312,15 +336,10 @@ func TestHistoryKeepsFailedAndCancelledRuns(t *testing.T) {
 		t.Fatalf("stored %s %+v", roles(msgs), msgs[len(msgs)-1])
 	}
 
-	// A client that disconnects: what streamed is kept, marked aborted.
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/api/chat", strings.NewReader(userBody("gone", "think: wait 5000 ms")))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Scope", "alice")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A run the user stops: what streamed is kept, marked aborted, and
+	// the stream ends with the protocol's terminal frames.
+	resp := f.post("alice", userBody("gone", "think: wait 5000 ms"))
+	defer resp.Body.Close()
 	r := testutil.NewSSEReader(resp.Body)
 	for {
 		data, err := r.Next()
@@ -331,17 +350,37 @@ func TestHistoryKeepsFailedAndCancelledRuns(t *testing.T) {
 			break
 		}
 	}
-	cancel()
-	resp.Body.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(f.stored("alice", "gone")) < 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	if code, body := f.do("alice", http.MethodPost, "/api/chat/gone/stop", ""); code != http.StatusAccepted {
+		t.Fatalf("stop: %d %s", code, body)
+	}
+	rest := testutil.ReadSSE(t, resp.Body)
+	if n := len(rest); n < 2 || rest[n-1] != "[DONE]" || !strings.Contains(rest[n-2], `"type":"finish"`) {
+		t.Fatalf("stopped stream ended with %q", rest)
 	}
 	msgs = f.stored("alice", "gone")
 	if roles(msgs) != "user,assistant" || msgs[1].Extensions.Completion.StopReason != cmf.StopAborted ||
 		msgs[1].Content[0].(cmf.Thinking).Text != "Thinking about: think: wait 5000 ms" {
 		t.Fatalf("stored %s %+v\n%s", roles(msgs), msgs, f.logs)
 	}
+	if code, _ := f.do("alice", http.MethodPost, "/api/chat/gone/stop", ""); code != http.StatusNotFound {
+		t.Fatalf("stopping a finished run: %d, want 404", code)
+	}
+}
+
+// With history, a run belongs to the server: a client that disconnects
+// leaves it running, and the whole reply is stored.
+func TestRunOutlivesItsClient(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	resp := f.post("alice", userBody("left", "think: wait 300 ms"))
+	r := testutil.NewSSEReader(resp.Body)
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	testutil.Eventually(t, 10*time.Second, "the whole reply to be stored", func() bool {
+		msgs := f.stored("alice", "left")
+		return len(msgs) == 2 && msgs[1].Extensions.Completion != nil && msgs[1].Extensions.Completion.StopReason == cmf.StopEnd
+	})
 }
 
 // flakyStore fails chosen calls: after writing (a timeout that landed),
@@ -473,24 +512,15 @@ func TestHistoryTurnStoredWithReply(t *testing.T) {
 // A reply stopped before its first word leaves no empty message behind.
 func TestHistoryDropsEmptyAbortedReplies(t *testing.T) {
 	f := newHistoryFixture(t, history.NewMemory())
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/api/chat", strings.NewReader(userBody("c", "wait 5000 ms")))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Scope", "alice")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := f.post("alice", userBody("c", "wait 5000 ms"))
+	defer resp.Body.Close()
 	if _, err := testutil.NewSSEReader(resp.Body).Next(); err != nil { // start
 		t.Fatal(err)
 	}
-	cancel()
-	resp.Body.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(f.logs.String(), "run cancelled") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	if code, body := f.do("alice", http.MethodPost, "/api/chat/c/stop", ""); code != http.StatusAccepted {
+		t.Fatalf("stop: %d %s", code, body)
 	}
-	// The reply is saved before that line is logged.
+	testutil.ReadSSE(t, resp.Body) // the stream ends once the reply is saved
 	if msgs := f.stored("alice", "c"); roles(msgs) != "user" {
 		t.Fatalf("stored %s", roles(msgs))
 	}
@@ -593,7 +623,10 @@ func TestStoreWithoutALockGetsOne(t *testing.T) {
 	if status, _ := f.do("alice", http.MethodPost, "/api/chat", userBody("other", "hi")); status != http.StatusOK {
 		t.Fatalf("a turn on another chat: %d, want 200", status)
 	}
-	cancel() // the client leaves: the run stops and lets the chat go
+	// The user stops the run: it lets the chat go.
+	if code, body := f.do("alice", http.MethodPost, "/api/chat/c/stop", ""); code != http.StatusAccepted {
+		t.Fatalf("stop: %d %s", code, body)
+	}
 	testutil.Eventually(t, 5*time.Second, "the chat to be free", func() bool {
 		status, _ := f.do("alice", http.MethodPost, "/api/chat", second)
 		return status == http.StatusOK

@@ -95,6 +95,18 @@ func (h *Handler) begin(req *request) (*session, error) {
 			s.release()
 		}
 	}()
+	if h.shared != nil {
+		// A run whose process died left its log open: finish it (its
+		// partial reply is stored) before building on the conversation.
+		if hdr, err := h.shared.Current(ctx, s.key); err == nil && !hdr.Ended && hdr.Lock != s.token {
+			if err := h.finishDead(ctx, s.key, hdr); err != nil {
+				return nil, Unavailable("conversation history is unavailable", err)
+			}
+			if conv, err = h.cfg.store.Load(ctx, s.key); err != nil {
+				return nil, Unavailable("conversation history is unavailable", err)
+			}
+		}
+	}
 	s.version = conv.Version
 	if turn.Intent != Continue && (len(conv.Messages) >= h.cfg.maxChatMessages || conv.Bytes >= h.cfg.maxChatBytes) {
 		log.Warn("chat is at its size limit", "messages", len(conv.Messages), "bytes", conv.Bytes)
@@ -498,7 +510,7 @@ func (s *session) pending(res runResult) *write {
 	switch {
 	case res.err != nil:
 		rec.Interrupt(cmf.StopError)
-	case !res.finished:
+	case res.finished == nil:
 		rec.Interrupt(cmf.StopAborted)
 	}
 	w := &write{version: s.version, msgs: withContent(rec.Messages())}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/runlog"
 )
 
 // Option configures a [Handler]. Every option states its default.
@@ -31,6 +32,8 @@ type config struct {
 	maxChatBytes    int64
 	approvalTTL     time.Duration
 	replay          ReplayGuard
+	runLog          runlog.Log
+	runRetention    time.Duration
 }
 
 // DefaultApprovalTTL is how long an approval request stays answerable
@@ -55,8 +58,9 @@ const (
 )
 
 // DefaultLockTTL bounds how long a conversation stays locked by a run
-// whose process died. A live run keeps extending its lock.
-const DefaultLockTTL = 2 * time.Minute
+// whose process died, and so how soon another replica declares that run
+// dead. A live run keeps extending its lock.
+const DefaultLockTTL = 20 * time.Second
 
 // DefaultMaxBodyBytes caps request bodies (8 MiB).
 const DefaultMaxBodyBytes = 8 << 20
@@ -82,6 +86,7 @@ func defaults() config {
 		writeTimeout: DefaultWriteTimeout,
 		storeTimeout: DefaultStoreTimeout,
 		approvalTTL:  DefaultApprovalTTL,
+		runRetention: runlog.DefaultRetention,
 
 		maxChatMessages: DefaultMaxChatMessages,
 		maxChatBytes:    DefaultMaxChatBytes,
@@ -204,3 +209,18 @@ func WithStoreTimeout(d time.Duration) Option { return func(c *config) { c.store
 func WithChatLimits(messages int, bytes int64) Option {
 	return func(c *config) { c.maxChatMessages, c.maxChatBytes = messages, bytes }
 }
+
+// WithRunLog sets where runs log their events (with WithStore), so that
+// a reply outlives its connection: a reloaded page resumes it
+// (ResumeHandler, ConnectHandler) and StopHandler stops it. The default
+// is a [runlog.Memory] per handler, which serves the runs of this
+// process; give every replica one shared log (history/redisstore
+// NewRunLog) so that any of them can resume or stop any run, and finish
+// the log of a run whose process died. Pass one runlog.Memory to several
+// handlers of one process to let them share it.
+func WithRunLog(l runlog.Log) Option { return func(c *config) { c.runLog = l } }
+
+// WithRunRetention sets how long a finished run's log is kept, for
+// streams that resume after the last event they saw (default
+// [runlog.DefaultRetention]).
+func WithRunRetention(d time.Duration) Option { return func(c *config) { c.runRetention = d } }

@@ -40,6 +40,21 @@ func (f *inflight) enter(cancel context.CancelCauseFunc) (uint64, bool) {
 	return f.next, true
 }
 
+// enterRun registers a run detached from its request, which Shutdown
+// waits for and cuts like a request. The request that starts it is still
+// registered, so this cannot race with Shutdown's wait.
+func (f *inflight) enterRun(cancel context.CancelCauseFunc) uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cancels == nil {
+		f.cancels = map[uint64]context.CancelCauseFunc{}
+	}
+	f.next++
+	f.cancels[f.next] = cancel
+	f.wg.Add(1)
+	return f.next
+}
+
 func (f *inflight) exit(id uint64) {
 	f.mu.Lock()
 	delete(f.cancels, id)
@@ -60,6 +75,9 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	f.mu.Lock()
 	f.closing = true
 	f.mu.Unlock()
+	if h.unwatch != nil {
+		defer h.unwatch()
+	}
 	done := make(chan struct{})
 	go func() { f.wg.Wait(); close(done) }()
 	select {

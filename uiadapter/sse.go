@@ -3,6 +3,7 @@ package uiadapter
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -22,6 +23,19 @@ type SSEWriter struct {
 	pooled       *[]byte // where buf came from
 	err          error
 	writeTimeout time.Duration // bounds each write; 0: none
+
+	ids  bool   // frames carry the id of the log entry they come from
+	id   []byte // that id
+	mute bool   // frames are dropped (replaying what a resumed client has)
+	mark int    // where the frame being built starts in buf
+}
+
+// setID sets the SSE id of the frames that follow: the sequence number of
+// the log entry they encode.
+func (s *SSEWriter) setID(seq int64) {
+	if s.ids {
+		s.id = strconv.AppendInt(s.id[:0], seq, 10)
+	}
 }
 
 // flushThreshold bounds the buffer: a burst larger than this is written
@@ -62,10 +76,21 @@ func NewSSEWriter(w http.ResponseWriter) *SSEWriter {
 
 // Start begins a data frame and returns the buffer to append the frame's
 // payload (one line of JSON) to; pass the result to End.
-func (s *SSEWriter) Start() []byte { return append(s.buffer(), "data: "...) }
+func (s *SSEWriter) Start() []byte {
+	b := s.buffer()
+	s.mark = len(b)
+	if s.ids && len(s.id) > 0 {
+		b = append(append(append(b, "id: "...), s.id...), '\n')
+	}
+	return append(b, "data: "...)
+}
 
 // End finishes the frame Start began.
 func (s *SSEWriter) End(b []byte) {
+	if s.mute {
+		s.buf = b[:s.mark]
+		return
+	}
 	s.buf = append(b, '\n', '\n')
 	if len(s.buf) >= flushThreshold {
 		s.write()

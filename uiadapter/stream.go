@@ -2,133 +2,149 @@ package uiadapter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/runlog"
 )
 
-// item is one element of the agent's stream.
-type item struct {
-	ev  agent.Event
-	err error
+// A run is one reply being produced. It writes its events to the
+// handler's run log, and every stream that shows it (the request that
+// asked for it, a reloaded tab, another replica) is a reader of that log:
+// the request's own stream reads it from the start, a resumed one from
+// where its client left off.
+//
+// With history, a run belongs to the server, not to the request: it goes
+// on when its client leaves, until it finishes, is stopped, or its
+// process dies (then another replica finishes its log; see recoverDead).
+// Without history, nothing can resume it, so its client leaving stops it.
+type run struct {
+	h      *Handler
+	req    *request
+	in     *agent.Input
+	sess   *session // nil without history
+	key    history.Key
+	header runlog.Header
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	seq    int64
+	mirror *mirror // copies the log to the shared log; nil without one
+	done   chan struct{}
+	flight uint64 // its registration with Shutdown
+
+	// The request that started the run paces it: the agent may run at
+	// most maxAhead events ahead of what that stream has written, as long
+	// as the stream lasts, so a slow client slows a fast agent instead of
+	// piling its output up in memory.
+	paceMu   sync.Mutex
+	readerAt int64
+	detached bool
+	progress chan struct{} // closed when the reader moves on or leaves
 }
+
+// maxAhead is how far a run may get ahead of the stream that started it:
+// enough to batch bursts into few writes.
+const maxAhead = 1024
+
+// Causes a run is cancelled with.
+var (
+	errStopped   = errors.New("uiadapter: the run was stopped")
+	errLockLost  = errors.New("uiadapter: the run lost its lock")
+	errReaderGot = errors.New("uiadapter: the client went away")
+)
 
 // runResult is what the producer saw of a run.
 type runResult struct {
 	rec      *agent.Recorder
 	err      error
-	finished bool // the agent sent RunFinished
+	finished *agent.RunFinished // the agent finished (held back until the reply is saved)
 }
 
-// eventBuffer is how far the agent may run ahead of the writer. A few
-// events are enough to coalesce bursts into one flush; each slot costs 32
-// bytes per open stream.
-const eventBuffer = 16
-
-// stream runs the agent and writes its events. The agent runs in its own
-// goroutine and hands events over a channel; the writer encodes every event
-// that is ready and flushes once per burst, so a fast agent costs one
-// flush per burst rather than per event, and a slow one is flushed at once.
-//
-// When the handler keeps history (sess != nil), the run's terminal event
-// waits until the reply is saved, so that a reply that could not be saved
-// ends with the protocol's error event instead of a normal finish.
-func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, sess *session) {
-	r, turn, log := req.r, req.turn, req.log
-	hdr := w.Header()
-	hdr.Set("Content-Type", "text/event-stream")
-	hdr.Set("Cache-Control", "no-cache")
-	hdr.Set("X-Accel-Buffering", "no")
-	h.proto.SetHeaders(hdr)
-	w.WriteHeader(http.StatusOK)
-
-	sse := NewSSEWriter(w)
-	sse.writeTimeout = h.cfg.writeTimeout
-	enc := h.proto.NewEncoder(sse, turn)
-	if sess != nil && sess.refusal != "" {
-		log.Info("run refused", "reason", sess.refusal)
-		sess.release()
-		_ = enc.Fail(sess.refusal)
-		_ = enc.Close()
-		_ = sse.Flush()
-		return
-	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
+// start starts a run of req and returns it; its events go to the log.
+func (h *Handler) start(req *request, in *agent.Input, sess *session) *run {
+	rn := &run{h: h, req: req, in: in, sess: sess, done: make(chan struct{}), progress: make(chan struct{})}
+	parent := req.r.Context()
+	rn.header = runlog.Header{Run: req.turn.RunID, Protocol: h.proto.Name(), Started: time.Now()}
 	if sess != nil {
+		parent = context.WithoutCancel(parent)
+		rn.key = sess.key
+		rn.header.Base = len(in.History) + len(sess.turnMsgs)
+		rn.header.Turn = sess.turnMsgs
+		rn.header.Lock = sess.token
+		if req.turn.Intent == Continue {
+			rn.header.Continue = req.turn.MessageID
+		}
+	} else {
+		rn.key = history.Key{Chat: req.turn.RunID} // its own: nothing else reads it
+	}
+	rn.ctx, rn.cancel = context.WithCancelCause(parent)
+	_ = h.local.Begin(rn.ctx, rn.key, rn.header)
+	if sess != nil {
+		h.runs.add(rn)
+		rn.flight = h.inflight.enterRun(rn.cancel)
+		if h.shared != nil {
+			rn.mirror = newMirror(h, rn.key, rn.header)
+		}
+	}
+	go rn.main()
+	return rn
+}
+
+// main produces the run, saves it, and ends its log.
+func (rn *run) main() {
+	h, sess, log := rn.h, rn.sess, rn.req.log
+	defer close(rn.done)
+	if sess != nil {
+		defer h.inflight.exit(rn.flight)
+		defer h.runs.remove(rn)
 		sess.storeTurn()
-		sess.keepLock(cancel)
+		sess.keepLock(func() { rn.cancel(errLockLost) })
 	}
+	res := h.produce(rn.ctx, rn.req, rn.in, rn.publish)
 
-	events := make(chan item, eventBuffer)
-	done := make(chan runResult, 1)
-	go h.produce(ctx, req, in, events, done)
-
-	var keepAlive <-chan time.Time
-	var ticker *time.Ticker
-	if h.cfg.keepAlive > 0 {
-		ticker = time.NewTicker(h.cfg.keepAlive)
-		defer ticker.Stop()
-		keepAlive = ticker.C
-	}
-	var runErr error
-	var finished *agent.RunFinished
-	handle := func(it item) {
-		if it.err != nil {
-			runErr = it.err
-			return
-		}
-		if f, ok := it.ev.(*agent.RunFinished); ok {
-			finished = f // written once the reply is saved
-			return
-		}
-		if err := enc.Encode(it.ev); err != nil {
-			log.Error("encoding an event failed", "event", fmt.Sprintf("%T", it.ev), "error", err)
-		}
-	}
-	open := true
-	for open {
-		select {
-		case it, ok := <-events:
-			if !ok {
-				open = false
-				break
-			}
-			handle(it)
-		drain: // everything else that is ready goes out with the same flush
-			for {
-				select {
-				case it, ok := <-events:
-					if !ok {
-						open = false
-						break drain
-					}
-					handle(it)
-				default:
-					break drain
-				}
-			}
-		case <-keepAlive:
-			sse.Comment("keep-alive")
-		}
-		if err := sse.Flush(); err != nil {
-			cancel() // the client is gone or stopped reading: stop the run
-			break
-		}
-		if ticker != nil {
-			ticker.Reset(h.cfg.keepAlive)
-		}
-	}
-	cancel()
-	for range events { // let the producer finish recording
-	}
-	res := <-done
 	outcome, saveErr := saved, error(nil)
+	var w *write
 	if sess != nil {
-		w := sess.pending(res)
+		w = sess.pending(res)
 		outcome, saveErr = sess.save(w)
+	}
+	cause := context.Cause(rn.ctx)
+	var last []runlog.Entry
+	fail := func(msg string) { last = append(last, runlog.FailedEntry(rn.next(), msg)) }
+	switch {
+	case sess != nil && sess.lost.Load():
+		fail(LockLostMessage)
+	case outcome == notSaved:
+		log.Error("the reply could not be saved", "error", saveErr, "run_error", res.err)
+		fail(SaveFailedMessage)
+	case outcome == maybeSaved:
+		log.Error("the reply may not have been saved; still trying", "error", saveErr, "run_error", res.err)
+		fail(SaveUncertainMessage)
+	case errors.Is(cause, ErrShuttingDown):
+		log.Warn("the run was cut by shutdown", "stored", sess != nil)
+		fail(ShutdownMessage)
+	case res.err != nil:
+		log.Error("agent run failed", "error", res.err)
+		fail(ErrorMessage)
+	case errors.Is(cause, errStopped):
+		log.Info("run stopped")
+	case rn.ctx.Err() != nil:
+		log.Info("client disconnected; run cancelled")
+	case res.finished != nil:
+		last = append(last, runlog.EventEntry(rn.next(), res.finished))
+	}
+	last = append(last, runlog.Entry{Seq: rn.next(), Time: time.Now(), Type: runlog.TypeEnded})
+	// The shared log ends before the lock is released, so a reader that
+	// finds the lock free and the log open knows the run's process died.
+	if rn.mirror != nil {
+		rn.mirror.finish(last)
+	}
+	if sess != nil {
 		if outcome == maybeSaved {
 			sess.finishLater(w) // keeps the lock until it knows
 		} else {
@@ -138,71 +154,235 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 			sess.release()
 		}
 	}
-	switch {
-	case sess != nil && sess.lost.Load():
-		_ = enc.Fail(LockLostMessage)
-	case outcome == notSaved:
-		log.Error("the reply could not be saved", "error", saveErr, "run_error", runErr)
-		_ = enc.Fail(SaveFailedMessage)
-	case outcome == maybeSaved:
-		log.Error("the reply may not have been saved; still trying", "error", saveErr, "run_error", runErr)
-		_ = enc.Fail(SaveUncertainMessage)
-	case shuttingDown(r):
-		log.Warn("the run was cut by shutdown", "stored", sess != nil)
-		_ = enc.Fail(ShutdownMessage)
-	case runErr != nil:
-		log.Error("agent run failed", "error", runErr)
-		_ = enc.Fail(ErrorMessage)
-	case r.Context().Err() != nil || sse.Err() != nil:
-		log.Info("client disconnected; run cancelled")
-	case finished != nil:
-		_ = enc.Encode(finished)
+	ctx := context.Background()
+	if sess != nil {
+		_ = h.local.End(ctx, rn.key, rn.header.Run, h.cfg.runRetention, last...)
+	} else {
+		_ = h.local.Append(ctx, rn.key, rn.header.Run, last...) // the request ends the log once it has read it
 	}
-	_ = enc.Close()
-	_ = sse.Flush()
+	rn.cancel(nil)
+}
+
+func (rn *run) next() int64 { rn.seq++; return rn.seq }
+
+// publish appends one event to the log, first waiting for the stream
+// that started the run when it is maxAhead behind.
+func (rn *run) publish(ev agent.Event) {
+	e := runlog.EventEntry(rn.next(), ev)
+	for {
+		rn.paceMu.Lock()
+		wait, progress := !rn.detached && e.Seq-rn.readerAt > maxAhead, rn.progress
+		rn.paceMu.Unlock()
+		if !wait {
+			break
+		}
+		select {
+		case <-progress:
+		case <-rn.ctx.Done():
+			wait = false
+		}
+		if !wait {
+			break
+		}
+	}
+	_ = rn.h.local.Append(rn.ctx, rn.key, rn.header.Run, e)
+}
+
+// paced reports that the stream that started the run has written up to
+// seq; leave says it has ended.
+func (rn *run) paced(seq int64, leave bool) {
+	rn.paceMu.Lock()
+	defer rn.paceMu.Unlock()
+	if rn.detached {
+		return
+	}
+	rn.readerAt, rn.detached = seq, leave
+	close(rn.progress)
+	rn.progress = make(chan struct{})
 }
 
 // produce runs the agent, keeps its stream balanced (agent.Balancer),
-// signs its approval requests and records every event, then hands it to
-// the writer while the writer still listens. It keeps recording after
-// the client is gone, so that what the run produced can be kept.
-func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, events chan<- item, done chan<- runResult) {
-	res := runResult{rec: agent.NewRecorder()}
-	deliver := true
-	send := func(it item) {
-		if !deliver {
-			return
-		}
-		select {
-		case events <- it:
-		case <-ctx.Done():
-			deliver = false
-		}
-	}
+// signs its approval requests and records every event, and hands each to
+// emit, except RunFinished, which it returns: it is written once the
+// reply is saved, so that a reply that could not be saved ends with the
+// protocol's error event instead of a normal finish.
+func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, emit func(agent.Event)) (res runResult) {
+	res.rec = agent.NewRecorder()
 	var bal agent.Balancer
 	sink := func(ev agent.Event) {
 		if e, ok := ev.(*agent.ApprovalRequested); ok {
 			e.Signature = h.cfg.signer.Sign(h.signedCall(req, e.ToolCallID, e.ToolName, e.Input), time.Now().Add(h.cfg.approvalTTL))
 		}
 		res.rec.Add(ev)
-		send(item{ev: ev})
+		if f, ok := ev.(*agent.RunFinished); ok {
+			res.finished = f
+			return
+		}
+		emit(ev)
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			res.err = fmt.Errorf("agent panicked: %v", p)
-			send(item{err: res.err})
 		}
 		bal.End(sink) // a run that stopped early: close what it left open
-		res.finished = bal.Finished()
-		close(events)
-		done <- res
 	}()
 	for ev, err := range h.agent.Run(ctx, in) {
 		if err != nil {
 			res.err = err
-			send(item{err: err})
 			continue
 		}
 		bal.Add(ev, sink)
 	}
+	return res
+}
+
+// stream answers a chat request: it starts the run and follows its log.
+func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, sess *session) {
+	log := req.log
+	sse := h.startStream(w, sess != nil)
+	if sess != nil {
+		w.Header().Set(RunHeader, req.turn.RunID)
+	}
+	w.WriteHeader(http.StatusOK)
+	enc := h.proto.NewEncoder(sse, req.turn)
+	if sess != nil && sess.refusal != "" {
+		log.Info("run refused", "reason", sess.refusal)
+		sess.release()
+		_ = enc.Fail(sess.refusal)
+		_ = enc.Close()
+		_ = sse.Flush()
+		return
+	}
+	rn := h.start(req, in, sess)
+	err := h.follow(req.r, sse, enc, h.local, rn.key, rn.header.Run, 0, false, rn.paced)
+	rn.paced(0, true)
+	if err != nil && sess == nil {
+		rn.cancel(errReaderGot) // nothing can resume it: stop it
+	}
+	if sess == nil {
+		<-rn.done
+		_ = h.local.End(context.Background(), rn.key, rn.header.Run, 0)
+	}
+}
+
+// RunHeader names the run a stream shows (its id is AG-UI's runId), so a
+// client can resume it with Last-Event-ID "<run>:<sequence>".
+const RunHeader = "Agentui-Run"
+
+// startStream sets the stream's headers and returns its writer. Frames of
+// a stream that can be resumed carry SSE ids.
+func (h *Handler) startStream(w http.ResponseWriter, resumable bool) *SSEWriter {
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("X-Accel-Buffering", "no")
+	h.proto.SetHeaders(hdr)
+	sse := NewSSEWriter(w)
+	sse.writeTimeout = h.cfg.writeTimeout
+	sse.ids = resumable
+	return sse
+}
+
+// follow writes a run's log to a stream until the log ends (nil), the
+// client goes away (an error), or the log is lost. Entries up to mute are
+// encoded but not written: a stream resumed after an event needs the
+// encoder in the state that event left it in. remote says the log is
+// another process's run: then a run that goes quiet for long is checked
+// for a dead process (recoverDead).
+//
+// pace, when set, hears how far the stream has got.
+func (h *Handler) follow(r *http.Request, sse *SSEWriter, enc Encoder, l runlog.Log, key history.Key, run string, mute int64, remote bool, pace func(seq int64, leave bool)) error {
+	ctx := r.Context()
+	wait := h.cfg.keepAlive
+	if wait <= 0 {
+		wait = time.Minute
+	}
+	if remote {
+		wait = min(wait, h.cfg.lockTTL/10)
+	}
+	var after int64
+	for {
+		es, err := l.Read(ctx, key, run, after, wait)
+		switch {
+		case err != nil && ctx.Err() != nil && shuttingDown(r):
+			// Shutdown cuts the run too: follow it to its end, which
+			// tells the client why.
+			ctx = context.WithoutCancel(ctx)
+			continue
+		case err != nil && ctx.Err() != nil:
+			return err
+		case err != nil:
+			req := h.cfg.logger.With("protocol", h.proto.Name(), "chat", key.Chat, "run", run)
+			req.Warn("the run's log could not be read", "error", err)
+			_ = enc.Fail(ErrorMessage)
+			_ = enc.Close()
+			_ = sse.Flush()
+			return nil
+		}
+		if len(es) == 0 {
+			if remote && h.recoverDead(key, run) {
+				continue
+			}
+			if h.cfg.keepAlive > 0 {
+				sse.Comment("keep-alive")
+			}
+		}
+		for i := range es {
+			e := &es[i]
+			after = e.Seq
+			sse.mute = e.Seq <= mute
+			sse.setID(e.Seq)
+			switch {
+			case e.Event != nil:
+				_ = enc.Encode(e.Event)
+			case e.Type == runlog.TypeFailed:
+				_ = enc.Fail(e.Failed())
+			case e.Type == runlog.TypeEnded:
+				_ = enc.Close()
+				sse.mute = false
+				return sse.Flush()
+			}
+		}
+		if err := sse.Flush(); err != nil {
+			return err
+		}
+		if pace != nil && len(es) > 0 {
+			pace(after, false)
+		}
+	}
+}
+
+// runs are the runs of this handler that are alive, by chat.
+type runs struct {
+	mu   sync.Mutex
+	live map[history.Key]*run
+}
+
+func (rs *runs) add(rn *run) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.live == nil {
+		rs.live = map[history.Key]*run{}
+	}
+	rs.live[rn.key] = rn
+}
+
+func (rs *runs) remove(rn *run) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.live[rn.key] == rn {
+		delete(rs.live, rn.key)
+	}
+}
+
+// stop stops key's run if it is alive here (and is run, when run is set).
+func (rs *runs) stop(key history.Key, run string) bool {
+	rs.mu.Lock()
+	rn := rs.live[key]
+	rs.mu.Unlock()
+	if rn == nil || run != "" && rn.header.Run != run {
+		return false
+	}
+	rn.cancel(errStopped)
+	return true
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/internal/server"
+	"github.com/agentui/agentui/uiadapter"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -42,7 +43,7 @@ func main() {
 type options struct {
 	addr, model, history, historyPrefix, secret, logLevel, debugAddr string
 	historyTTL, demoDelay                                            time.Duration
-	bodyTimeout, writeTimeout, idleTimeout, shutdownGrace            time.Duration
+	bodyTimeout, writeTimeout, idleTimeout, shutdownGrace, lockTTL   time.Duration
 }
 
 // newFlags declares every flag with its AGENTUI_… twin as the default.
@@ -83,6 +84,7 @@ func newFlags() (*flag.FlagSet, *options, error) {
 		{&o.bodyTimeout, "body-timeout", "a request body must arrive within this (408 after it)", server.DefaultBodyTimeout},
 		{&o.writeTimeout, "write-timeout", "a client that stops reading a stream for this long is cut off", server.DefaultWriteTimeout},
 		{&o.idleTimeout, "idle-timeout", "a kept-alive connection with no request for this long is closed", server.DefaultIdleTimeout},
+		{&o.lockTTL, "lock-ttl", "how long a chat stays locked by a reply whose server died; another replica then finishes that reply and the chat takes new turns", uiadapter.DefaultLockTTL},
 		{&o.shutdownGrace, "shutdown-grace", "on SIGTERM or SIGINT, how long replies in progress may take to finish before they are cut (their partial output is kept)", 10 * time.Second},
 	} {
 		if err := dur(d.p, d.name, d.def.String(), d.usage); err != nil {
@@ -117,7 +119,7 @@ func run(args []string) error {
 	srv, err := server.New(server.Config{
 		Web: page, Model: o.model, History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix,
 		Secret: o.secret, DemoDelay: o.demoDelay, Logger: logger,
-		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout,
+		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL,
 	})
 	if err != nil {
 		return err

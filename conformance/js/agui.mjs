@@ -14,10 +14,12 @@ import * as current from '@ag-ui/client';
 import * as legacyClient from '@ag-ui/client-legacy';
 import { EventSchema } from '@ag-ui/core/schemas';
 import { cookieFetch, history } from './cookies.mjs';
+import { agentuiAgent } from '../../cmd/agentui/web/src/agentuiAgent.js';
 
 const [url, flow, mode] = process.argv.slice(2);
 const legacy = mode === 'legacy';
-const { HttpAgent } = legacy ? legacyClient : current;
+// The chat page's HttpAgent subclass (connect, stop), on this client.
+const HttpAgent = agentuiAgent(legacy ? legacyClient : current);
 const checks = [];
 // What the fake model of lineBreaks_test.go sends (lineBreaks flow).
 const ODD = 'Ber\nlin\r\n\u2028x';
@@ -35,9 +37,11 @@ for (const level of ['warn', 'error']) {
 // is validated here.
 async function checkingFetch(input, init) {
   const res = await cookieFetch(input, init);
-  if (!res.ok || !res.body) return res;
+  if (!res.ok || !res.body || !init.body) return res; // not a stream (stop)
   const [forClient, forCheck] = res.body.tee();
-  const check = checkStream(res.headers, forCheck, JSON.parse(init.body)).catch((e) => {
+  const body = JSON.parse(init.body);
+  body.connect = String(input).endsWith('/connect');
+  const check = checkStream(res.headers, forCheck, body).catch((e) => {
     if (init.signal?.aborted) return { aborted: true, events: [] };
     throw e;
   });
@@ -51,8 +55,18 @@ async function checkStream(headers, body, input) {
   const text = await new Response(body).text();
   assert.ok(!text.includes('\r'), 'LF framing');
   const events = [];
-  for (const frame of text.split('\n\n')) {
+  let lastId = 0;
+  for (let frame of text.split('\n\n')) {
     if (frame === '') continue;
+    // With history, the frames of a run carry the id of the run-log
+    // event they come from; ids never go back.
+    const id = /^id: (\d+)\n/.exec(frame);
+    if (!history) assert.ok(!id, 'no ids without history: ' + frame);
+    if (id) {
+      assert.ok(Number(id[1]) >= lastId, 'ids never go back');
+      lastId = Number(id[1]);
+      frame = frame.slice(id[0].length);
+    }
     assert.ok(frame.startsWith('data: ') && !frame.includes('\n'), 'one data line per frame: ' + frame);
     const raw = frame.slice('data: '.length);
     // Optional fields are left out, never null; CUSTOM's value is required
@@ -70,12 +84,14 @@ async function checkStream(headers, body, input) {
   const first = events[0];
   assert.equal(first.type, 'RUN_STARTED');
   assert.equal(first.threadId, input.threadId);
-  assert.equal(first.runId, input.runId);
+  // A connect shows the thread's running run, under its own id.
+  const runId = input.connect ? first.runId : input.runId;
+  assert.equal(first.runId, runId);
   const last = events.at(-1);
   assert.ok(['RUN_FINISHED', 'RUN_ERROR'].includes(last.type), 'ends with RUN_FINISHED or RUN_ERROR');
   if (last.type === 'RUN_FINISHED') {
     assert.equal(last.threadId, input.threadId);
-    assert.equal(last.runId, input.runId);
+    assert.equal(last.runId, runId);
     if (!input.protocolVersion) {
       // Pre-1.0 clients reject 1.0-only outcome additions.
       assert.ok(last.outcome === undefined || last.outcome.type === 'interrupt', 'no 1.0-only outcome for a pre-1.0 client');
@@ -287,11 +303,62 @@ const flows = {
     while (!checks.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     await new Promise((r) => setTimeout(r, 100));
     const started = Date.now();
+    // With history a run outlives its request: Stop asks the server.
+    if (history) assert.equal(await agent.stop(), true, 'the server stopped the run');
     agent.abortRun();
     await run;
     assert.ok(Date.now() - started < 2000, 'abort returns promptly');
     warnings.length = 0;
     // The server keeps serving.
+    agent.messages = [...agent.messages, user('still there?')];
+    await agent.runAgent();
+    assert.equal(lastAssistant(agent), 'You said: still there?');
+  },
+
+  // A reload while an approval is pending: a new agent on the thread
+  // connects, gets the conversation and the open interrupt without a run,
+  // and resumes it.
+  async reload() {
+    if (!history) {
+      const res = await cookieFetch(url + '/connect', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: 't', runId: 'r', messages: [], tools: [], context: [], state: {}, forwardedProps: {} }) });
+      assert.equal(res.status, 404, 'a server without history has nothing to connect to');
+      return;
+    }
+    const first = newAgent();
+    first.messages = [user('delete /tmp/x.txt')];
+    await first.runAgent();
+    const [asked] = (await eventsOf(0)).at(-1).outcome.interrupts;
+    const agent = newAgent({ threadId: first.threadId });
+    await agent.connectAgent();
+    const events = await eventsOf(1);
+    assert.deepEqual(events.map((e) => e.type), ['RUN_STARTED', 'MESSAGES_SNAPSHOT', 'RUN_FINISHED']);
+    assert.deepEqual(agent.messages.map((m) => m.role), ['user', 'assistant']);
+    assert.equal(agent.messages[1].toolCalls[0].id, asked.toolCallId);
+    const [interrupt] = events.at(-1).outcome.interrupts;
+    assert.equal(interrupt.toolCallId, asked.toolCallId);
+    if (!legacy) assert.equal(agent.pendingInterrupts.length, 1, 'the client holds the interrupt');
+    await agent.runAgent({ resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] });
+    assert.equal(lastAssistant(agent), 'Deleted /tmp/x.txt.');
+  },
+
+  // A reload during a reply: connect shows the thread before the run,
+  // then the run from its start, live; every message once.
+  async reattach() {
+    if (!history) return flows.chat();
+    const first = newAgent();
+    first.messages = [user('think: wait 1000 ms')];
+    const running = first.runAgent();
+    const deadline = Date.now() + 5000;
+    while (!first.messages.some((m) => m.role === 'reasoning') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    const agent = newAgent({ threadId: first.threadId });
+    await agent.connectAgent();
+    await running;
+    const ids = agent.messages.map((m) => m.id);
+    assert.equal(new Set(ids).size, ids.length, 'no message twice: ' + ids);
+    assert.equal(agent.messages[0].role, 'user');
+    assert.equal(lastAssistant(agent), 'done');
+    assert.deepEqual(agent.messages.map((m) => m.role), first.messages.map((m) => m.role));
+    // The thread goes on from the reattached agent.
     agent.messages = [...agent.messages, user('still there?')];
     await agent.runAgent();
     assert.equal(lastAssistant(agent), 'You said: still there?');

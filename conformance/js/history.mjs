@@ -261,6 +261,10 @@ const flows = {
     let error;
     await newAgent([user('me too')]).runAgent().catch((e) => (error = e));
     assert.match(String(error), /HTTP 409/);
+    // The run outlives its request: Stop goes to the server, which
+    // stops it wherever it runs.
+    const stop = await cookieFetch(`${base}/api/agui/${encodeURIComponent(first.threadId)}/stop`, { method: 'POST' });
+    assert.equal(stop.status, 202);
     first.abortRun();
     await running;
     // Stopping the first run frees the thread.

@@ -22,7 +22,7 @@ import {
   validateUIMessages,
 } from 'ai';
 import { readFileSync } from 'node:fs';
-import { cookieFetch } from './cookies.mjs';
+import { cookieFetch, history } from './cookies.mjs';
 
 const [base, flow] = process.argv.slice(2);
 const aiVersion = JSON.parse(readFileSync(new URL('../package.json', import.meta.resolve('ai')), 'utf8')).version;
@@ -37,10 +37,10 @@ const ODD_TEXT = 'Line one\nline two\r\nthree\u2028four';
 async function checkingFetch(input, init) {
   const res = await cookieFetch(input, init);
   if (!res.ok || !res.body) return res;
-  const body = JSON.parse(init.body);
+  const body = init.body ? JSON.parse(init.body) : { messages: [] }; // GET: a resumed stream
   const last = body.messages.at(-1);
   const [forClient, forCheck] = res.body.tee();
-  const check = checkStream(res.headers, forCheck, last.role === 'assistant' ? last : undefined).catch((e) => {
+  const check = checkStream(res.headers, forCheck, last?.role === 'assistant' ? last : undefined).catch((e) => {
     if (init.signal?.aborted) return { aborted: true, chunks: [], errors: [] }; // the client stopped reading
     throw e;
   });
@@ -56,8 +56,18 @@ async function checkStream(headers, body, continued) {
   assert.ok(text.endsWith('data: [DONE]\n\n'), 'the stream ends with data: [DONE]');
   assert.ok(!text.includes('\r'), 'LF framing');
   const chunks = [];
-  for (const frame of text.split('\n\n')) {
+  let lastId = 0;
+  for (let frame of text.split('\n\n')) {
     if (frame === '') continue;
+    // With history every frame carries the id of the run-log event it
+    // comes from (for Last-Event-ID); ids never go back.
+    const id = /^id: (\d+)\n/.exec(frame);
+    assert.equal(Boolean(id), history, 'frames carry ids exactly when the server keeps history: ' + frame);
+    if (id) {
+      assert.ok(Number(id[1]) >= lastId, 'ids never go back');
+      lastId = Number(id[1]);
+      frame = frame.slice(id[0].length);
+    }
     assert.ok(frame.startsWith('data: ') && !frame.includes('\n'), 'one data line per frame: ' + frame);
     const data = frame.slice('data: '.length);
     if (data === '[DONE]') continue;
@@ -312,6 +322,12 @@ const flows = {
     // until content arrives, as with the SDK's own server).
     await until(() => chat.messages.length === 2, 'the stream to start');
     const started = Date.now();
+    if (history) {
+      // With history a run outlives its request: aborting the fetch
+      // leaves it running, and Stop asks the server to stop it.
+      const res = await cookieFetch(`${base}/api/chat/${chat.id}/stop`, { method: 'POST' });
+      assert.equal(res.status, 202, 'the stop endpoint accepts');
+    }
     await chat.stop();
     await sent;
     await until(() => chat.status === 'ready', 'the chat to stop');
@@ -320,6 +336,49 @@ const flows = {
     await chat.sendMessage({ text: 'still there?' });
     await until(() => chat.status === 'ready' && texts(assistant(chat)) === 'You said: still there?', 'the next reply');
     return chat;
+  },
+  // A reload mid-reply: the first Chat's fetch is cut (the run goes on);
+  // a new Chat with the stored messages resumes the stream (what
+  // useChat({resume: true}) does on mount) and shows the whole reply
+  // once; a second resume finds no run (204) and changes nothing.
+  async resume() {
+    if (!history) {
+      const res = await cookieFetch(`${base}/api/chat/anything/stream`);
+      assert.equal(res.status, 404, 'a server without history has no runs to resume');
+      const chat = newChat();
+      await chat.sendMessage({ text: 'hello' });
+      await settled(chat);
+      return chat;
+    }
+    const chat = newChat();
+    const sent = chat.sendMessage({ text: 'think: wait 1000 ms' });
+    await until(() => assistant(chat)?.parts.some((p) => p.type === 'reasoning' && p.text.endsWith('ms')), 'the reasoning');
+    await chat.stop(); // the page goes away
+    await sent;
+    const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+    assert.deepEqual(stored.map((m) => m.role), ['user'], 'the reply is not stored yet');
+    const reloaded = new Chat({
+      id: chat.id,
+      messages: stored,
+      transport: new DefaultChatTransport({ api: base + '/api/chat', fetch: checkingFetch }),
+    });
+    await reloaded.resumeStream();
+    await settled(reloaded);
+    assert.equal(reloaded.status, 'ready', String(reloaded.error));
+    assert.deepEqual(reloaded.messages.map((m) => m.role), ['user', 'assistant']);
+    const reply = assistant(reloaded);
+    assert.deepEqual(reply.parts.map((p) => p.type), ['step-start', 'reasoning', 'text'], 'each part once');
+    assert.equal(reply.parts[1].text, 'Thinking about: think: wait 1000 ms');
+    assert.equal(texts(reply), 'done');
+    const again = await cookieFetch(`${base}/api/chat/${chat.id}/stream`);
+    assert.equal(again.status, 204, 'no run to resume once it is over');
+    await reloaded.resumeStream();
+    assert.equal(reloaded.status, 'ready');
+    assert.equal(reloaded.messages.length, 2);
+    // The stored reply is the one that streamed, under the same id.
+    const after = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+    assert.equal(after.at(-1).id, reply.id);
+    return reloaded;
   },
 };
 

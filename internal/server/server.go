@@ -20,6 +20,7 @@ import (
 	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
+	"github.com/agentui/agentui/runlog"
 	"github.com/agentui/agentui/uiadapter"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -50,6 +51,9 @@ type Config struct {
 	// for its next request, ReadHeaderTimeout how long its headers may
 	// take.
 	BodyTimeout, WriteTimeout, IdleTimeout, ReadHeaderTimeout time.Duration
+	// LockTTL is how long a chat stays locked by a run whose process died
+	// (0: uiadapter.DefaultLockTTL).
+	LockTTL time.Duration
 	// Web is the chat page's files (index.html and its assets), served at
 	// GET /. Nil serves no page.
 	Web fs.FS
@@ -69,6 +73,7 @@ type Server struct {
 	handler http.Handler
 	closers []func() error
 	chats   []*uiadapter.Handler // the chat handlers, for Shutdown
+	runLog  runlog.Log           // shared by the chat handlers
 	// Description says what the server runs ("model demo, history memory").
 	Description string
 	// RandomSecret is true when no secret was configured.
@@ -118,7 +123,10 @@ func New(cfg Config) (*Server, error) {
 		uiadapter.WithWriteTimeout(cfg.WriteTimeout),
 	}
 	if store != nil {
-		opts = append(opts, uiadapter.WithStore(store))
+		opts = append(opts, uiadapter.WithStore(store), uiadapter.WithRunLog(s.runLog))
+	}
+	if cfg.LockTTL > 0 {
+		opts = append(opts, uiadapter.WithLockTTL(cfg.LockTTL))
 	}
 	var vercelOpts []vercelai.Option
 	if cfg.AISDK7 {
@@ -136,7 +144,11 @@ func New(cfg Config) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", chat)
 	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat))
+	mux.Handle("GET /api/chat/{id}/stream", chat.ResumeHandler(nil))
+	mux.Handle("POST /api/chat/{id}/stop", chat.StopHandler(nil))
 	mux.Handle("POST /api/agui", aguiHandler)
+	mux.Handle("POST /api/agui/connect", aguiHandler.ConnectHandler())
+	mux.Handle("POST /api/agui/{id}/stop", aguiHandler.StopHandler(nil))
 	if cfg.Web != nil {
 		page, err := staticHandler(cfg.Web)
 		if err != nil {
@@ -215,6 +227,26 @@ func (s *Server) redisOptions(cfg Config) []redisstore.Option {
 	return opts
 }
 
+// redisRunLog starts the run log every replica shares; Redis must answer
+// within a few seconds.
+func (s *Server) redisRunLog(cfg Config, rdb goredis.UniversalClient) error {
+	var opts []redisstore.RunLogOption
+	if cfg.HistoryPrefix != "" {
+		opts = append(opts, redisstore.WithRunLogPrefix(cfg.HistoryPrefix))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	l, err := redisstore.NewRunLog(ctx, rdb, opts...)
+	if err != nil {
+		_ = rdb.Close()
+		return fmt.Errorf("-history: Redis does not answer: %w", err)
+	}
+	s.runLog = l
+	// Before the client's own Close.
+	s.closers = append([]func() error{l.Close}, s.closers...)
+	return nil
+}
+
 // newStore builds the history store -history names: "memory" (the
 // default), "none", or a Redis URL: redis://host:port/db, rediss://… for
 // TLS, or redis+cluster://host1:port,host2:port (rediss+cluster for TLS)
@@ -223,6 +255,7 @@ func (s *Server) newStore(cfg Config) (history.Store, string, error) {
 	h := cfg.History
 	switch {
 	case h == "" || h == "memory":
+		s.runLog = runlog.NewMemory()
 		return history.NewMemory(history.WithMemoryTTL(cfg.HistoryTTL)), "memory", nil
 	case h == "none":
 		return nil, "none", nil
@@ -246,6 +279,9 @@ func (s *Server) newStore(cfg Config) (history.Store, string, error) {
 		opts.ContextTimeoutEnabled, opts.DialerRetries = true, dialOnce
 		rdb := goredis.NewClusterClient(opts)
 		s.closers = append(s.closers, rdb.Close)
+		if err := s.redisRunLog(cfg, rdb); err != nil {
+			return nil, "", err
+		}
 		return redisstore.New(rdb, s.redisOptions(cfg)...), "redis cluster " + hosts, nil
 	case strings.HasPrefix(h, "redis://"), strings.HasPrefix(h, "rediss://"):
 		opts, err := goredis.ParseURL(h)
@@ -255,6 +291,9 @@ func (s *Server) newStore(cfg Config) (history.Store, string, error) {
 		opts.ContextTimeoutEnabled, opts.DialerRetries = true, dialOnce
 		rdb := goredis.NewClient(opts)
 		s.closers = append(s.closers, rdb.Close)
+		if err := s.redisRunLog(cfg, rdb); err != nil {
+			return nil, "", err
+		}
 		return redisstore.New(rdb, s.redisOptions(cfg)...), "redis " + opts.Addr, nil
 	}
 	return nil, "", fmt.Errorf("unknown -history %q (want memory, none, or a redis:// URL)", h)

@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
@@ -91,4 +92,14 @@ func FuzzFraming(f *testing.F, p uiadapter.Protocol) {
 		}
 		CheckFrames(t, Encode(p, &uiadapter.Turn{ChatID: s, RunID: s}, EventsWith(s, raw)...))
 	})
+}
+
+// ShutdownNow cuts the handlers' runs and waits for them, so that a test
+// leaves no run behind (runs with history outlive their requests).
+func ShutdownNow(hs ...*uiadapter.Handler) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, h := range hs {
+		_ = h.Shutdown(ctx)
+	}
 }

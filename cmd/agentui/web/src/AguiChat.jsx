@@ -1,8 +1,12 @@
-// The chat over AG-UI 1.0: HttpAgent from @ag-ui/client against
-// POST /api/agui, with the chat id as the thread id. The page answers the
-// get_location frontend tool and the server's approval interrupts.
+// The chat over AG-UI 1.0: HttpAgent from @ag-ui/client (with agentui's
+// connect and stop, agentuiAgent.js) against POST /api/agui, with the
+// chat id as the thread id. A reload connects: the thread comes back with
+// its open approvals, and a reply still being produced goes on showing.
+// The page answers the get_location frontend tool and the server's
+// approval interrupts.
 import { useEffect, useRef, useState } from 'react';
-import { HttpAgent } from '@ag-ui/client';
+import * as agui from '@ag-ui/client';
+import { agentuiAgent } from './agentuiAgent.js';
 import { generateId } from './ids.js';
 import { Composer, ErrorBox, Message, MessageList, Pending, Reasoning, Text, ToolCard } from './ui.jsx';
 import { getLocation, LOCATION_TOOL, locationToolDeclaration } from './location.js';
@@ -11,9 +15,10 @@ const TOOLS = [locationToolDeclaration];
 // A run that only hands back frontend tool results goes round again; this
 // bounds a model that keeps calling tools.
 const MAX_ROUNDS = 8;
+const AgentuiAgent = agentuiAgent(agui);
 
 export function AguiChat({ chatId, fresh }) {
-  const [agent] = useState(() => new HttpAgent({ url: '/api/agui', threadId: chatId }));
+  const [agent] = useState(() => new AgentuiAgent({ url: '/api/agui', threadId: chatId }));
   const [messages, setMessages] = useState([]);
   const [running, setRunning] = useState(false);
   const [error, setError] = useState(null);
@@ -34,6 +39,24 @@ export function AguiChat({ chatId, fresh }) {
       if (agent.isRunning) agent.abortRun();
     };
   }, [agent]);
+
+  // A thread the page did not just make may have a past, open approvals
+  // and a reply being produced: connect shows them, running nothing.
+  useEffect(() => {
+    if (fresh) return;
+    setRunning(true);
+    stopping.current = false;
+    agent
+      .connectAgent()
+      .catch((e) => {
+        if (!stopping.current) setError(e?.message ?? String(e));
+      })
+      .finally(() => {
+        setRunning(false);
+        setMessages([...agent.messages]);
+        setInterrupts([...(agent.pendingInterrupts ?? [])]);
+      });
+  }, [agent, fresh]);
 
   const run = async (params = {}) => {
     setRunning(true);
@@ -89,8 +112,11 @@ export function AguiChat({ chatId, fresh }) {
     run();
   };
 
+  // Stop asks the server to stop the run (it outlives this request),
+  // then stops reading.
   const stop = () => {
     stopping.current = true;
+    agent.stop().catch(() => {});
     agent.abortRun();
   };
 
@@ -122,7 +148,6 @@ export function AguiChat({ chatId, fresh }) {
     <>
       <MessageList
         empty={messages.length === 0}
-        note={fresh ? null : 'If this thread has earlier messages, the server sends them back with your next message.'}
         contentKey={contentKey}
       >
         {turns.map((turn, i) => (

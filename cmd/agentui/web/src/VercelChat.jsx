@@ -43,7 +43,7 @@ export function VercelChat({ chatId, fresh }) {
       </p>
     );
   }
-  return <Conversation chatId={chatId} initialMessages={initial} loadError={loadError} />;
+  return <Conversation chatId={chatId} initialMessages={initial} loadError={loadError} resume={!fresh} />;
 }
 
 // Both kinds of continuation send themselves: answered approvals and
@@ -52,7 +52,7 @@ function sendAutomaticallyWhen(options) {
   return lastAssistantMessageIsCompleteWithApprovalResponses(options) || lastAssistantMessageIsCompleteWithToolCalls(options);
 }
 
-function Conversation({ chatId, initialMessages, loadError }) {
+function Conversation({ chatId, initialMessages, loadError, resume }) {
   const [chat] = useState(() => {
     const c = new Chat({
       id: chatId,
@@ -68,7 +68,15 @@ function Conversation({ chatId, initialMessages, loadError }) {
     });
     return c;
   });
-  const { messages, status, error, sendMessage, stop, regenerate, addToolApprovalResponse, clearError } = useChat({ chat });
+  // resume: a reply still being produced when the page loaded goes on
+  // showing (GET /api/chat/{id}/stream; 204 when there is none).
+  const { messages, status, error, sendMessage, stop, regenerate, addToolApprovalResponse, clearError } = useChat({ chat, resume });
+  // The run outlives its request: Stop asks the server to stop it, then
+  // stops reading.
+  const stopRun = async () => {
+    await fetch('/api/chat/' + encodeURIComponent(chatId) + '/stop', { method: 'POST' }).catch(() => {});
+    await stop();
+  };
   // Leaving the chat (New chat, the protocol switch) stops its reply.
   useEffect(
     () => () => {
@@ -116,7 +124,7 @@ function Conversation({ chatId, initialMessages, loadError }) {
           setActionError(null);
           report(sendMessage({ text }));
         }}
-        onStop={() => report(stop())}
+        onStop={() => report(stopRun())}
         onRegenerate={() => {
           setActionError(null);
           report(regenerate());

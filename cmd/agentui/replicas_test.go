@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"net/http/cookiejar"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// sseData reads a stream's data lines.
+type sseData struct{ br *bufio.Reader }
+
+func (s sseData) next(t *testing.T) (string, bool) {
+	t.Helper()
+	for {
+		line, err := s.br.ReadString('\n')
+		if err != nil {
+			return "", false
+		}
+		if d, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "data: "); ok {
+			return d, true
+		}
+	}
+}
+
+func (s sseData) rest(t *testing.T) []string {
+	var out []string
+	for {
+		d, ok := s.next(t)
+		if !ok {
+			return out
+		}
+		out = append(out, d)
+	}
+}
+
+// Two replicas of the binary on one real Redis: a reply started on A is
+// resumed on B (the whole stream, identical), stopped from B (A cuts it
+// within a second), and when A is killed mid-reply, B ends its readers'
+// streams, stores the partial reply and takes the chat's next turn once
+// A's lock lapses.
+func TestTwoReplicasShareRuns(t *testing.T) {
+	rdb := testutil.Redis(t)
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
+	args := []string{"-addr", "127.0.0.1:0", "-history", testutil.RedisURL(t), "-history-prefix", prefix,
+		"-secret", "replica test secret", "-lock-ttl", "2s", "-demo-delay", "10ms"}
+	a := testutil.RunProgram(t, ".", nil, args...)
+	b := testutil.RunProgram(t, ".", nil, args...)
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar}
+	do := func(method, url, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	// The scope cookie comes from the first response; both replicas
+	// accept it (same secret).
+	do(http.MethodGet, a.URL+"/api/chat/none", "")
+	start := func(chat, text string) sseData {
+		t.Helper()
+		resp := do(http.MethodPost, a.URL+"/api/chat", testutil.UserMessage(chat, "u-"+chat, text))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST on A: %d", resp.StatusCode)
+		}
+		s := sseData{bufio.NewReader(resp.Body)}
+		for { // up to the pause the text asks for
+			d, ok := s.next(t)
+			if !ok {
+				t.Fatal("A's stream ended early")
+			}
+			if strings.Contains(d, `"delta":"ms"`) {
+				return s
+			}
+		}
+	}
+	resume := func(chat string) *http.Response {
+		t.Helper()
+		var resp *http.Response
+		// The shared log trails A's own by an append at most.
+		testutil.Eventually(t, 5*time.Second, "B to see the run", func() bool {
+			resp = do(http.MethodGet, b.URL+"/api/chat/"+chat+"/stream", "")
+			return resp.StatusCode == http.StatusOK
+		})
+		return resp
+	}
+
+	t.Run("resume on B", func(t *testing.T) {
+		s := start("c1", "think: wait 1000 ms")
+		replayed := sseData{bufio.NewReader(resume("c1").Body)}.rest(t)
+		original := s.rest(t)
+		// B's replay is the whole run: what A's reader read up to the
+		// pause, then the rest, live.
+		n := len(replayed) - len(original)
+		if n <= 0 || strings.Join(replayed[n:], "\n") != strings.Join(original, "\n") || !strings.Contains(replayed[n-1], `"delta":"ms"`) || replayed[len(replayed)-1] != "[DONE]" {
+			t.Fatalf("B replayed:\n%s\n---\nA sent after the pause:\n%s", strings.Join(replayed, "\n"), strings.Join(original, "\n"))
+		}
+		if resp := do(http.MethodGet, b.URL+"/api/chat/c1/stream", ""); resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("resume after the run: %d, want 204", resp.StatusCode)
+		}
+	})
+
+	t.Run("stop from B", func(t *testing.T) {
+		s := start("c2", "think: wait 60000 ms")
+		resume("c2") // B knows the run
+		begin := time.Now()
+		if resp := do(http.MethodPost, b.URL+"/api/chat/c2/stop", ""); resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("stop on B: %d", resp.StatusCode)
+		}
+		rest := s.rest(t)
+		took := time.Since(begin)
+		t.Logf("stop on B to the end of A's stream: %v", took)
+		if took > time.Second || len(rest) < 2 || rest[len(rest)-1] != "[DONE]" || !strings.Contains(rest[len(rest)-2], `"type":"finish"`) {
+			t.Fatalf("after %v A's stream ended with %q", took, rest[max(0, len(rest)-3):])
+		}
+		var msgs []map[string]any
+		_ = json.NewDecoder(do(http.MethodGet, b.URL+"/api/chat/c2", "").Body).Decode(&msgs)
+		if len(msgs) != 2 || msgs[1]["role"] != "assistant" {
+			t.Fatalf("stored after stop: %v", msgs)
+		}
+	})
+
+	t.Run("A killed mid-reply", func(t *testing.T) {
+		start("c3", "think: wait 60000 ms")
+		follower := sseData{bufio.NewReader(resume("c3").Body)}
+		if _, ok := follower.next(t); !ok {
+			t.Fatal("B's stream ended at once")
+		}
+		a.Signal(t, syscall.SIGKILL)
+		killed := time.Now()
+		rest := follower.rest(t)
+		t.Logf("SIGKILL to the end of B's stream: %v", time.Since(killed))
+		if time.Since(killed) > 30*time.Second || len(rest) < 2 || rest[len(rest)-1] != "[DONE]" ||
+			!strings.Contains(strings.Join(rest, "\n"), uiadapter.DiedMessage) {
+			t.Fatalf("B's stream after A died: %q", rest[max(0, len(rest)-3):])
+		}
+		resp := do(http.MethodPost, b.URL+"/api/chat", testutil.UserMessage("c3", "u-next", "hello"))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("a new turn on B: %d", resp.StatusCode)
+		}
+		sseData{bufio.NewReader(resp.Body)}.rest(t)
+		var msgs []struct {
+			Role  string
+			Parts []map[string]any
+		}
+		_ = json.NewDecoder(do(http.MethodGet, b.URL+"/api/chat/c3", "").Body).Decode(&msgs)
+		if len(msgs) != 4 || msgs[1].Role != "assistant" || len(msgs[1].Parts) == 0 || msgs[3].Role != "assistant" {
+			t.Fatalf("stored after A died: %+v", msgs)
+		}
+	})
+}

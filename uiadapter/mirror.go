@@ -1,0 +1,209 @@
+package uiadapter
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/internal/ids"
+	"github.com/agentui/agentui/runlog"
+)
+
+// mirror copies a run's log to the shared log (WithRunLog) for readers on
+// other replicas. It is a reader of the run's local log, so the run pays
+// nothing per event for it: whatever the run produced while the last
+// append was in flight goes in the next one, so a burst costs a few
+// round trips, and a slow store delays no one but remote readers.
+type mirror struct {
+	h      *Handler
+	key    history.Key
+	header runlog.Header
+	stop   context.CancelFunc // ends the wait for more entries
+	ctx    context.Context
+	done   chan struct{}
+	failed bool  // the log could not be written (read after done)
+	after  int64 // the last sequence copied (read after done)
+}
+
+// A mirror append waits up to mirrorWait for a batch of mirrorBatch.
+const (
+	mirrorBatch = 256
+	mirrorWait  = time.Millisecond
+)
+
+func newMirror(h *Handler, key history.Key, header runlog.Header) *mirror {
+	m := &mirror{h: h, key: key, header: header, done: make(chan struct{})}
+	m.ctx, m.stop = context.WithCancel(context.Background())
+	go m.loop()
+	return m
+}
+
+// finish waits, for one store timeout at most, until the mirror has
+// copied everything the run logged, then ends the shared log with the
+// run's last entries (one round trip). A store that does not answer in
+// time delays the end of the stream by no more than that; remote readers
+// then find the run dead once its lock lapses.
+func (m *mirror) finish(last []runlog.Entry) {
+	m.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), m.h.cfg.storeTimeout)
+	defer cancel()
+	select {
+	case <-m.done:
+	case <-ctx.Done():
+		m.h.cfg.logger.Warn("the shared run log is behind; ending the run without it", "chat", m.key.Chat, "run", m.header.Run)
+		return
+	}
+	if m.failed {
+		return
+	}
+	if err := m.h.shared.End(ctx, m.key, m.header.Run, m.h.cfg.runRetention, last...); err != nil {
+		m.h.cfg.logger.Warn("could not end the shared run log; remote readers find the run dead once its lock lapses", "chat", m.key.Chat, "error", err)
+	}
+}
+
+func (m *mirror) loop() {
+	defer close(m.done)
+	log := m.h.cfg.logger.With("protocol", m.h.proto.Name(), "chat", m.key.Chat, "run", m.header.Run)
+	ctx, cancel := context.WithTimeout(context.Background(), m.h.cfg.storeTimeout)
+	err := m.h.shared.Begin(ctx, m.key, m.header)
+	cancel()
+	if err != nil {
+		m.failed = true
+		log.Warn("could not start the shared run log: other replicas cannot resume this run", "error", err)
+		return
+	}
+	wait, readCtx := time.Hour, m.ctx // until finish
+	for {
+		es, err := m.h.local.Read(readCtx, m.key, m.header.Run, m.after, wait)
+		switch {
+		case err != nil && readCtx.Err() != nil:
+			// Finishing: copy what is left, then stop.
+			wait, readCtx = 0, context.Background()
+			continue
+		case err != nil:
+			return // the local log is gone: the run ended
+		case len(es) == 0:
+			if wait == 0 {
+				return
+			}
+			continue
+		}
+		if len(es) < mirrorBatch && wait != 0 {
+			// A burst is under way or a slow agent spoke: either way a
+			// moment's wait lets a burst share one append (remote readers
+			// trail by at most this much more).
+			time.Sleep(mirrorWait)
+			if more, err := m.h.local.Read(context.Background(), m.key, m.header.Run, m.after, 0); err == nil && len(more) > len(es) {
+				es = more
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), m.h.cfg.storeTimeout)
+		err = m.h.shared.Append(ctx, m.key, m.header.Run, es...)
+		cancel()
+		if err != nil {
+			// A gap would make every remote reader wrong: stop copying;
+			// remote readers find the log stalled and the run, once it
+			// ends, its lock released.
+			m.failed = true
+			log.Warn("could not append to the shared run log: other replicas cannot follow this run", "error", err)
+			return
+		}
+		m.after = es[len(es)-1].Seq
+	}
+}
+
+// DiedMessage ends the log of a run whose process died: what it had
+// produced is stored (stop reason aborted).
+const DiedMessage = "The reply was cut short: the server producing it stopped."
+
+// recoverDead checks whether the run a remote reader follows is still
+// alive, when its log has gone quiet: its lock free means its process
+// died (a live run ends its shared log before it releases the lock). Then
+// recoverDead finishes the run for it, under the lock, and reports true.
+func (h *Handler) recoverDead(key history.Key, run string) bool {
+	token := ids.New()
+	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.storeTimeout)
+	defer cancel()
+	if err := h.cfg.locker.Acquire(ctx, key, token, h.cfg.lockTTL); err != nil {
+		return false // alive (ErrBusy), or the store cannot say: ask again later
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), h.cfg.storeTimeout)
+		defer cancel()
+		_ = h.cfg.locker.Release(ctx, key, token)
+	}()
+	hdr, err := h.shared.Current(ctx, key)
+	if err != nil || hdr.Run != run {
+		return err == nil // another run began: the caller finds this one gone
+	}
+	return h.finishDead(ctx, key, hdr) == nil
+}
+
+// finishDead ends the shared log of a run whose process died, holding
+// the chat's lock: the reply it had logged is stored (stop reason
+// aborted, unless it was stored already), and the log ends with
+// DiedMessage. A log that ended is left alone.
+func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.Header) error {
+	if hdr.Ended {
+		return nil
+	}
+	var entries []runlog.Entry
+	for {
+		es, err := h.shared.Read(ctx, key, hdr.Run, int64(len(entries)), time.Millisecond)
+		if err != nil {
+			return err
+		}
+		if len(es) == 0 {
+			break
+		}
+		entries = append(entries, es...)
+	}
+	if n := len(entries); n > 0 && entries[n-1].Type == runlog.TypeEnded {
+		return nil // it ended; only End was lost
+	}
+	log := h.cfg.logger.With("protocol", h.proto.Name(), "chat", key.Chat, "run", hdr.Run)
+	rec := agent.NewRecorder()
+	var bal agent.Balancer
+	for _, e := range entries {
+		if e.Event != nil {
+			bal.Add(e.Event, rec.Add)
+		}
+	}
+	bal.End(rec.Add)
+	if !bal.Finished() {
+		rec.Interrupt(cmf.StopAborted)
+	}
+	msgs := withContent(rec.Messages())
+	conv, err := h.cfg.store.Load(ctx, key)
+	if err != nil {
+		return err
+	}
+	if n := len(hdr.Turn); n > 0 && !holds(conv.Messages, hdr.Turn[n-1].ID()) {
+		msgs = append(hdr.Turn[:n:n], msgs...) // it died before its turn was stored
+	}
+	if len(msgs) > 0 && !holds(conv.Messages, msgs[0].ID()) {
+		if _, err := h.cfg.store.Append(ctx, key, conv.Version, msgs...); err != nil {
+			return err
+		}
+	}
+	next := int64(len(entries))
+	if n := len(entries); n > 0 {
+		next = entries[n-1].Seq
+	}
+	err = h.shared.End(ctx, key, hdr.Run, h.cfg.runRetention, runlog.FailedEntry(next+1, DiedMessage), runlog.Entry{Seq: next + 2, Time: time.Now(), Type: runlog.TypeEnded})
+	log.Warn("finished the run of a server that stopped; its partial reply is stored", "messages", len(msgs), "error", err)
+	return err
+}
+
+// holds reports whether msgs has a message with id id (looking from the
+// end, where a run's reply would be).
+func holds(msgs []cmf.Message, id string) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].ID() == id {
+			return true
+		}
+	}
+	return false
+}

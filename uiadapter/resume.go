@@ -1,0 +1,272 @@
+package uiadapter
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/internal/ids"
+	"github.com/agentui/agentui/runlog"
+)
+
+// pathID reads the chat id from the ServeMux path value "id".
+func pathID(r *http.Request) string { return r.PathValue("id") }
+
+// chatRequest checks what every chat endpoint but the chat itself
+// checks: the method, that history is kept, the scope and the chat id.
+func (h *Handler) chatRequest(w http.ResponseWriter, r *http.Request, method string, chatID func(*http.Request) string) (history.Key, *slog.Logger, bool) {
+	log := h.cfg.logger.With("protocol", h.proto.Name())
+	if r.Method != method {
+		w.Header().Set("Allow", method)
+		writeError(w, log, &Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use " + method})
+		return history.Key{}, log, false
+	}
+	if h.cfg.store == nil {
+		writeError(w, log, &Error{Status: http.StatusNotFound, Message: "this server keeps no conversations"})
+		return history.Key{}, log, false
+	}
+	scope, err := h.scopeOf(r)
+	if err != nil {
+		writeError(w, log, err)
+		return history.Key{}, log, false
+	}
+	id := ""
+	if chatID != nil {
+		id = chatID(r)
+	}
+	if id == "" {
+		writeError(w, log, BadRequest("missing chat id"))
+		return history.Key{}, log, false
+	}
+	return historyKey(scope, id), log.With("chat", id), true
+}
+
+// findRun returns the log that holds key's latest run and its header:
+// this handler's own (a run of this process), else the shared one.
+// remote says it is another process's.
+func (h *Handler) findRun(ctx context.Context, key history.Key) (l runlog.Log, hdr runlog.Header, remote bool, err error) {
+	if hdr, err := h.local.Current(ctx, key); err == nil {
+		return h.local, hdr, false, nil
+	}
+	if h.shared == nil {
+		return nil, runlog.Header{}, false, runlog.ErrNoRun
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.storeTimeout)
+	defer cancel()
+	hdr, err = h.shared.Current(ctx, key)
+	return h.shared, hdr, true, err
+}
+
+// lastEventID parses Last-Event-ID: "<sequence>", or "<run>:<sequence>"
+// to name the run (RunHeader). Anything else is a 400.
+func lastEventID(r *http.Request) (run string, seq int64, err error) {
+	run, seq, ok := parseLastEventID(r)
+	if !ok {
+		return "", 0, BadRequest("Last-Event-ID must be <sequence> or <run>:<sequence>")
+	}
+	return run, seq, nil
+}
+
+func parseLastEventID(r *http.Request) (run string, seq int64, ok bool) {
+	v := r.Header.Get("Last-Event-ID")
+	if v == "" {
+		return "", 0, true
+	}
+	if i := strings.LastIndexByte(v, ':'); i >= 0 {
+		run, v = v[:i], v[i+1:]
+	}
+	seq, err := strconv.ParseInt(v, 10, 64)
+	return run, seq, err == nil && seq >= 0
+}
+
+// ResumeHandler serves GET {api}/{id}/stream, where useChat({resume:
+// true}) asks for a reply still being produced when the page loads: 204
+// when the chat has no active run, else its whole stream from the start
+// (what useChat expects: resumeStreamIsReplay) and then live, until it
+// ends. Any replica serves it when the handler has a shared run log
+// (WithRunLog). With Last-Event-ID the stream starts right after that
+// event, also for a run that has ended but whose log is still kept. The
+// chat id is chatID(r); nil reads the ServeMux path value "id". Another
+// scope's chat has no run (204).
+func (h *Handler) ResumeHandler(chatID func(*http.Request) string) http.Handler {
+	if chatID == nil {
+		chatID = pathID
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, log, ok := h.chatRequest(w, r, http.MethodGet, chatID)
+		if !ok {
+			return
+		}
+		run, after, err := lastEventID(r)
+		if err != nil {
+			writeError(w, log, err)
+			return
+		}
+		l, hdr, remote, err := h.findRun(r.Context(), key)
+		switch {
+		case errors.Is(err, runlog.ErrNoRun),
+			err == nil && run != "" && hdr.Run != run,
+			err == nil && after == 0 && hdr.Ended:
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case err != nil:
+			writeError(w, log, Unavailable("the run log is unavailable", err))
+			return
+		}
+		turn := &Turn{ChatID: key.Chat, RunID: hdr.Run, Intent: Submit}
+		if hdr.Continue != "" {
+			turn.Intent, turn.MessageID = Continue, hdr.Continue
+		}
+		h.replay(w, r, turn, l, key, hdr, after, remote)
+	})
+}
+
+// replay streams a run's log to a reader that did not start it.
+func (h *Handler) replay(w http.ResponseWriter, r *http.Request, turn *Turn, l runlog.Log, key history.Key, hdr runlog.Header, after int64, remote bool) {
+	sse := h.startStream(w, true)
+	w.Header().Set(RunHeader, hdr.Run)
+	w.WriteHeader(http.StatusOK)
+	enc := h.proto.NewEncoder(sse, turn)
+	_ = h.follow(r, sse, enc, l, key, hdr.Run, after, remote, nil)
+}
+
+// StopHandler serves POST {api}/{id}/stop: it stops the chat's active run
+// on whichever replica runs it (202), or says there is none (404, also
+// for another scope's chat). The run stores what it produced (stop reason
+// aborted) and every stream that shows it ends with the protocol's
+// terminal frames. The chat id is chatID(r); nil reads the ServeMux path
+// value "id".
+func (h *Handler) StopHandler(chatID func(*http.Request) string) http.Handler {
+	if chatID == nil {
+		chatID = pathID
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, log, ok := h.chatRequest(w, r, http.MethodPost, chatID)
+		if !ok {
+			return
+		}
+		status, err := h.stopRun(r.Context(), key)
+		if err != nil {
+			writeError(w, log, err)
+			return
+		}
+		log.Info("stop requested", "status", status)
+		w.WriteHeader(status)
+	})
+}
+
+func (h *Handler) stopRun(ctx context.Context, key history.Key) (int, error) {
+	if h.runs.stop(key, "") {
+		return http.StatusAccepted, nil
+	}
+	l, hdr, _, err := h.findRun(ctx, key)
+	switch {
+	case errors.Is(err, runlog.ErrNoRun) || err == nil && hdr.Ended:
+		return 0, &Error{Status: http.StatusNotFound, Message: "no reply is being produced in this chat"}
+	case err != nil:
+		return 0, Unavailable("the run log is unavailable", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.storeTimeout)
+	defer cancel()
+	if err := l.Stop(ctx, key, hdr.Run); err != nil {
+		return 0, Unavailable("the run log is unavailable", err)
+	}
+	return http.StatusAccepted, nil
+}
+
+// ConnectHandler serves a reconnecting client (AG-UI's connect, POST with
+// the protocol's request body; the chat is the body's thread): the stored
+// conversation, and then the chat's active run from its start, live, or,
+// when none is running, what the conversation waits for (pending
+// approvals and client tool calls, as the protocol's end of a paused
+// run). Nothing runs the agent. With Last-Event-ID the stream is the
+// active run's, right after that event.
+func (h *Handler) ConnectHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log := h.cfg.logger.With("protocol", h.proto.Name())
+		body, err := h.postBody(w, r)
+		if err != nil {
+			writeError(w, log, err)
+			return
+		}
+		turn, err := h.proto.Decode(r, body)
+		if err != nil {
+			writeError(w, log, err)
+			return
+		}
+		key, log, ok := h.chatRequest(w, r, http.MethodPost, func(*http.Request) string { return turn.ChatID })
+		if !ok {
+			return
+		}
+		run, after, err := lastEventID(r)
+		if err != nil {
+			writeError(w, log, err)
+			return
+		}
+		l, hdr, remote, err := h.findRun(r.Context(), key)
+		if err != nil && !errors.Is(err, runlog.ErrNoRun) {
+			writeError(w, log, Unavailable("the run log is unavailable", err))
+			return
+		}
+		active := err == nil && (!hdr.Ended || after > 0) && (run == "" || run == hdr.Run)
+		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.storeTimeout)
+		conv, err := h.cfg.store.Load(ctx, key)
+		cancel()
+		if err != nil {
+			writeError(w, log, Unavailable("conversation history is unavailable", err))
+			return
+		}
+		if active {
+			// The snapshot is the conversation before the run's reply; the
+			// replay adds the reply, so no message shows twice. The run's
+			// own turn comes from its header: its store may not be done.
+			before := min(max(hdr.Base-len(hdr.Turn), 0), len(conv.Messages))
+			t := &Turn{ChatID: key.Chat, RunID: hdr.Run, Intent: Submit, ProtocolVersion: turn.ProtocolVersion,
+				Messages: turn.Messages, History: append(conv.Messages[:before:before], hdr.Turn...), Added: []cmf.Message{}}
+			h.replay(w, r, t, l, key, hdr, after, remote)
+			return
+		}
+		t := &Turn{ChatID: key.Chat, RunID: ids.New(), Intent: Submit, ProtocolVersion: turn.ProtocolVersion,
+			Messages: turn.Messages, History: conv.Messages, Added: []cmf.Message{}}
+		sse := h.startStream(w, false)
+		w.WriteHeader(http.StatusOK)
+		enc := h.proto.NewEncoder(sse, t)
+		req := &request{r: r, turn: t, scope: key.Scope, log: log}
+		for _, ev := range h.waitingFor(req, conv.Messages) {
+			_ = enc.Encode(ev)
+		}
+		_ = enc.Close()
+		_ = sse.Flush()
+	})
+}
+
+// waitingFor is a paused run's end for what a stored conversation waits
+// for: its pending approval requests (signed, as the run signed them)
+// and client tool calls.
+func (h *Handler) waitingFor(req *request, msgs []cmf.Message) []agent.Event {
+	evs := []agent.Event{&agent.RunStarted{}}
+	fin := &agent.RunFinished{StopReason: cmf.StopEnd}
+	for _, p := range cmf.PendingToolCalls(msgs) {
+		c := p.Call
+		switch p.Status() {
+		case cmf.CallAwaitingApproval:
+			sig := h.cfg.signer.Sign(h.signedCall(req, c.ToolCallID, c.Name, c.Arguments), time.Now().Add(h.cfg.approvalTTL))
+			evs = append(evs, &agent.ApprovalRequested{ToolCallID: c.ToolCallID, ToolName: c.Name, ApprovalID: p.ApprovalID, Input: c.Arguments, Signature: sig})
+			fin.Pending = append(fin.Pending, agent.PendingCall{Kind: agent.PendingApproval, ToolCallID: c.ToolCallID, ToolName: c.Name, ApprovalID: p.ApprovalID, Input: c.Arguments})
+		case cmf.CallAwaitingClient:
+			evs = append(evs, &agent.ClientToolCall{ToolCallID: c.ToolCallID, ToolName: c.Name, Input: c.Arguments})
+			fin.Pending = append(fin.Pending, agent.PendingCall{Kind: agent.PendingClient, ToolCallID: c.ToolCallID, ToolName: c.Name, Input: c.Arguments})
+		}
+	}
+	if len(fin.Pending) > 0 {
+		fin.StopReason = cmf.StopPaused
+	}
+	return append(evs, fin)
+}

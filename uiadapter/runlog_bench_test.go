@@ -1,0 +1,223 @@
+package uiadapter_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/history/redisstore"
+	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/protocols/vercelai"
+	"github.com/agentui/agentui/runlog"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// runLogs are the run logs the durable-run benchmarks compare: the
+// default (each handler's own memory log) and a shared Redis log (every
+// event also goes to Redis Streams, for other replicas).
+var runLogs = []struct {
+	name string
+	open func(b *testing.B) runlog.Log // nil: the default
+}{
+	{"local", nil},
+	{"redis", func(b *testing.B) runlog.Log {
+		rdb := testutil.Redis(b)
+		prefix := testutil.KeyPrefix()
+		testutil.DeleteKeysOnCleanup(b, rdb, prefix)
+		l, err := redisstore.NewRunLog(context.Background(), rdb, redisstore.WithRunLogPrefix(prefix))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = l.Close() })
+		return l
+	}},
+}
+
+// runLogServer serves a handler's chat at / and its resume endpoint.
+func runLogServer(b *testing.B, store history.Store, l runlog.Log) *httptest.Server {
+	h := runLogHandler(b, store, l)
+	mux := http.NewServeMux()
+	mux.Handle("POST /", h)
+	mux.Handle("GET /api/chat/{id}/stream", h.ResumeHandler(nil))
+	srv := httptest.NewServer(mux)
+	b.Cleanup(srv.Close)
+	return srv
+}
+
+func runLogHandler(b *testing.B, store history.Store, l runlog.Log) *uiadapter.Handler {
+	opts := []uiadapter.Option{uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope), uiadapter.WithLogger(testutil.Logger(io.Discard))}
+	if l != nil {
+		opts = append(opts, uiadapter.WithRunLog(l))
+	}
+	h := testutil.Must(vercelai.Handler(testutil.DemoLoop(b, nil), opts...))
+	b.Cleanup(func() { testutil.ShutdownNow(h) })
+	return h
+}
+
+// BenchmarkRunLogStream is S1 with history: 8 clients stream `count to
+// 1000` replies (1,007 frames each) from one handler, each on its own
+// chat, with the default run log and with the shared Redis one. events/s
+// is frames per second over all clients; the goal (issue 13) is at most
+// 15 % fewer with Redis.
+func BenchmarkRunLogStream(b *testing.B) {
+	for _, rl := range runLogs {
+		b.Run(rl.name, func(b *testing.B) {
+			var l runlog.Log
+			if rl.open != nil {
+				l = rl.open(b)
+			}
+			srv := httptest.NewServer(runLogHandler(b, history.NewMemory(), l))
+			b.Cleanup(srv.Close)
+			tr := &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}
+			client := &http.Client{Transport: tr}
+			var frames, next atomic.Int64
+			b.SetParallelism(4) // 8 clients on 2 cores
+			b.ResetTimer()
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					chat := fmt.Sprint("c", next.Add(1))
+					resp, err := client.Post(srv.URL, "application/json", strings.NewReader(userBody(chat, "count to 1000")))
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					n := int64(0)
+					sc := bufio.NewScanner(resp.Body)
+					for sc.Scan() {
+						if strings.HasPrefix(sc.Text(), "data: ") {
+							n++
+						}
+					}
+					resp.Body.Close()
+					if n != 1007 {
+						b.Errorf("%d frames, want 1007", n)
+					}
+					frames.Add(n)
+				}
+			})
+			b.ReportMetric(float64(frames.Load())/time.Since(start).Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkResumeTTFB: a reloaded page resumes a run of 1,000 events
+// (GET /api/chat/{id}/stream with Last-Event-ID 1, so the run is
+// replayed whatever its state), on the replica that ran it (local) and
+// on another one that reads the shared Redis log. p50-ms and p99-ms are
+// the time to the first byte of the body; the goal (issue 13) is at most
+// 10 ms on loopback.
+func BenchmarkResumeTTFB(b *testing.B) {
+	for _, rl := range runLogs {
+		b.Run(rl.name, func(b *testing.B) {
+			store := history.NewMemory()
+			var l runlog.Log
+			if rl.open != nil {
+				l = rl.open(b)
+			}
+			owner := runLogServer(b, store, l)
+			reader := owner
+			if l != nil { // another replica: its own handler on the same store and log
+				reader = runLogServer(b, store, l)
+			}
+			resp, err := http.Post(owner.URL, "application/json", strings.NewReader(userBody("r", "count to 996")))
+			if err != nil {
+				b.Fatal(err)
+			}
+			run := resp.Header.Get(uiadapter.RunHeader)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			url := reader.URL + "/api/chat/r/stream"
+			get := func() (time.Duration, int) {
+				req, _ := http.NewRequest(http.MethodGet, url, nil)
+				req.Header.Set("Last-Event-ID", run+":1")
+				start := time.Now()
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer resp.Body.Close()
+				br := bufio.NewReader(resp.Body)
+				if _, err := br.ReadByte(); err != nil {
+					b.Fatalf("status %d: %v", resp.StatusCode, err)
+				}
+				ttfb := time.Since(start)
+				rest, _ := io.ReadAll(br)
+				return ttfb, strings.Count(string(rest), "\n\n")
+			}
+			var ttfbs []time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				d, frames := get()
+				if frames < 990 {
+					b.Fatalf("resumed %d frames", frames)
+				}
+				ttfbs = append(ttfbs, d)
+			}
+			slices.Sort(ttfbs)
+			b.ReportMetric(float64(ttfbs[len(ttfbs)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(ttfbs[len(ttfbs)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
+}
+
+// BenchmarkIdleStreamsWithRunLog: what an open, quiet stream costs with
+// history and the run log (a 30 s `wait`), against no history. KiB/stream
+// is the Go heap in use per stream (the server's side; the clients are
+// in-process too and excluded as far as the heap allows: they hold a
+// response each in both cases).
+func BenchmarkIdleStreamsWithRunLog(b *testing.B) {
+	const streams = 1000
+	for _, mode := range []string{"no-history", "history+log"} {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				var opts []uiadapter.Option
+				if mode != "no-history" {
+					opts = append(opts, uiadapter.WithStore(history.NewMemory()), uiadapter.WithScope(uiadapter.SingleScope))
+				}
+				opts = append(opts, uiadapter.WithLogger(testutil.Logger(io.Discard)))
+				h := testutil.Must(vercelai.Handler(testutil.DemoLoop(b, nil), opts...))
+				srv := httptest.NewServer(h)
+				tr := &http.Transport{MaxIdleConnsPerHost: streams}
+				client := &http.Client{Transport: tr}
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				ctx, cancel := context.WithCancel(context.Background())
+				bodies := make([]io.Closer, 0, streams)
+				for i := range streams {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(userBody(fmt.Sprint("i", i), "wait 30000 ms")))
+					req.Header.Set("Content-Type", "application/json")
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := testutil.NewSSEReader(resp.Body).Next(); err != nil {
+						b.Fatal(err)
+					}
+					bodies = append(bodies, resp.Body)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/streams/1024, "KiB/stream")
+				cancel()
+				for _, c := range bodies {
+					c.Close()
+				}
+				testutil.ShutdownNow(h)
+				srv.Close()
+				tr.CloseIdleConnections()
+			}
+		})
+	}
+}

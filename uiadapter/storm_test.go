@@ -1,0 +1,122 @@
+package uiadapter_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/history/redisstore"
+	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/protocols/vercelai"
+	"github.com/agentui/agentui/runlog"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// A disconnect storm: many clients cut mid-stream. Every run goes on to
+// its end and is stored whole; then no goroutine, lock or log is left
+// (logs expire after the retention), and nothing was logged as lost.
+func TestDisconnectStorm(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		clients int
+		log     func(t *testing.T) runlog.Log
+	}{
+		{"memory log", 1000, func(*testing.T) runlog.Log { return runlog.NewMemory() }},
+		{"redis log", 200, func(t *testing.T) runlog.Log {
+			rdb := testutil.Redis(t)
+			prefix := testutil.KeyPrefix()
+			testutil.DeleteKeysOnCleanup(t, rdb, prefix)
+			l, err := redisstore.NewRunLog(context.Background(), rdb, redisstore.WithRunLogPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = l.Close() })
+			return l
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			runs := c.log(t)
+			baseG, _ := testutil.Settle(0, 0)
+			store := history.NewMemory()
+			logs := &testutil.LogBuffer{}
+			const retention = 300 * time.Millisecond
+			h := testutil.Must(vercelai.Handler(testutil.DemoLoop(t, nil), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope),
+				uiadapter.WithRunLog(runs), uiadapter.WithRunRetention(retention), uiadapter.WithLogger(testutil.Logger(logs))))
+			srv := httptest.NewServer(h)
+			var wg sync.WaitGroup
+			errs := make(chan error, c.clients)
+			for i := range c.clients {
+				wg.Go(func() {
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(userBody(fmt.Sprint("c", i), "think: wait 200 ms")))
+					req.Header.Set("Content-Type", "application/json")
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if _, err := testutil.NewSSEReader(resp.Body).Next(); err != nil { // the start
+						errs <- err
+					}
+					cancel() // cut mid-stream
+					resp.Body.Close()
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			testutil.Eventually(t, 60*time.Second, "every run to be stored whole", func() bool {
+				for i := range c.clients {
+					conv, _ := store.Load(ctx, history.Key{Scope: "single", Chat: fmt.Sprint("c", i)})
+					if len(conv.Messages) != 2 || conv.Messages[1].Text() != "done" {
+						return false
+					}
+				}
+				return true
+			})
+			testutil.Eventually(t, 10*time.Second, "every lock to be released", func() bool {
+				for i := range c.clients {
+					key := history.Key{Scope: "single", Chat: fmt.Sprint("c", i)}
+					if store.Acquire(ctx, key, "probe", time.Second) != nil {
+						return false
+					}
+					_ = store.Release(ctx, key, "probe")
+				}
+				return true
+			})
+			testutil.Eventually(t, 10*time.Second, "the logs to expire", func() bool {
+				for i := range c.clients {
+					if _, err := runs.Current(ctx, history.Key{Scope: "single", Chat: fmt.Sprint("c", i)}); !errors.Is(err, runlog.ErrNoRun) {
+						return false
+					}
+				}
+				return true
+			})
+			srv.Close()
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if err := h.Shutdown(sctx); err != nil {
+				t.Fatalf("runs left at shutdown: %v", err)
+			}
+			if g, _ := testutil.Settle(baseG+2, 10*time.Second); g > baseG+2 {
+				t.Fatalf("goroutines %d → %d", baseG, g)
+			}
+			for _, bad := range []string{"level=ERROR", "level=WARN"} {
+				if strings.Contains(logs.String(), bad) {
+					t.Fatalf("logged %s:\n%s", bad, logs)
+				}
+			}
+		})
+	}
+}
