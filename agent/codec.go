@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/jsonw"
@@ -91,6 +90,15 @@ func AppendEvent(b []byte, ev Event) ([]byte, error) {
 		b = jsonw.StringField(b, "Delta", e.Delta)
 		return append(b, '}'), nil
 	case *PartEnded:
+		if t, ok := e.Part.(cmf.Text); ok && e.InputError == "" {
+			// A reply's whole text, once per part: written by hand in
+			// the form CMF's codec writes, which would escape and
+			// compact the text once per level of nesting.
+			b = strconv.AppendInt(append(b, `{"Kind":`...), int64(e.Kind), 10)
+			b = jsonw.StringField(b, "ID", e.ID)
+			b = append(b, `,"Part":{"schema_version":"`+cmf.SchemaVersion+`","role":"assistant","content":[{"content_type":"text","text":`...)
+			return append(jsonw.String(b, t.Text), "}]}}"...), nil
+		}
 		w := partEndedJSON{Kind: e.Kind, ID: e.ID, InputError: e.InputError}
 		if e.Part != nil {
 			w.Part = &cmf.Message{Role: cmf.RoleAssistant, Content: []cmf.Part{e.Part}}
@@ -177,7 +185,7 @@ func parsePartDelta(b []byte) (*PartDelta, bool) {
 	if !ok {
 		return nil, false
 	}
-	id, rest, ok := readJSONString(rest)
+	id, rest, ok := jsonw.ReadString(rest)
 	if !ok {
 		return nil, false
 	}
@@ -185,42 +193,9 @@ func parsePartDelta(b []byte) (*PartDelta, bool) {
 	if !ok {
 		return nil, false
 	}
-	delta, rest, ok := readJSONString(rest)
+	delta, rest, ok := jsonw.ReadString(rest)
 	if !ok || string(rest) != "}" {
 		return nil, false
 	}
 	return &PartDelta{Kind: PartKind(kind), ID: id, Delta: delta}, true
-}
-
-// readJSONString reads the JSON string b starts with: without escapes as it
-// stands, with them through encoding/json.
-func readJSONString(b []byte) (string, []byte, bool) {
-	if len(b) == 0 || b[0] != '"' {
-		return "", nil, false
-	}
-	escaped := false
-	for i := 1; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			escaped = true
-			i++
-		case '"':
-			if !escaped {
-				if !utf8.Valid(b[1:i]) {
-					return "", nil, false
-				}
-				return string(b[1:i]), b[i+1:], true
-			}
-			var s string
-			if json.Unmarshal(b[:i+1], &s) != nil {
-				return "", nil, false
-			}
-			return s, b[i+1:], true
-		default:
-			if b[i] < 0x20 {
-				return "", nil, false
-			}
-		}
-	}
-	return "", nil, false
 }

@@ -29,7 +29,7 @@ type mirror struct {
 
 // A mirror append waits up to mirrorWait for a batch of mirrorBatch.
 const (
-	mirrorBatch = 256
+	mirrorBatch = 1024
 	mirrorWait  = time.Millisecond
 )
 

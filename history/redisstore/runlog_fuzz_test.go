@@ -14,14 +14,18 @@ import (
 // never panics; what encodeBatch writes decodes to the same entries.
 func FuzzDecodeEntries(f *testing.F) {
 	good, _ := encodeBatch([]runlog.Entry{
-		runlog.EventEntry(1, &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "a \"b\"\n"}),
-		runlog.FailedEntry(2, "boom"),
-		{Seq: 3, Time: time.UnixMilli(5), Type: runlog.TypeEnded},
+		{Seq: 1, Time: time.UnixMilli(5), Event: &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "a \"b\"\n"}},
+		{Seq: 2, Time: time.UnixMilli(5), Event: &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "c"}},
+		{Seq: 3, Time: time.UnixMilli(6), Event: &agent.PartDelta{Kind: agent.PartThinking, ID: "t", Delta: "d"}},
+		runlog.FailedEntry(4, "boom"),
+		{Seq: 5, Time: time.UnixMilli(5), Type: runlog.TypeEnded},
 	})
 	f.Add(string(good), int64(0))
 	f.Add(string(good), int64(2))
 	f.Add("1 2 part_delta {\"Kind\":1}\n", int64(0))
 	f.Add("x y z\n", int64(0))
+	f.Add("1 = + \"a\"\n", int64(0))
+	f.Add("1 2 + \"a\"\n", int64(0))
 	f.Fuzz(func(t *testing.T, batch string, after int64) {
 		msgs := []goredis.XMessage{{ID: "0-9", Values: map[string]any{"b": batch}}}
 		es, err := decodeEntries(msgs, after)

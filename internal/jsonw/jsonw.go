@@ -1,6 +1,7 @@
 // Package jsonw appends JSON to byte slices without allocating. Protocol
 // encoders build every frame with it on a reused buffer, so streaming a
-// text delta costs no allocation for its JSON.
+// text delta costs no allocation for its JSON. ReadString is the way
+// back for the strings of hand-written formats.
 package jsonw
 
 import (
@@ -150,4 +151,38 @@ func BoolField(b []byte, name string, v bool) []byte {
 // IntField appends "name":n.
 func IntField(b []byte, name string, n int64) []byte {
 	return strconv.AppendInt(Field(b, name), n, 10)
+}
+
+// ReadString reads the JSON string b starts with and returns it and what
+// follows it. A string without escapes is taken as it stands (one
+// allocation); one with escapes goes through encoding/json.
+func ReadString(b []byte) (string, []byte, bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", nil, false
+	}
+	escaped := false
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			escaped = true
+			i++
+		case '"':
+			if !escaped {
+				if !utf8.Valid(b[1:i]) {
+					return "", nil, false
+				}
+				return string(b[1:i]), b[i+1:], true
+			}
+			var s string
+			if json.Unmarshal(b[:i+1], &s) != nil {
+				return "", nil, false
+			}
+			return s, b[i+1:], true
+		default:
+			if b[i] < 0x20 {
+				return "", nil, false
+			}
+		}
+	}
+	return "", nil, false
 }
