@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/agentui/agentui/cmf"
 )
@@ -21,6 +22,9 @@ type Event interface{ isEvent() }
 // message the run produces.
 type RunStarted struct {
 	MessageID string
+	// Time is when the run started: the reply's creation time, which a
+	// replay shows as it was.
+	Time time.Time `json:",omitzero"`
 }
 
 // StepStarted opens a step: one model call and the tool calls it makes.
@@ -35,6 +39,7 @@ type StepFinished struct {
 	Step       int
 	StopReason cmf.StopReason `json:",omitempty"`
 	Usage      Usage
+	Model      string `json:",omitempty"` // as the model's finish chunk named it
 }
 
 // PartKind is the kind of a streamed part.
@@ -161,7 +166,8 @@ type Data struct {
 // tools has StopReason [cmf.StopPaused] and lists what it waits for.
 type RunFinished struct {
 	StopReason cmf.StopReason `json:",omitempty"`
-	Usage      Usage
+	Usage      Usage          // all steps'
+	Model      string         `json:",omitempty"` // the last step's
 	Pending    []PendingCall
 }
 
@@ -210,7 +216,8 @@ func (u Usage) CMF() *cmf.TokenUsage {
 	if total == 0 {
 		total = u.InputTokens + u.OutputTokens
 	}
-	return &cmf.TokenUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: total}
+	return &cmf.TokenUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: total,
+		ReasoningTokens: u.ReasoningTokens, CachedInputTokens: u.CachedInputTokens}
 }
 
 func (*RunStarted) isEvent()        {}

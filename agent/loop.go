@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"time"
 
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/ids"
@@ -137,7 +138,8 @@ type run struct {
 	tools   map[string]*tool
 	specs   []ToolSpec
 	usage   Usage
-	stopped bool // the consumer stopped iterating: yield no more
+	model   string // the last step's
+	stopped bool   // the consumer stopped iterating: yield no more
 }
 
 // emit records and yields one event. It returns false once the consumer
@@ -162,7 +164,7 @@ func (r *run) fail(err error) {
 }
 
 func (r *run) finish(reason cmf.StopReason, pending []PendingCall) {
-	r.emit(&RunFinished{StopReason: reason, Usage: r.usage, Pending: pending})
+	r.emit(&RunFinished{StopReason: reason, Usage: r.usage, Model: r.model, Pending: pending})
 }
 
 func (r *run) execute() {
@@ -170,7 +172,7 @@ func (r *run) execute() {
 	if first == "" {
 		first = ids.New()
 	}
-	if !r.emit(&RunStarted{MessageID: first}) {
+	if !r.emit(&RunStarted{MessageID: first, Time: time.Now()}) {
 		return
 	}
 	pending, ok := r.resume()
@@ -335,7 +337,7 @@ func (r *run) step(step int, messageID string) bool {
 		if r.ctx.Err() != nil {
 			reason = cmf.StopAborted
 		}
-		if !s.endAll(false) || !r.emit(&StepFinished{Step: step, StopReason: reason, Usage: s.usage}) {
+		if !s.endAll(false) || !r.emit(&StepFinished{Step: step, StopReason: reason, Usage: s.usage, Model: s.model}) {
 			return true
 		}
 		r.usage.Add(s.usage)
@@ -383,7 +385,10 @@ func (r *run) step(step int, messageID string) bool {
 	if r.ctx.Err() != nil {
 		stop = cmf.StopAborted
 	}
-	if !r.emit(&StepFinished{Step: step, StopReason: stop, Usage: s.usage}) {
+	if s.model != "" {
+		r.model = s.model
+	}
+	if !r.emit(&StepFinished{Step: step, StopReason: stop, Usage: s.usage, Model: s.model}) {
 		return true
 	}
 	switch {
@@ -619,6 +624,7 @@ type streamState struct {
 	byChunkID map[string]*call // calls by the model's tool call id
 	stop      cmf.StopReason
 	usage     Usage
+	model     string
 }
 
 func (s *streamState) handle(ch *Chunk) bool {
@@ -690,6 +696,7 @@ func (s *streamState) handle(ch *Chunk) bool {
 	case ChunkFinish:
 		s.stop = ch.StopReason
 		s.usage = ch.Usage
+		s.model = ch.Model
 	}
 	return true
 }

@@ -107,4 +107,9 @@ type Chunk struct {
 	Value      json.RawMessage
 	StopReason cmf.StopReason
 	Usage      Usage
+	// Model names the model that answered, for ChunkFinish (optional:
+	// what the provider reports, e.g. a dated snapshot of the one asked
+	// for). It reaches the client's message metadata and the stored
+	// completion.
+	Model string
 }

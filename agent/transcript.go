@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"time"
+
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/ids"
 )
@@ -17,8 +19,9 @@ import (
 // know the conversation so far; a handler uses it to store the run's
 // output. It keeps what parts end with; deltas are the Balancer's.
 type Recorder struct {
-	msgs []cmf.Message
-	step int // index of the current step's assistant message, or -1
+	msgs    []cmf.Message
+	step    int       // index of the current step's assistant message, or -1
+	started time.Time // the run's start
 }
 
 // NewRecorder returns an empty recorder.
@@ -27,6 +30,8 @@ func NewRecorder() *Recorder { return &Recorder{step: -1} }
 // Add folds one event in.
 func (r *Recorder) Add(ev Event) {
 	switch e := ev.(type) {
+	case *RunStarted:
+		r.started = e.Time
 	case *StepStarted:
 		r.startStep(e.MessageID)
 	case *PartEnded:
@@ -52,7 +57,7 @@ func (r *Recorder) Add(ev Event) {
 		m.AddData(cmf.DataRecord{Name: e.Name, ID: e.ID, Value: e.Value, Index: len(m.Content)})
 	case *StepFinished:
 		if r.step >= 0 {
-			setCompletion(&r.msgs[r.step], e.StopReason, e.Usage)
+			setCompletion(&r.msgs[r.step], e, r.started)
 		}
 	case *RunFinished:
 		if e.StopReason == cmf.StopPaused || e.StopReason == cmf.StopAborted || e.StopReason == cmf.StopMaxTurns {
@@ -126,11 +131,11 @@ func (r *Recorder) addResult(e *ToolResult) {
 func (r *Recorder) markLast(reason cmf.StopReason) {
 	for i := len(r.msgs) - 1; i >= 0; i-- {
 		if r.msgs[i].Role == cmf.RoleAssistant {
-			var usage Usage
-			if c := completionOf(&r.msgs[i]); c != nil && c.Tokens != nil {
-				usage = Usage{InputTokens: c.Tokens.InputTokens, OutputTokens: c.Tokens.OutputTokens, TotalTokens: c.Tokens.TotalTokens}
+			if c := completionOf(&r.msgs[i]); c != nil {
+				c.StopReason = reason
+				return
 			}
-			setCompletion(&r.msgs[i], reason, usage)
+			setCompletion(&r.msgs[i], &StepFinished{StopReason: reason}, r.started)
 			return
 		}
 	}
@@ -143,13 +148,18 @@ func completionOf(m *cmf.Message) *cmf.CompletionExtension {
 	return m.Extensions.Completion
 }
 
-func setCompletion(m *cmf.Message, reason cmf.StopReason, u Usage) {
+// setCompletion records a step's end on its message: why it stopped, its
+// usage, the model, and when the reply was created (its run's start).
+func setCompletion(m *cmf.Message, e *StepFinished, started time.Time) {
 	if m.Extensions == nil {
 		m.Extensions = &cmf.Extensions{}
 	}
-	c := &cmf.CompletionExtension{StopReason: reason}
-	if !u.IsZero() {
-		c.Tokens = u.CMF()
+	c := &cmf.CompletionExtension{StopReason: e.StopReason, Model: e.Model}
+	if !e.Usage.IsZero() {
+		c.Tokens = e.Usage.CMF()
+	}
+	if !started.IsZero() {
+		c.CreatedAt = started.UTC().Format(time.RFC3339Nano)
 	}
 	m.Extensions.Completion = c
 }

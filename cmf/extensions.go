@@ -166,9 +166,11 @@ type CompletionExtension struct {
 
 // TokenUsage counts tokens.
 type TokenUsage struct {
-	InputTokens  int64 `json:"input_tokens"`
-	OutputTokens int64 `json:"output_tokens"`
-	TotalTokens  int64 `json:"total_tokens"`
+	InputTokens       int64 `json:"input_tokens"`
+	OutputTokens      int64 `json:"output_tokens"`
+	TotalTokens       int64 `json:"total_tokens"`
+	ReasoningTokens   int64 `json:"reasoning_tokens,omitempty"`    // part of OutputTokens
+	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"` // part of InputTokens
 }
 
 // ProvenanceExtension is the origin and threading of a message. MessageID is

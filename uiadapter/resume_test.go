@@ -158,7 +158,7 @@ func TestLastEventIDResumesRightAfterIt(t *testing.T) {
 		resumeBody                string
 	}{
 		{"vercel", "/api/chat", "/api/chat/v/stream", userBody("v", "think: wait 50 ms"), ""},
-		{"ag-ui", "/api/agui", "/api/agui/connect", testutil.AGUIInput("a", "u1", "think: wait 50 ms"), `{"threadId":"a","runId":"x","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}`},
+		{"ag-ui", "/api/agui", "/api/agui/connect", testutil.AGUIInput("a", "u1", "think: wait 50 ms"), `{"threadId":"a","runId":"x","protocolVersion":"1.0","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

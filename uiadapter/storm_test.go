@@ -46,7 +46,9 @@ func TestDisconnectStorm(t *testing.T) {
 			baseG, _ := testutil.Settle(0, 0)
 			store := history.NewMemory()
 			logs := &testutil.LogBuffer{}
-			const retention = 300 * time.Millisecond
+			// Long enough that a stream whose server has not yet seen its
+			// client go (a loaded machine is slow to) still finds the log.
+			const retention = 2 * time.Second
 			h := testutil.Must(vercelai.Handler(testutil.DemoLoop(t, nil), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope),
 				uiadapter.WithRunLog(runs), uiadapter.WithRunRetention(retention), uiadapter.WithLogger(testutil.Logger(logs))))
 			srv := httptest.NewServer(h)

@@ -24,6 +24,9 @@ import (
 // MaxCount is the largest N "count to N" accepts.
 const MaxCount = 100000
 
+// ModelName is the model name the demo reports with its usage.
+const ModelName = "agentui-demo"
+
 // ErrFailed is the error the model returns for "fail".
 var ErrFailed = errors.New("demo: the model failed, as asked")
 
@@ -134,7 +137,7 @@ func (s *stream) fail(err error) {
 
 func (s *stream) finish(reason cmf.StopReason) {
 	s.usage.TotalTokens = s.usage.InputTokens + s.usage.OutputTokens
-	s.send(agent.Chunk{Kind: agent.ChunkFinish, StopReason: reason, Usage: s.usage})
+	s.send(agent.Chunk{Kind: agent.ChunkFinish, StopReason: reason, Usage: s.usage, Model: ModelName})
 }
 
 // words streams text one word at a time (each delta keeps its trailing

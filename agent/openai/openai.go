@@ -114,10 +114,13 @@ func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.
 		defer stream.Close()
 
 		callIDs := map[int64]string{} // tool call index → id
-		var finish string
+		var finish, model string
 		var usage agent.Usage
 		for stream.Next() {
 			chunk := stream.Current()
+			if chunk.Model != "" {
+				model = chunk.Model
+			}
 			if chunk.JSON.Usage.Valid() {
 				u := chunk.Usage
 				usage = agent.Usage{
@@ -150,7 +153,7 @@ func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.
 			yield(agent.Chunk{}, err)
 			return
 		}
-		yield(agent.Chunk{Kind: agent.ChunkFinish, StopReason: stopReason(finish), Usage: usage}, nil)
+		yield(agent.Chunk{Kind: agent.ChunkFinish, StopReason: stopReason(finish), Usage: usage, Model: model}, nil)
 	}
 }
 

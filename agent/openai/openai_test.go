@@ -90,7 +90,7 @@ func chunk(delta string, finish string) string {
 }
 
 func usageChunk(in, out int) string {
-	return fmt.Sprintf(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d,"completion_tokens_details":{"reasoning_tokens":2},"prompt_tokens_details":{"cached_tokens":1}}}`, in, out, in+out)
+	return fmt.Sprintf(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-test-0601","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d,"completion_tokens_details":{"reasoning_tokens":2},"prompt_tokens_details":{"cached_tokens":1}}}`, in, out, in+out)
 }
 
 func start(t *testing.T, responses ...response) (*fakeServer, *openai.Model) {
@@ -148,7 +148,8 @@ func TestText(t *testing.T) {
 		t.Fatalf("text %q thinking %q", text.String(), thinking.String())
 	}
 	want := agent.Usage{InputTokens: 12, OutputTokens: 5, TotalTokens: 17, ReasoningTokens: 2, CachedInputTokens: 1}
-	if fin.StopReason != cmf.StopEnd || fin.Usage != want {
+	// The model is the one that answered, as the provider names it.
+	if fin.StopReason != cmf.StopEnd || fin.Usage != want || fin.Model != "gpt-test-0601" {
 		t.Fatalf("finish = %+v", fin)
 	}
 	body := f.bodies[0]

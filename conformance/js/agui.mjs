@@ -95,6 +95,7 @@ async function checkStream(headers, body, input) {
     if (!input.protocolVersion) {
       // Pre-1.0 clients reject 1.0-only outcome additions.
       assert.ok(last.outcome === undefined || last.outcome.type === 'interrupt', 'no 1.0-only outcome for a pre-1.0 client');
+      assert.equal(last.usage, undefined, 'no 1.0-only usage for a pre-1.0 client');
     }
   }
   assert.ok(!events.some((e) => e.type.startsWith('THINKING_')), 'no THINKING_* events');
@@ -155,6 +156,10 @@ const flows = {
     const result = await agent.runAgent({ tools: [], context: [] });
     assert.equal(lastAssistant(agent), 'You said: Hello there');
     assert.ok(result.newMessages.length >= 1);
+    // 1.0 clients get the run's token usage on RUN_FINISHED.
+    const fin = (await eventsOf(0)).at(-1);
+    if (legacy) assert.equal(fin.usage, undefined);
+    else assert.deepEqual(fin.usage, [{ model: 'agentui-demo', inputTokens: 2, outputTokens: 4, totalTokens: 6 }]);
   },
 
   async reasoning() {

@@ -142,6 +142,26 @@ const flows = {
     return chat;
   },
 
+  // Usage reaches message.metadata (start: createdAt; finish: usage,
+  // model, finishReason), and the stored conversation returns the same.
+  async metadata() {
+    const chat = newChat();
+    const before = Date.now();
+    await chat.sendMessage({ text: 'Hello there' });
+    await settled(chat);
+    const md = assistant(chat).metadata;
+    assert.ok(md, 'the reply has metadata');
+    assert.deepEqual(md.usage, { inputTokens: 2, outputTokens: 4, totalTokens: 6 });
+    assert.equal(md.model, 'agentui-demo');
+    assert.equal(md.finishReason, 'stop');
+    assert.ok(md.createdAt >= before - 1000 && md.createdAt <= Date.now(), `createdAt ${md.createdAt}`);
+    if (!history) return chat;
+    const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+    const reloaded = new Chat({ id: chat.id, messages: stored, transport: new DefaultChatTransport({ api: base + '/api/chat', fetch: checkingFetch }) });
+    assert.deepEqual(assistant(reloaded).metadata, md, 'the reloaded reply has the same metadata');
+    return reloaded;
+  },
+
   async reasoning() {
     const chat = newChat();
     await chat.sendMessage({ text: 'think about it' });

@@ -118,7 +118,7 @@ func (e *encoder) Encode(ev agent.Event) error {
 	case *agent.StepFinished:
 		e.endStep()
 	case *agent.RunFinished:
-		e.finish(ev.StopReason)
+		e.finish(ev.StopReason, ev)
 	}
 	return nil
 }
@@ -256,8 +256,9 @@ func (e *encoder) endStep() {
 
 // finish ends the run: an interrupt outcome for approvals, pending client
 // calls named for 1.0 clients, a cancelled outcome (1.0) or RUN_ERROR
-// (before 1.0) for an aborted run.
-func (e *encoder) finish(reason cmf.StopReason) {
+// (before 1.0) for an aborted run; for 1.0 clients, the run's token usage
+// (ev may be nil).
+func (e *encoder) finish(reason cmf.StopReason, ev *agent.RunFinished) {
 	e.start()
 	e.endStep()
 	e.ended = true
@@ -290,7 +291,34 @@ func (e *encoder) finish(reason cmf.StopReason) {
 		}
 		b = append(b, "]}"...)
 	}
+	if e.v1 && ev != nil && !ev.Usage.IsZero() {
+		b = appendUsage(b, ev)
+	}
 	e.end(b)
+}
+
+// appendUsage writes RUN_FINISHED's usage (1.0: a TokenUsage list, one
+// entry per model; agentui's runs use one).
+func appendUsage(b []byte, ev *agent.RunFinished) []byte {
+	u := ev.Usage
+	total := u.TotalTokens
+	if total == 0 {
+		total = u.InputTokens + u.OutputTokens
+	}
+	b = append(b, `,"usage":[{`...)
+	if ev.Model != "" {
+		b = jsonw.StringField(b, "model", ev.Model)
+	}
+	b = jsonw.IntField(b, "inputTokens", u.InputTokens)
+	b = jsonw.IntField(b, "outputTokens", u.OutputTokens)
+	b = jsonw.IntField(b, "totalTokens", total)
+	if u.ReasoningTokens > 0 {
+		b = jsonw.IntField(b, "reasoningTokens", u.ReasoningTokens)
+	}
+	if u.CachedInputTokens > 0 {
+		b = jsonw.IntField(b, "cachedInputTokens", u.CachedInputTokens)
+	}
+	return append(b, "}]"...)
 }
 
 // InterruptID is the id of the interrupt for an approval request: the tool
@@ -327,7 +355,7 @@ func (e *encoder) Fail(message string) error {
 // Close finishes a run that neither finished nor failed.
 func (e *encoder) Close() error {
 	if !e.ended {
-		e.finish(cmf.StopEnd)
+		e.finish(cmf.StopEnd, nil)
 	}
 	return nil
 }

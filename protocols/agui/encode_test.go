@@ -116,3 +116,22 @@ func TestInterruptMessageCompactsInput(t *testing.T) {
 		t.Fatalf("last event %s", last)
 	}
 }
+
+// Token usage goes on RUN_FINISHED for 1.0 clients only (older ones
+// reject the field), with every kind the model reported.
+func TestEncoderUsage(t *testing.T) {
+	fin := &agent.RunFinished{StopReason: cmf.StopEnd, Model: "m-1",
+		Usage: agent.Usage{InputTokens: 10, OutputTokens: 7, ReasoningTokens: 3, CachedInputTokens: 4}}
+	for version, want := range map[string]string{
+		"1.0": `{"type":"RUN_FINISHED","timestamp":0,"threadId":"t1","runId":"r1","usage":[{"model":"m-1","inputTokens":10,"outputTokens":7,"totalTokens":17,"reasoningTokens":3,"cachedInputTokens":4}]}`,
+		"":    `{"type":"RUN_FINISHED","timestamp":0,"threadId":"t1","runId":"r1"}`,
+	} {
+		got := encodeRun(version, &agent.RunStarted{}, fin)
+		if got[len(got)-1] != want {
+			t.Errorf("protocol %q: %s\nwant %s", version, got[len(got)-1], want)
+		}
+	}
+	if got := encodeRun("1.0", &agent.RunStarted{}, &agent.RunFinished{StopReason: cmf.StopEnd}); strings.Contains(got[len(got)-1], "usage") {
+		t.Errorf("usage without any: %s", got[len(got)-1])
+	}
+}

@@ -11,7 +11,8 @@ import (
 // them while streaming: one assistant UI message per assistant turn
 // (consecutive assistant steps, a step-start before each), tool calls as
 // tool-<name> parts in the state their result, approval and denial put
-// them in, and the ids the messages were stored with.
+// them in, the ids the messages were stored with, and an assistant
+// message's [Metadata] from its steps' stored completions.
 func Dump(msgs []cmf.Message) []UIMessage {
 	states := map[string]cmf.ToolCallState{}
 	for _, s := range cmf.ToolCallStates(msgs) {
@@ -19,6 +20,7 @@ func Dump(msgs []cmf.Message) []UIMessage {
 	}
 	out := make([]UIMessage, 0, len(msgs))
 	var cur *UIMessage // the assistant UI message being built
+	var md Metadata    // and its metadata
 	for i := range msgs {
 		m := &msgs[i]
 		switch m.Role {
@@ -27,10 +29,14 @@ func Dump(msgs []cmf.Message) []UIMessage {
 		case cmf.RoleAssistant:
 			if cur == nil {
 				out = append(out, UIMessage{ID: m.ID(), Role: "assistant"})
-				cur = &out[len(out)-1]
+				cur, md = &out[len(out)-1], Metadata{}
 			}
 			cur.Parts = append(cur.Parts, Part{Type: "step-start"})
 			cur.Parts = appendParts(cur.Parts, m, states)
+			if c := completion(m); c != nil {
+				md.fold(c)
+				cur.Metadata, _ = json.Marshal(md)
+			}
 		default:
 			cur = nil
 			role := "user"

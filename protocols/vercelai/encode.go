@@ -16,7 +16,9 @@ import (
 type encoder struct {
 	w          *uiadapter.SSEWriter
 	v7         bool
-	continueID string // on a continuation, the assistant message being continued
+	continueID string          // on a continuation, the assistant message being continued
+	before     *cmf.TokenUsage // on a continuation, the continued steps' usage
+	createdAt  int64           // Unix ms of the run's start, for the start chunk
 
 	started    bool
 	stepOpen   bool
@@ -29,6 +31,7 @@ func (p *Protocol) newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) *encode
 	e := &encoder{w: w, v7: p.v7, tools: map[string]string{}, inputError: map[string]bool{}}
 	if t != nil && t.Intent == uiadapter.Continue {
 		e.continueID = t.MessageID
+		e.before = continuedUsage(t.History)
 		// The continued message's calls exist on the client: their results
 		// may be written.
 		for _, m := range t.Messages {
@@ -51,6 +54,8 @@ func (e *encoder) Encode(ev agent.Event) error {
 		id := ev.MessageID
 		if e.continueID != "" {
 			id = e.continueID // useChat continues the same message only if the id matches
+		} else if !ev.Time.IsZero() {
+			e.createdAt = ev.Time.UnixMilli() // a continued message keeps its own
 		}
 		e.start(id)
 	case *agent.StepStarted:
@@ -97,7 +102,8 @@ func (e *encoder) Encode(ev agent.Event) error {
 		} else {
 			b := append(e.w.Start(), `{"type":"finish","finishReason":"`...)
 			b = append(b, finishReason(ev.StopReason)...)
-			e.w.End(append(b, `"}`...))
+			b = appendFinishMetadata(append(b, '"'), ev, e.before)
+			e.w.End(append(b, '}'))
 		}
 		e.terminated = true
 	}
@@ -145,12 +151,13 @@ func (e *encoder) start(id string) {
 	if id == "" {
 		id = e.continueID
 	}
-	if id == "" {
-		e.chunk(`{"type":"start"}`)
-		return
+	b := append(e.w.Start(), `{"type":"start"`...)
+	if id != "" {
+		b = jsonw.StringField(b, "messageId", id)
 	}
-	b := append(e.w.Start(), `{"type":"start","messageId":`...)
-	b = jsonw.String(b, id)
+	if e.createdAt != 0 {
+		b = append(jsonw.IntField(append(b, `,"messageMetadata":{`...), "createdAt", e.createdAt), '}')
+	}
 	e.w.End(append(b, '}'))
 }
 

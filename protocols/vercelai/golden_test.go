@@ -49,10 +49,12 @@ func post(t *testing.T, url, body string) string {
 var (
 	uuidRe = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	sigRe  = regexp.MustCompile(`"signature":"[A-Za-z0-9_-]+"`)
+	timeRe = regexp.MustCompile(`"createdAt":[0-9]{13}`)
 )
 
 // normalize replaces generated ids with id-1, id-2, … in order of first
-// appearance, and signatures (which depend on the ids) with a marker.
+// appearance, signatures (which depend on the ids) and creation times
+// (checked in TestMetadata) with markers.
 func normalize(s string) string {
 	seen := map[string]string{}
 	s = uuidRe.ReplaceAllStringFunc(s, func(id string) string {
@@ -61,6 +63,7 @@ func normalize(s string) string {
 		}
 		return seen[id]
 	})
+	s = timeRe.ReplaceAllString(s, `"createdAt":"<ms>"`)
 	return sigRe.ReplaceAllString(s, `"signature":"<signature>"`)
 }
 

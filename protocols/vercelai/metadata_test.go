@@ -1,0 +1,103 @@
+package vercelai_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/agent/demo"
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/protocols/vercelai"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// metadataOf decodes a chunk's or a message's metadata.
+func metadataOf(t *testing.T, v any) vercelai.Metadata {
+	t.Helper()
+	b, _ := json.Marshal(v)
+	var md vercelai.Metadata
+	if err := json.Unmarshal(b, &md); err != nil {
+		t.Fatalf("metadata %s: %v", b, err)
+	}
+	return md
+}
+
+// A reply's metadata (creation time on start; usage, model and finish
+// reason on finish) is what the stored conversation returns after a
+// reload; a continuation's usage covers the whole message.
+func TestMetadata(t *testing.T) {
+	loop := testutil.Must(agent.New(demo.New(), agent.WithTools(demo.Tools()...)))
+	h := testutil.Must(vercelai.Handler(loop, uiadapter.WithStore(history.NewMemory()), uiadapter.WithScope(uiadapter.SingleScope)))
+	mux := http.NewServeMux()
+	mux.Handle("POST /api/chat", h)
+	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(h))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { testutil.ShutdownNow(h) })
+
+	before := time.Now().UnixMilli()
+	chunks := testutil.PostStream(t, srv.URL+"/api/chat", userBodyIn("m", "u1", "Hello there"))
+	after := time.Now().UnixMilli()
+	start, fin := metadataOf(t, chunks.Find("start")["messageMetadata"]), metadataOf(t, chunks.Find("finish")["messageMetadata"])
+	if start.CreatedAt < before || start.CreatedAt > after {
+		t.Fatalf("createdAt %d not in [%d, %d]", start.CreatedAt, before, after)
+	}
+	want := vercelai.Usage{InputTokens: 2, OutputTokens: 4, TotalTokens: 6}
+	if fin.Usage == nil || *fin.Usage != want || fin.Model != demo.ModelName || fin.FinishReason != "stop" {
+		t.Fatalf("finish metadata %+v", fin)
+	}
+	stored := conversation(t, srv.URL+"/api/chat/m")
+	got := metadataOf(t, stored[1].Metadata)
+	if got.CreatedAt != start.CreatedAt || *got.Usage != want || got.Model != fin.Model || got.FinishReason != "stop" {
+		t.Fatalf("reloaded metadata %+v, live %+v %+v", got, start, fin)
+	}
+
+	// An approval pauses the reply; its continuation's finish counts the
+	// whole message, as the reload does.
+	chunks = testutil.PostStream(t, srv.URL+"/api/chat", userBodyIn("m2", "u1", "delete /tmp/x.txt"))
+	paused := metadataOf(t, chunks.Find("finish")["messageMetadata"])
+	req, avail := chunks.Find("tool-approval-request"), chunks.Find("tool-input-available")
+	cont, _ := json.Marshal(map[string]any{"id": "m2", "trigger": "submit-message", "messages": []any{
+		map[string]any{"id": "u1", "role": "user", "parts": []any{map[string]any{"type": "text", "text": "delete /tmp/x.txt"}}},
+		map[string]any{"id": chunks.Find("start")["messageId"], "role": "assistant", "parts": []any{
+			map[string]any{"type": "step-start"},
+			map[string]any{"type": "tool-delete_file", "toolCallId": avail["toolCallId"], "state": "approval-responded", "input": avail["input"],
+				"approval": map[string]any{"id": req["approvalId"], "approved": true, "signature": req["signature"]}},
+		}},
+	}})
+	chunks = testutil.PostStream(t, srv.URL+"/api/chat", string(cont))
+	if _, ok := chunks.Find("start")["messageMetadata"]; ok {
+		t.Fatal("a continuation resets the message's creation time")
+	}
+	whole := metadataOf(t, chunks.Find("finish")["messageMetadata"])
+	stored = conversation(t, srv.URL+"/api/chat/m2")
+	got = metadataOf(t, stored[1].Metadata)
+	if paused.Usage == nil || whole.Usage == nil || whole.Usage.OutputTokens <= paused.Usage.OutputTokens || *got.Usage != *whole.Usage {
+		t.Fatalf("paused %+v, continued %+v, reloaded %+v", paused.Usage, whole.Usage, got.Usage)
+	}
+}
+
+func userBodyIn(chat, id, text string) string {
+	b, _ := json.Marshal(map[string]any{"id": chat, "trigger": "submit-message", "messages": []any{
+		map[string]any{"id": id, "role": "user", "parts": []any{map[string]any{"type": "text", "text": text}}},
+	}})
+	return string(b)
+}
+
+func conversation(t *testing.T, url string) []vercelai.UIMessage {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var msgs []vercelai.UIMessage
+	if err := json.NewDecoder(resp.Body).Decode(&msgs); err != nil || len(msgs) != 2 {
+		t.Fatalf("conversation %v: %v", msgs, err)
+	}
+	return msgs
+}
