@@ -41,9 +41,9 @@ func main() {
 
 // options are the binary's settings.
 type options struct {
-	addr, model, history, historyPrefix, secret, logLevel, debugAddr string
-	historyTTL, demoDelay                                            time.Duration
-	bodyTimeout, writeTimeout, idleTimeout, shutdownGrace, lockTTL   time.Duration
+	addr, model, history, historyPrefix, secret, logLevel, debugAddr, corsOrigins string
+	historyTTL, demoDelay                                                         time.Duration
+	bodyTimeout, writeTimeout, idleTimeout, shutdownGrace, lockTTL                time.Duration
 }
 
 // newFlags declares every flag with its AGENTUI_… twin as the default.
@@ -70,6 +70,7 @@ func newFlags() (*flag.FlagSet, *options, error) {
 	str(&o.secret, "secret", "", "key that signs approval requests and scope cookies; random per process when empty")
 	str(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	str(&o.debugAddr, "debug-addr", "", "serve /debug/pprof and /debug/vars on this address; off when empty")
+	str(&o.corsOrigins, "cors-origins", "", "comma-separated origins whose pages may use the API (https://app.example.com,…); same-origin only when empty")
 	if err := dur(&o.historyTTL, "history-ttl", "24h", "conversations expire this long after their last write; 0 keeps them"); err != nil {
 		return nil, nil, err
 	}
@@ -120,6 +121,7 @@ func run(args []string) error {
 		Web: page, Model: o.model, History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix,
 		Secret: o.secret, DemoDelay: o.demoDelay, Logger: logger,
 		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL,
+		CORSOrigins: splitList(o.corsOrigins),
 	})
 	if err != nil {
 		return err
@@ -205,4 +207,15 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

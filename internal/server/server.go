@@ -54,6 +54,9 @@ type Config struct {
 	// LockTTL is how long a chat stays locked by a run whose process died
 	// (0: uiadapter.DefaultLockTTL).
 	LockTTL time.Duration
+	// CORSOrigins are the other origins whose pages may use the API
+	// (uiadapter.CORS); none: same-origin only.
+	CORSOrigins []string
 	// Web is the chat page's files (index.html and its assets), served at
 	// GET /. Nil serves no page.
 	Web fs.FS
@@ -161,6 +164,11 @@ func New(cfg Config) (*Server, error) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	s.handler = scope.middleware(mux)
+	if len(cfg.CORSOrigins) > 0 {
+		if s.handler, err = uiadapter.CORS(s.handler, cfg.CORSOrigins...); err != nil {
+			return nil, fmt.Errorf("-cors-origins: %w", err)
+		}
+	}
 	return s, nil
 }
 

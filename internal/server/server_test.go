@@ -229,3 +229,38 @@ func TestRedisLog(t *testing.T) {
 		t.Fatalf("logged %q", got)
 	}
 }
+
+// With CORSOrigins the binary answers an allowed page's preflight and
+// streams it a reply it may read; a foreign page gets 403. A bad origin
+// fails at start-up.
+func TestCORS(t *testing.T) {
+	ts := newTestServer(t, Config{Secret: "s", CORSOrigins: []string{"http://localhost:5173"}})
+	req, _ := http.NewRequest(http.MethodOptions, ts.URL+"/api/chat", nil)
+	req.Header.Set("Origin", "http://localhost:5173")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "content-type")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "http://localhost:5173" || resp.Header.Get("Access-Control-Allow-Credentials") != "true" {
+		t.Fatalf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	for origin, want := range map[string]int{"http://localhost:5173": http.StatusOK, "http://localhost:6666": http.StatusForbidden} {
+		req, _ = http.NewRequest(http.MethodPost, ts.URL+"/api/chat", strings.NewReader(`{"id":"c","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"hi"}]}]}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", origin)
+		if resp, err = http.DefaultClient.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || want == http.StatusOK && (resp.Header.Get("Access-Control-Expose-Headers") != "Agentui-Run" || !strings.Contains(string(body), "[DONE]")) {
+			t.Fatalf("POST from %s: %d %v %s", origin, resp.StatusCode, resp.Header, body)
+		}
+	}
+	if _, err := New(Config{Model: "demo", History: "none", CORSOrigins: []string{"*"}}); err == nil || !strings.Contains(err.Error(), `CORS origin "*"`) {
+		t.Fatalf("a * origin: %v", err)
+	}
+}
