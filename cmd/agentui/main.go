@@ -33,23 +33,56 @@ import (
 var webdist embed.FS
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	err := run(os.Args[1:])
+	switch {
+	case errors.Is(err, errUsage):
+		os.Exit(2) // the flag package has said what was wrong, once
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "agentui:", err)
 		os.Exit(1)
 	}
 }
+
+// errUsage: the command line was wrong, and the flag package said so.
+var errUsage = errors.New("usage")
 
 // options are the binary's settings.
 type options struct {
 	addr, model, history, historyPrefix, secret, logLevel, debugAddr, corsOrigins string
 	historyTTL, demoDelay                                                         time.Duration
 	bodyTimeout, writeTimeout, idleTimeout, shutdownGrace, lockTTL                time.Duration
+	envErrs                                                                       map[string]error // by flag name
 }
 
-// newFlags declares every flag with its AGENTUI_… twin as the default.
+// parse parses the command line: usage errors once (errUsage), no
+// arguments beyond the flags, and the environment twins of the flags not
+// given must parse.
+func (o *options) parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (agentui takes only flags; see -help)", fs.Arg(0))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for name, err := range o.envErrs {
+		if !given[name] {
+			return err
+		}
+	}
+	return nil
+}
+
+// newFlags declares every flag with its AGENTUI_… twin as the default. A
+// twin that does not parse is an error only when its flag is not given
+// (flag > environment > default): parse reports it.
 func newFlags() (*flag.FlagSet, *options, error) {
 	fs := flag.NewFlagSet("agentui", flag.ContinueOnError)
-	o := &options{}
+	o := &options{envErrs: map[string]error{}}
 	str := func(p *string, name, def, usage string) {
 		env := "AGENTUI_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 		fs.StringVar(p, name, envOr(env, def), usage+" (env "+env+")")
@@ -58,7 +91,10 @@ func newFlags() (*flag.FlagSet, *options, error) {
 		env := "AGENTUI_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 		d, err := time.ParseDuration(envOr(env, def))
 		if err != nil {
-			return fmt.Errorf("%s: %w", env, err)
+			o.envErrs[name] = fmt.Errorf("%s: %w", env, err)
+			if d, err = time.ParseDuration(def); err != nil {
+				return err
+			}
 		}
 		fs.DurationVar(p, name, d, usage+" (env "+env+")")
 		return nil
@@ -100,7 +136,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := o.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}

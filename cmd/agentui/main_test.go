@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"flag"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentui/agentui/internal/testutil"
 )
@@ -77,7 +80,7 @@ func TestEnvironmentTwins(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	time.Sleep(50 * time.Millisecond)
+	// The warning would come before the listening line RunProgram waited for.
 	if strings.Contains(stderr.String(), "no -secret") {
 		t.Fatal("AGENTUI_SECRET was ignored")
 	}
@@ -124,5 +127,61 @@ func TestConfigurationDocumented(t *testing.T) {
 	// -h is not an error.
 	if out, err := exec.Command("go", "run", ".", "-h").CombinedOutput(); err != nil || !strings.Contains(string(out), "-history-ttl") {
 		t.Fatalf("-h: %v %s", err, out)
+	}
+}
+
+// Bad configuration stops the real binary at start-up, with exit status
+// 1 (2 for a bad command line) and one line that names what to fix.
+func TestStartupFailures(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "agentui")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String() // nothing answers here once closed
+	ln.Close()
+	for _, c := range []struct {
+		name   string
+		env    []string
+		args   []string
+		status int
+		want   string
+	}{
+		{"missing key", []string{"OPENAI_API_KEY="}, []string{"-model", "openai:gpt-4o-mini"}, 1, "agentui: -model openai:gpt-4o-mini needs OPENAI_API_KEY"},
+		{"redis down", nil, []string{"-history", "redis://" + closed}, 1, "agentui: -history: Redis does not answer"},
+		{"bad env, no flag", []string{"AGENTUI_DEMO_DELAY=soon"}, nil, 1, `agentui: AGENTUI_DEMO_DELAY: time: invalid duration "soon"`},
+		// The flag wins, so the bad twin is never read: the next problem
+		// (the unknown model) is the one reported.
+		{"bad env, flag wins", []string{"AGENTUI_DEMO_DELAY=soon"}, []string{"-demo-delay", "0s", "-model", "gpt-5"}, 1, `agentui: unknown -model "gpt-5"`},
+		{"extra argument", nil, []string{"serve"}, 1, `agentui: unexpected argument "serve"`},
+		{"unknown flag", nil, []string{"-bogus"}, 2, "flag provided but not defined: -bogus"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, c.args...)...)
+			cmd.Env = append(os.Environ(), c.env...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != c.status {
+				t.Fatalf("exit %v, want status %d; stderr:\n%s", err, c.status, stderr.String())
+			}
+			out := stderr.String()
+			if c.status == 2 { // the usage follows the error, which comes once
+				if strings.Count(out, c.want) != 1 {
+					t.Fatalf("stderr:\n%s", out)
+				}
+				return
+			}
+			if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], c.want) {
+				t.Fatalf("stderr, want one line starting %q:\n%s", c.want, out)
+			}
+			if stdout.Len() != 0 {
+				t.Fatalf("stdout: %s", stdout.String())
+			}
+		})
 	}
 }

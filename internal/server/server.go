@@ -10,7 +10,9 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentui/agentui/agent"
@@ -75,8 +77,10 @@ type Server struct {
 	cfg     Config
 	handler http.Handler
 	closers []func() error
-	chats   []*uiadapter.Handler // the chat handlers, for Shutdown
-	runLog  runlog.Log           // shared by the chat handlers
+	chats   []*uiadapter.Handler        // the chat handlers, for Shutdown
+	runLog  runlog.Log                  // shared by the chat handlers
+	ping    func(context.Context) error // the store's reachability; nil: always
+	down    atomic.Bool                 // the last /readyz found the store down
 	// Description says what the server runs ("model demo, history memory").
 	Description string
 	// RandomSecret is true when no secret was configured.
@@ -163,6 +167,7 @@ func New(cfg Config) (*Server, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	mux.HandleFunc("GET /readyz", s.readyz)
 	s.handler = scope.middleware(mux)
 	if len(cfg.CORSOrigins) > 0 {
 		if s.handler, err = uiadapter.CORS(s.handler, cfg.CORSOrigins...); err != nil {
@@ -250,6 +255,7 @@ func (s *Server) redisRunLog(cfg Config, rdb goredis.UniversalClient) error {
 		return fmt.Errorf("-history: Redis does not answer: %w", err)
 	}
 	s.runLog = l
+	s.ping = func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
 	// Before the client's own Close.
 	s.closers = append([]func() error{l.Close}, s.closers...)
 	return nil
@@ -328,9 +334,40 @@ func newModel(cfg Config) (agent.Model, error) {
 	case cfg.Model == "demo":
 		return demo.New(demo.WithWordDelay(cfg.DemoDelay)), nil
 	case strings.HasPrefix(cfg.Model, "openai:"):
+		// Found now, not as "An error occurred." in every chat.
+		if strings.TrimSpace(os.Getenv("OPENAI_API_KEY")) == "" {
+			return nil, fmt.Errorf("-model %s needs OPENAI_API_KEY (any value for a server that takes none, with OPENAI_BASE_URL)", cfg.Model)
+		}
 		return openai.New(strings.TrimPrefix(cfg.Model, "openai:"))
 	case cfg.Model == "":
 		return nil, errors.New("no -model")
 	}
 	return nil, fmt.Errorf("unknown -model %q (want demo or openai:<model>)", cfg.Model)
+}
+
+// readyz answers whether the server can take turns: 200 when its store
+// answers (always without Redis), else 503. A load balancer keeps sending
+// to a live (/healthz) but unready replica nothing new. The store's error
+// is logged once per outage, not per probe.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	var err error
+	if s.ping != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		err = s.ping(ctx)
+		cancel()
+	}
+	if err != nil {
+		if !s.down.Swap(true) {
+			s.cfg.Logger.Warn("not ready: conversation history is unavailable", "error", err)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error":"conversation history is unavailable"}` + "\n"))
+		return
+	}
+	if s.down.Swap(false) {
+		s.cfg.Logger.Info("ready again: conversation history answers")
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
 }

@@ -264,3 +264,37 @@ func TestCORS(t *testing.T) {
 		t.Fatalf("a * origin: %v", err)
 	}
 }
+
+// /readyz follows the store: 200 while Redis answers, 503 (logged once,
+// not per probe) while it is down, 200 again once it is back; /healthz
+// (liveness) stays 200 throughout.
+func TestReadyz(t *testing.T) {
+	rs := testutil.StartRedis(t)
+	logs := &testutil.LogBuffer{}
+	ts := newTestServer(t, Config{Secret: "s", History: "redis://" + rs.Addr, HistoryPrefix: testutil.KeyPrefix(), Logger: testutil.Logger(logs)})
+	status := func(path string) int {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if status("/readyz") != http.StatusOK {
+		t.Fatal("not ready with Redis up")
+	}
+	rs.Stop()
+	for range 3 {
+		if got := status("/readyz"); got != http.StatusServiceUnavailable {
+			t.Fatalf("readyz with Redis down: %d", got)
+		}
+	}
+	if status("/healthz") != http.StatusOK {
+		t.Fatal("healthz follows the store")
+	}
+	if n := strings.Count(logs.String(), "not ready"); n != 1 {
+		t.Fatalf("logged %d times:\n%s", n, logs)
+	}
+	rs.Start()
+	testutil.Eventually(t, 10*time.Second, "ready again", func() bool { return status("/readyz") == http.StatusOK })
+}

@@ -59,6 +59,9 @@ func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error)
 		default:
 			return nil, uiadapter.BadRequest("messages[" + strconv.Itoa(i) + "]: unknown role " + strconv.Quote(m.Role))
 		}
+		if m.Parts == nil && sdk4Message(body, i) {
+			return nil, uiadapter.BadRequest("messages[" + strconv.Itoa(i) + `] has "content" and no "parts": that is the AI SDK 4 message format; agentui speaks the UI messages of AI SDK 5 and later`)
+		}
 	}
 	turn := &uiadapter.Turn{ChatID: req.ID, RunID: ids.New(), Intent: uiadapter.Submit}
 	last := &req.Messages[len(req.Messages)-1]
@@ -349,4 +352,17 @@ type decoder struct{ skipped []string }
 
 func (d *decoder) skip(what, detail string) {
 	d.skipped = append(d.skipped, what+" "+strconv.Quote(detail))
+}
+
+// sdk4Message reports whether the body's message i is in the AI SDK 4
+// shape ({role, content}, no parts). Only asked of a message without
+// parts, so the common request pays nothing for it.
+func sdk4Message(body []byte, i int) bool {
+	var req struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	return json.Unmarshal(body, &req) == nil && i < len(req.Messages) &&
+		len(req.Messages[i].Content) > 0 && string(req.Messages[i].Content) != "null"
 }

@@ -2,6 +2,8 @@ package vercelai
 
 import (
 	"encoding/json"
+	"errors"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -276,5 +278,18 @@ func TestDecodeSkipsUnknownParts(t *testing.T) {
 	}
 	if len(turn.Skipped) != 1 || turn.Skipped[0] != `an unknown UI message part "hologram"` {
 		t.Fatalf("skipped %q", turn.Skipped)
+	}
+}
+
+// An AI SDK 4 body ({role, content}, no parts) gets a 400 that says so,
+// not a misleading "no content left". A message that has both is SDK 5.
+func TestDecodeSDK4Body(t *testing.T) {
+	_, err := New().Decode(httptest.NewRequest("POST", "/", nil), []byte(`{"id":"c","messages":[{"id":"m","role":"user","content":"hi"}]}`))
+	var e *uiadapter.Error
+	if !errors.As(err, &e) || e.Status != http.StatusBadRequest || !strings.Contains(e.Message, "AI SDK 4 message format") {
+		t.Fatalf("SDK 4 body: %v", err)
+	}
+	if _, err := New().Decode(httptest.NewRequest("POST", "/", nil), []byte(`{"id":"c","messages":[{"id":"m","role":"user","content":"hi","parts":[{"type":"text","text":"hi"}]}]}`)); err != nil {
+		t.Fatalf("a message with parts: %v", err)
 	}
 }
