@@ -329,6 +329,11 @@ func (r *run) step(step int, messageID string) bool {
 			return true
 		}
 	}
+	if modelErr == nil && !s.finished && r.ctx.Err() == nil {
+		// A stream cut short (a proxy, a buggy model) would otherwise
+		// pass for a complete answer.
+		modelErr = ErrNoFinish
+	}
 	if r.stopped {
 		return true
 	}
@@ -611,6 +616,10 @@ func resultMissing(history, msgs []cmf.Message) bool {
 // name could not be stored.
 var ErrToolCallWithoutName = errors.New("agent: the model sent a tool call without a tool name")
 
+// ErrNoFinish fails a run whose model stream ended without its
+// [ChunkFinish] (see [Model]).
+var ErrNoFinish = errors.New("agent: the model's stream ended without a finish chunk")
+
 // streamState turns a model's chunks into part events.
 type streamState struct {
 	run       *run
@@ -625,6 +634,7 @@ type streamState struct {
 	stop      cmf.StopReason
 	usage     Usage
 	model     string
+	finished  bool // the model sent its ChunkFinish
 }
 
 func (s *streamState) handle(ch *Chunk) bool {
@@ -697,6 +707,7 @@ func (s *streamState) handle(ch *Chunk) bool {
 		s.stop = ch.StopReason
 		s.usage = ch.Usage
 		s.model = ch.Model
+		s.finished = true
 	}
 	return true
 }

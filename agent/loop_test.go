@@ -618,6 +618,21 @@ func TestLoopModelErrorMidStream(t *testing.T) {
 	}
 }
 
+// A model stream that ends without its finish chunk (cut by a proxy, or
+// a model that forgets it) fails the run instead of passing for a whole
+// answer; what it streamed is closed and kept as the step's error.
+func TestLoopStreamWithoutFinish(t *testing.T) {
+	m := &scripted{replies: []reply{{chunks: []Chunk{{Kind: ChunkText, Delta: "half an ans"}}}}}
+	events, err := collect(t, newLoop(t, m, nil), context.Background(), &Input{Messages: []cmf.Message{userMsg("x")}})
+	if !errors.Is(err, ErrNoFinish) {
+		t.Fatalf("err = %v", err)
+	}
+	checkBalance(t, events, err)
+	if sf := last[*StepFinished](t, events); sf.StopReason != cmf.StopError {
+		t.Fatalf("step finished %s", sf.StopReason)
+	}
+}
+
 func TestLoopCancelMidStream(t *testing.T) {
 	m := &scripted{replies: []reply{{chunks: []Chunk{{Kind: ChunkText, Delta: "thinking about it"}}, block: true}}}
 	ctx, cancel := context.WithCancel(context.Background())

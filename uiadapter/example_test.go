@@ -48,7 +48,7 @@ func Example_mount() {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", chat)                                   // useChat
-	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat)) // reload a chat
+	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil)) // reload a chat
 	mux.Handle("GET /api/chat/{id}/stream", chat.ResumeHandler(nil))     // useChat({resume: true})
 	mux.Handle("POST /api/chat/{id}/stop", chat.StopHandler(nil))        // stop a reply
 	mux.Handle("POST /api/agui", aguiChat)                               // AG-UI HttpAgent, CopilotKit

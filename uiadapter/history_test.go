@@ -69,7 +69,7 @@ func newHistoryFixtureWith(t *testing.T, store history.Store, loop *agent.Loop, 
 	ag := testutil.Must(agui.Handler(loop, opts...))
 	f.mux = http.NewServeMux()
 	f.mux.Handle("POST /api/chat", chat)
-	f.mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat))
+	f.mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil))
 	f.mux.Handle("GET /api/chat/{id}/stream", chat.ResumeHandler(nil))
 	f.mux.Handle("POST /api/chat/{id}/stop", chat.StopHandler(nil))
 	f.mux.Handle("POST /api/agui", ag)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
-	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
@@ -76,12 +75,14 @@ func main() {
 	r.Use(gin.Logger(), gin.Recovery())
 	api := r.Group("/api", authenticate)
 	api.POST("/chat", gin.WrapH(chat))
-	api.GET("/chat/:id", func(c *gin.Context) {
-		// gin keeps path parameters itself; hand the id to agentui.
-		chat.ConversationHandler(func(msgs []cmf.Message) any { return vercelai.Dump(msgs) },
-			func(*http.Request) string { return c.Param("id") }).ServeHTTP(c.Writer, c.Request)
-	})
+	// gin keeps path parameters itself; agentui's handlers read the chat
+	// id as net/http's path value "id", so copy it there.
+	chatRoutes := api.Group("/chat/:id", func(c *gin.Context) { c.Request.SetPathValue("id", c.Param("id")) })
+	chatRoutes.GET("", gin.WrapH(vercelai.ConversationHandler(chat, nil))) // reload
+	chatRoutes.GET("/stream", gin.WrapH(chat.ResumeHandler(nil)))          // resume a reply
+	chatRoutes.POST("/stop", gin.WrapH(chat.StopHandler(nil)))             // stop it
 	api.POST("/agui", gin.WrapH(aguiChat))
+	api.POST("/agui/connect", gin.WrapH(aguiChat.ConnectHandler()))
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -31,6 +31,38 @@ func TestExample(t *testing.T) {
 	if got := testutil.PostStream(t, p.URL+"/api/agui", testutil.AGUIInput("t1", "r1", "hello"), alice...).Text(); got != "You said: hello" {
 		t.Fatalf("AG-UI reply %q", got)
 	}
+	// The per-chat routes get the id from gin's :id: a running reply is
+	// resumed and stopped through them, and Bob can do neither.
+	req, _ := http.NewRequest(http.MethodPost, p.URL+"/api/chat", strings.NewReader(testutil.UserMessage("c2", "m1", "think: wait 30000 ms")))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(alice[0], alice[1])
+	running, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer running.Body.Close()
+	do := func(method, path, token string) int {
+		req, _ := http.NewRequest(method, p.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if b := do(http.MethodPost, "/api/chat/c2/stop", "bob-token"); b != http.StatusNotFound {
+		t.Fatalf("Bob stopping Alice's reply: %d", b)
+	}
+	if got := do(http.MethodPost, "/api/chat/c2/stop", "alice-token"); got != http.StatusAccepted {
+		t.Fatalf("stop: %d", got)
+	}
+	if rest := testutil.ParseChunks(t, running.Body); rest[len(rest)-1]["type"] != "finish" {
+		t.Fatalf("the stopped reply ended with %v", rest[len(rest)-1])
+	}
+	if got := do(http.MethodGet, "/api/chat/c2/stream", "alice-token"); got != http.StatusNoContent {
+		t.Fatalf("resume after the stop: %d", got)
+	}
 	if !strings.Contains(p.Stdout.String(), "/api/chat") { // gin logs to stdout
 		t.Fatalf("gin's logger did not log: %s", p.Stdout)
 	}

@@ -65,7 +65,7 @@ func main() {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", chat)
-	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat))
+	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil))
 	mux.Handle("POST /api/agui", aguiChat)
 
 	ln, err := net.Listen("tcp", *addr)

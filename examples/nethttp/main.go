@@ -43,7 +43,7 @@ func main() {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", chat)                                   // useChat
-	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat)) // reloads
+	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil)) // reloads
 	mux.Handle("POST /api/agui", aguiChat)                               // AG-UI HttpAgent
 
 	ln, err := net.Listen("tcp", *addr)

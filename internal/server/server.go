@@ -150,7 +150,7 @@ func New(cfg Config) (*Server, error) {
 	s.chats = []*uiadapter.Handler{chat, aguiHandler}
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", chat)
-	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat))
+	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil))
 	mux.Handle("GET /api/chat/{id}/stream", chat.ResumeHandler(nil))
 	mux.Handle("POST /api/chat/{id}/stop", chat.StopHandler(nil))
 	mux.Handle("POST /api/agui", aguiHandler)

@@ -34,7 +34,7 @@ func TestMetadata(t *testing.T) {
 	h := testutil.Must(vercelai.Handler(loop, uiadapter.WithStore(history.NewMemory()), uiadapter.WithScope(uiadapter.SingleScope)))
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", h)
-	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(h))
+	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(h, nil))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { testutil.ShutdownNow(h) })

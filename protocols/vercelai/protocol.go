@@ -43,10 +43,11 @@ func Handler(a agent.Agent, opts ...uiadapter.Option) (*uiadapter.Handler, error
 
 // ConversationHandler serves a stored conversation as UI messages (see
 // Dump) for GET {api}/{id}: useChat's initial messages after a reload. h
-// must keep history (uiadapter.WithStore); the chat id is the ServeMux
-// path value "id".
-func ConversationHandler(h *uiadapter.Handler) http.Handler {
-	return h.ConversationHandler(func(msgs []cmf.Message) any { return Dump(msgs) }, nil)
+// must keep history (uiadapter.WithStore). The chat id is chatID(r); nil
+// reads the ServeMux path value "id" (other routers can set it with
+// r.SetPathValue, as examples/gin does, or pass their own function).
+func ConversationHandler(h *uiadapter.Handler, chatID func(*http.Request) string) http.Handler {
+	return h.ConversationHandler(func(msgs []cmf.Message) any { return Dump(msgs) }, chatID)
 }
 
 // Name is "vercel-ai".
