@@ -47,12 +47,12 @@ func Example_mount() {
 		log.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /api/chat", chat)                                   // useChat
+	mux.Handle("POST /api/chat", chat)                                        // useChat
 	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil)) // reload a chat
-	mux.Handle("GET /api/chat/{id}/stream", chat.ResumeHandler(nil))     // useChat({resume: true})
-	mux.Handle("POST /api/chat/{id}/stop", chat.StopHandler(nil))        // stop a reply
-	mux.Handle("POST /api/agui", aguiChat)                               // AG-UI HttpAgent, CopilotKit
-	mux.Handle("POST /api/agui/connect", aguiChat.ConnectHandler())      // AG-UI reconnect after a reload
+	mux.Handle("GET /api/chat/{id}/stream", chat.ResumeHandler(nil))          // useChat({resume: true})
+	mux.Handle("POST /api/chat/{id}/stop", chat.StopHandler(nil))             // stop a reply
+	mux.Handle("POST /api/agui", aguiChat)                                    // AG-UI HttpAgent, CopilotKit
+	mux.Handle("POST /api/agui/connect", aguiChat.ConnectHandler())           // AG-UI reconnect after a reload
 	mux.Handle("POST /api/agui/{id}/stop", aguiChat.StopHandler(nil))
 	// README: end
 

@@ -42,9 +42,9 @@ func main() {
 		log.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /api/chat", chat)                                   // useChat
+	mux.Handle("POST /api/chat", chat)                                        // useChat
 	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil)) // reloads
-	mux.Handle("POST /api/agui", aguiChat)                               // AG-UI HttpAgent
+	mux.Handle("POST /api/agui", aguiChat)                                    // AG-UI HttpAgent
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
