@@ -30,17 +30,21 @@ var runLogs = []struct {
 	open func(b *testing.B) runlog.Log // nil: the default
 }{
 	{"local", nil},
-	{"redis", func(b *testing.B) runlog.Log {
-		rdb := testutil.Redis(b)
-		prefix := testutil.KeyPrefix()
-		testutil.DeleteKeysOnCleanup(b, rdb, prefix)
-		l, err := redisstore.NewRunLog(context.Background(), rdb, redisstore.WithRunLogPrefix(prefix))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = l.Close() })
-		return l
-	}},
+	{"redis", func(b *testing.B) runlog.Log { return redisRunLog(b) }},
+}
+
+// redisRunLog is a Redis run log under a key prefix of its own, removed
+// when the test ends.
+func redisRunLog(t testing.TB) runlog.Log {
+	rdb := testutil.Redis(t)
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
+	l, err := redisstore.NewRunLog(context.Background(), rdb, redisstore.WithRunLogPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
 }
 
 // runLogServer serves a handler's chat at / and its resume endpoint.

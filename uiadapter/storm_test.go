@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/history"
-	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/internal/testutil"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/runlog"
@@ -29,17 +28,7 @@ func TestDisconnectStorm(t *testing.T) {
 		log     func(t *testing.T) runlog.Log
 	}{
 		{"memory log", 1000, func(*testing.T) runlog.Log { return runlog.NewMemory() }},
-		{"redis log", 200, func(t *testing.T) runlog.Log {
-			rdb := testutil.Redis(t)
-			prefix := testutil.KeyPrefix()
-			testutil.DeleteKeysOnCleanup(t, rdb, prefix)
-			l, err := redisstore.NewRunLog(context.Background(), rdb, redisstore.WithRunLogPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = l.Close() })
-			return l
-		}},
+		{"redis log", 200, func(t *testing.T) runlog.Log { return redisRunLog(t) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			runs := c.log(t)

@@ -15,8 +15,8 @@ func TestExample(t *testing.T) {
 	if got := chunks.Text(); got != "You said: hello" {
 		t.Fatalf("reply %q", got)
 	}
-	get := func(token string) int {
-		req, _ := http.NewRequest(http.MethodGet, p.URL+"/api/chat/c1", nil)
+	do := func(method, path, token string) int {
+		req, _ := http.NewRequest(method, p.URL+path, nil)
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -25,6 +25,7 @@ func TestExample(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
+	get := func(token string) int { return do(http.MethodGet, "/api/chat/c1", token) }
 	if a, b, n := get("alice-token"), get("bob-token"), get("nobody"); a != 200 || b != 404 || n != 401 {
 		t.Fatalf("reload: alice %d, bob %d, unknown %d", a, b, n)
 	}
@@ -41,16 +42,6 @@ func TestExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer running.Body.Close()
-	do := func(method, path, token string) int {
-		req, _ := http.NewRequest(method, p.URL+path, nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
 	if b := do(http.MethodPost, "/api/chat/c2/stop", "bob-token"); b != http.StatusNotFound {
 		t.Fatalf("Bob stopping Alice's reply: %d", b)
 	}

@@ -300,18 +300,14 @@ func (e *encoder) finish(reason cmf.StopReason, ev *agent.RunFinished) {
 // appendUsage writes RUN_FINISHED's usage (1.0: a TokenUsage list, one
 // entry per model; agentui's runs use one).
 func appendUsage(b []byte, ev *agent.RunFinished) []byte {
-	u := ev.Usage
-	total := u.TotalTokens
-	if total == 0 {
-		total = u.InputTokens + u.OutputTokens
-	}
+	u := ev.Usage.CMF() // fills in the total when the model gave none
 	b = append(b, `,"usage":[{`...)
 	if ev.Model != "" {
 		b = jsonw.StringField(b, "model", ev.Model)
 	}
 	b = jsonw.IntField(b, "inputTokens", u.InputTokens)
 	b = jsonw.IntField(b, "outputTokens", u.OutputTokens)
-	b = jsonw.IntField(b, "totalTokens", total)
+	b = jsonw.IntField(b, "totalTokens", u.TotalTokens)
 	if u.ReasoningTokens > 0 {
 		b = jsonw.IntField(b, "reasoningTokens", u.ReasoningTokens)
 	}

@@ -16,9 +16,9 @@ import (
 type encoder struct {
 	w          *uiadapter.SSEWriter
 	v7         bool
-	continueID string          // on a continuation, the assistant message being continued
-	before     *cmf.TokenUsage // on a continuation, the continued steps' usage
-	createdAt  int64           // Unix ms of the run's start, for the start chunk
+	continueID string // on a continuation, the assistant message being continued
+	before     *Usage // on a continuation, the continued steps' usage
+	createdAt  int64  // Unix ms of the run's start, for the start chunk
 
 	started    bool
 	stepOpen   bool

@@ -67,9 +67,26 @@ func normalize(s string) string {
 	return sigRe.ReplaceAllString(s, `"signature":"<signature>"`)
 }
 
-func userBody(text string) string {
-	b, _ := json.Marshal(map[string]any{"id": "chat-golden", "trigger": "submit-message", "messages": []any{
+func userBody(text string) string { return userBodyIn("chat-golden", "u1", text) }
+
+func userBodyIn(chat, id, text string) string {
+	b, _ := json.Marshal(map[string]any{"id": chat, "trigger": "submit-message", "messages": []any{
+		map[string]any{"id": id, "role": "user", "parts": []any{map[string]any{"type": "text", "text": text}}},
+	}})
+	return string(b)
+}
+
+// approveBody is the continuation useChat sends to approve the call the
+// stream chunks asked about, after the user message u1 with text.
+func approveBody(chat, text string, chunks testutil.Chunks) string {
+	req, avail := chunks.Find("tool-approval-request"), chunks.Find("tool-input-available")
+	b, _ := json.Marshal(map[string]any{"id": chat, "trigger": "submit-message", "messages": []any{
 		map[string]any{"id": "u1", "role": "user", "parts": []any{map[string]any{"type": "text", "text": text}}},
+		map[string]any{"id": chunks.Find("start")["messageId"], "role": "assistant", "parts": []any{
+			map[string]any{"type": "step-start"},
+			map[string]any{"type": "tool-delete_file", "toolCallId": avail["toolCallId"], "state": "approval-responded", "input": avail["input"],
+				"approval": map[string]any{"id": req["approvalId"], "approved": true, "signature": req["signature"]}},
+		}},
 	}})
 	return string(b)
 }
@@ -84,16 +101,7 @@ func TestGoldenStreams(t *testing.T) {
 	}
 	// The continuation approves the request the server just made.
 	chunks := testutil.ParseChunks(t, strings.NewReader(streams["approval-request"]))
-	req, avail := chunks.Find("tool-approval-request"), chunks.Find("tool-input-available")
-	cont, _ := json.Marshal(map[string]any{"id": "chat-golden", "trigger": "submit-message", "messages": []any{
-		map[string]any{"id": "u1", "role": "user", "parts": []any{map[string]any{"type": "text", "text": "delete /tmp/x.txt"}}},
-		map[string]any{"id": chunks.Find("start")["messageId"], "role": "assistant", "parts": []any{
-			map[string]any{"type": "step-start"},
-			map[string]any{"type": "tool-delete_file", "toolCallId": avail["toolCallId"], "state": "approval-responded", "input": avail["input"],
-				"approval": map[string]any{"id": req["approvalId"], "approved": true, "signature": req["signature"]}},
-		}},
-	}})
-	streams["continuation"] = post(t, url, string(cont))
+	streams["continuation"] = post(t, url, approveBody("chat-golden", "delete /tmp/x.txt", chunks))
 
 	for name, stream := range streams {
 		t.Run(name, func(t *testing.T) {

@@ -68,37 +68,38 @@ func completion(m *cmf.Message) *cmf.CompletionExtension {
 }
 
 // continuedUsage is the usage stored for the steps of the assistant
-// message at the end of history (the one a continuation extends).
-func continuedUsage(history []cmf.Message) *cmf.TokenUsage {
-	var u cmf.TokenUsage
+// message at the end of history (the one a continuation extends); nil
+// when none was.
+func continuedUsage(history []cmf.Message) *Usage {
+	var u *Usage
 	for i := len(history) - 1; i >= 0; i-- {
 		m := &history[i]
 		if m.Role != cmf.RoleAssistant && m.Role != cmf.RoleTool {
 			break
 		}
 		if c := completion(m); c != nil && c.Tokens != nil {
-			u.InputTokens += c.Tokens.InputTokens
-			u.OutputTokens += c.Tokens.OutputTokens
-			u.TotalTokens += c.Tokens.TotalTokens
-			u.ReasoningTokens += c.Tokens.ReasoningTokens
-			u.CachedInputTokens += c.Tokens.CachedInputTokens
+			if u == nil {
+				u = &Usage{}
+			}
+			u.add(c.Tokens)
 		}
 	}
-	return &u
+	return u
 }
 
 // appendFinishMetadata appends the finish chunk's messageMetadata field:
 // the run's usage (plus, on a continuation, the continued steps'), its
 // model and finish reason; nothing when the model reported neither usage
 // nor its name.
-func appendFinishMetadata(b []byte, ev *agent.RunFinished, before *cmf.TokenUsage) []byte {
+func appendFinishMetadata(b []byte, ev *agent.RunFinished, before *Usage) []byte {
 	md := Metadata{Model: ev.Model, FinishReason: finishReason(ev.StopReason)}
-	if !ev.Usage.IsZero() || before != nil && *before != (cmf.TokenUsage{}) {
-		md.Usage = &Usage{}
-		md.Usage.add(ev.Usage.CMF())
+	if !ev.Usage.IsZero() || before != nil {
+		var u Usage
 		if before != nil {
-			md.Usage.add(before)
+			u = *before
 		}
+		u.add(ev.Usage.CMF())
+		md.Usage = &u
 	}
 	if md.Usage == nil && md.Model == "" {
 		return b

@@ -60,16 +60,7 @@ func TestMetadata(t *testing.T) {
 	// whole message, as the reload does.
 	chunks = testutil.PostStream(t, srv.URL+"/api/chat", userBodyIn("m2", "u1", "delete /tmp/x.txt"))
 	paused := metadataOf(t, chunks.Find("finish")["messageMetadata"])
-	req, avail := chunks.Find("tool-approval-request"), chunks.Find("tool-input-available")
-	cont, _ := json.Marshal(map[string]any{"id": "m2", "trigger": "submit-message", "messages": []any{
-		map[string]any{"id": "u1", "role": "user", "parts": []any{map[string]any{"type": "text", "text": "delete /tmp/x.txt"}}},
-		map[string]any{"id": chunks.Find("start")["messageId"], "role": "assistant", "parts": []any{
-			map[string]any{"type": "step-start"},
-			map[string]any{"type": "tool-delete_file", "toolCallId": avail["toolCallId"], "state": "approval-responded", "input": avail["input"],
-				"approval": map[string]any{"id": req["approvalId"], "approved": true, "signature": req["signature"]}},
-		}},
-	}})
-	chunks = testutil.PostStream(t, srv.URL+"/api/chat", string(cont))
+	chunks = testutil.PostStream(t, srv.URL+"/api/chat", approveBody("m2", "delete /tmp/x.txt", chunks))
 	if _, ok := chunks.Find("start")["messageMetadata"]; ok {
 		t.Fatal("a continuation resets the message's creation time")
 	}
@@ -79,13 +70,6 @@ func TestMetadata(t *testing.T) {
 	if paused.Usage == nil || whole.Usage == nil || whole.Usage.OutputTokens <= paused.Usage.OutputTokens || *got.Usage != *whole.Usage {
 		t.Fatalf("paused %+v, continued %+v, reloaded %+v", paused.Usage, whole.Usage, got.Usage)
 	}
-}
-
-func userBodyIn(chat, id, text string) string {
-	b, _ := json.Marshal(map[string]any{"id": chat, "trigger": "submit-message", "messages": []any{
-		map[string]any{"id": id, "role": "user", "parts": []any{map[string]any{"type": "text", "text": text}}},
-	}})
-	return string(b)
 }
 
 func conversation(t *testing.T, url string) []vercelai.UIMessage {
