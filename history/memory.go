@@ -39,7 +39,11 @@ type memConv struct {
 	sizes   []int64 // each message's JSON size
 	bytes   int64
 	version Version
-	lent    int       // the longest msgs[:n] a Load handed out from this array
+	lent    int    // the longest msgs[:n] a Load handed out from this array
+	title   string // set by Rename
+	auto    string // derived from the message at autoAt (see Title)
+	autoAt  int
+	created time.Time // the first write
 	updated time.Time // the last write
 	expires time.Time // zero: never
 	elem    *list.Element
@@ -146,12 +150,17 @@ func (m *Memory) Append(_ context.Context, key Key, expect Version, msgs ...cmf.
 		if expect != 0 {
 			return 0, ErrConflict
 		}
-		c = &memConv{key: key}
+		c = &memConv{key: key, created: m.now()}
 		c.elem = m.recent.PushFront(c)
 		m.convs[key] = c
 	}
 	if c.version != expect {
 		return 0, ErrConflict
+	}
+	if c.auto == "" {
+		if t, at := Title(msgs); at >= 0 {
+			c.auto, c.autoAt = t, len(c.msgs)+at
+		}
 	}
 	c.msgs = append(c.msgs, msgs...)
 	c.sizes = append(c.sizes, sizes...)
@@ -190,7 +199,10 @@ func (m *Memory) Truncate(_ context.Context, key Key, expect Version, keep int) 
 	if c == nil || c.version != expect {
 		return 0, ErrConflict
 	}
-	if keep = max(keep, 0); keep < len(c.msgs) {
+	if keep = max(keep, 0); keep <= c.autoAt {
+		c.auto = "" // the title's message is gone: the next one names it
+	}
+	if keep < len(c.msgs) {
 		for _, n := range c.sizes[keep:] {
 			c.bytes -= n
 			m.bytes -= n
@@ -241,10 +253,24 @@ func (m *Memory) touch(c *memConv) {
 func (m *Memory) Delete(_ context.Context, key Key) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if c := m.convs[key]; c != nil {
-		m.forget(c)
-	}
 	delete(m.locks, key)
+	c := m.conv(key)
+	if c == nil {
+		return ErrNotFound
+	}
+	m.forget(c)
+	return nil
+}
+
+// Rename sets the conversation's title.
+func (m *Memory) Rename(_ context.Context, key Key, title string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.conv(key)
+	if c == nil {
+		return ErrNotFound
+	}
+	c.title = CleanTitle(title)
 	return nil
 }
 
@@ -259,7 +285,12 @@ func (m *Memory) List(_ context.Context, scope string, limit int) ([]ChatInfo, e
 		if k.Scope != scope || !c.expires.IsZero() && !now.Before(c.expires) {
 			continue
 		}
-		out = append(out, ChatInfo{Chat: k.Chat, Updated: c.updated.Truncate(time.Millisecond)})
+		title := c.title
+		if title == "" {
+			title = c.auto
+		}
+		out = append(out, ChatInfo{Chat: k.Chat, Title: title, Messages: len(c.msgs),
+			Created: c.created.Truncate(time.Millisecond), Updated: c.updated.Truncate(time.Millisecond)})
 	}
 	sortChats(out)
 	if limit > 0 && len(out) > limit {

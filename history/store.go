@@ -50,6 +50,8 @@ var (
 	// unknown (it may have landed), which callers must not report as a
 	// failure to write.
 	ErrUnavailable = errors.New("history: the store is unreachable")
+	// ErrNotFound: there is no such conversation (Delete, Rename).
+	ErrNotFound = errors.New("history: no such conversation")
 )
 
 // Store keeps conversations. Implementations are safe for concurrent use.
@@ -68,8 +70,12 @@ type Store interface {
 	// regenerating and editing), and returns the new version; ErrConflict
 	// otherwise.
 	Truncate(ctx context.Context, key Key, expect Version, keep int) (Version, error)
-	// Delete removes the conversation.
+	// Delete removes the conversation; ErrNotFound when there is none.
 	Delete(ctx context.Context, key Key) error
+	// Rename sets the conversation's title ("": back to the derived one,
+	// see [ChatInfo]); ErrNotFound when there is no such conversation.
+	// It is not a write: the version, the TTL and the list order stay.
+	Rename(ctx context.Context, key Key, title string) error
 	// List returns a scope's conversations, the most recently written
 	// first, at most limit of them (0: all). Expired and deleted ones are
 	// not listed.
@@ -78,8 +84,15 @@ type Store interface {
 
 // ChatInfo is one conversation of a scope, as [Store.List] lists it.
 type ChatInfo struct {
-	Chat    string
-	Updated time.Time // when it was last written (millisecond precision)
+	Chat string
+	// Title is the one Rename set, else one derived from the first user
+	// message (see [Title]) when it was appended; "" when neither exists
+	// (a conversation stored before titles were kept, or with no user
+	// text).
+	Title    string
+	Created  time.Time // when it was first written (millisecond precision)
+	Updated  time.Time // when it was last written (millisecond precision)
+	Messages int       // how many messages it holds
 }
 
 // Locker holds the run lock of conversations: one run at a time per

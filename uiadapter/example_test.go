@@ -54,6 +54,9 @@ func Example_mount() {
 	mux.Handle("POST /api/agui", aguiChat)                                    // AG-UI HttpAgent, CopilotKit
 	mux.Handle("POST /api/agui/connect", aguiChat.ConnectHandler())           // AG-UI reconnect after a reload
 	mux.Handle("POST /api/agui/{id}/stop", aguiChat.StopHandler(nil))
+	mux.Handle("GET /api/chats", chat.ChatsHandler())           // my chats (both protocols)
+	mux.Handle("PATCH /api/chat/{id}", chat.RenameHandler(nil)) // {"title": "…"}
+	mux.Handle("DELETE /api/chat/{id}", chat.DeleteHandler(nil))
 	// README: end
 
 	_ = mux // http.ListenAndServe("127.0.0.1:8080", mux)

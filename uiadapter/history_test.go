@@ -75,6 +75,9 @@ func newHistoryFixtureWith(t *testing.T, store history.Store, loop *agent.Loop, 
 	f.mux.Handle("POST /api/agui", ag)
 	f.mux.Handle("POST /api/agui/connect", ag.ConnectHandler())
 	f.mux.Handle("POST /api/agui/{id}/stop", ag.StopHandler(nil))
+	f.mux.Handle("GET /api/chats", ag.ChatsHandler()) // either protocol's handler serves both
+	f.mux.Handle("PATCH /api/chat/{id}", chat.RenameHandler(nil))
+	f.mux.Handle("DELETE /api/chat/{id}", chat.DeleteHandler(nil))
 	srv := httptest.NewServer(f.mux)
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { testutil.ShutdownNow(chat, ag) }) // runs outlive requests

@@ -81,6 +81,9 @@ func main() {
 	chatRoutes.GET("", gin.WrapH(vercelai.ConversationHandler(chat, nil))) // reload
 	chatRoutes.GET("/stream", gin.WrapH(chat.ResumeHandler(nil)))          // resume a reply
 	chatRoutes.POST("/stop", gin.WrapH(chat.StopHandler(nil)))             // stop it
+	chatRoutes.PATCH("", gin.WrapH(chat.RenameHandler(nil)))               // {"title": "…"}
+	chatRoutes.DELETE("", gin.WrapH(chat.DeleteHandler(nil)))
+	api.GET("/chats", gin.WrapH(chat.ChatsHandler())) // my chats
 	api.POST("/agui", gin.WrapH(aguiChat))
 	api.POST("/agui/connect", gin.WrapH(aguiChat.ConnectHandler()))
 

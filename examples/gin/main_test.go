@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,8 +17,8 @@ func TestExample(t *testing.T) {
 	if got := chunks.Text(); got != "You said: hello" {
 		t.Fatalf("reply %q", got)
 	}
-	do := func(method, path, token string) int {
-		req, _ := http.NewRequest(method, p.URL+path, nil)
+	do := func(method, path, token string, body ...string) int {
+		req, _ := http.NewRequest(method, p.URL+path, strings.NewReader(strings.Join(body, "")))
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -53,6 +55,39 @@ func TestExample(t *testing.T) {
 	}
 	if got := do(http.MethodGet, "/api/chat/c2/stream", "alice-token"); got != http.StatusNoContent {
 		t.Fatalf("resume after the stop: %d", got)
+	}
+	// The thread API, with the id from gin's :id too.
+	if got := do(http.MethodPatch, "/api/chat/c1", "bob-token", `{"title":"x"}`); got != http.StatusNotFound {
+		t.Fatalf("Bob renaming Alice's chat: %d", got)
+	}
+	if got := do(http.MethodPatch, "/api/chat/c1", "alice-token", `{"title":"Greetings"}`); got != http.StatusNoContent {
+		t.Fatalf("rename: %d", got)
+	}
+	list := func(token string) string {
+		req, _ := http.NewRequest(http.MethodGet, p.URL+"/api/chats", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct{ Chats []struct{ ID, Title string } }
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(out.Chats)
+	}
+	if got := list("alice-token"); got != "[{c2 think: wait 30000 ms} {t1 hello} {c1 Greetings}]" {
+		t.Fatalf("Alice's chats: %s", got)
+	}
+	if got := do(http.MethodDelete, "/api/chat/c1", "bob-token"); got != http.StatusNotFound {
+		t.Fatalf("Bob deleting Alice's chat: %d", got)
+	}
+	if got := do(http.MethodDelete, "/api/chat/c1", "alice-token"); got != http.StatusNoContent {
+		t.Fatalf("delete: %d", got)
+	}
+	if got, bob := list("alice-token"), list("bob-token"); got != "[{c2 think: wait 30000 ms} {t1 hello}]" || bob != "[]" {
+		t.Fatalf("after the delete: Alice %s, Bob %s", got, bob)
 	}
 	if !strings.Contains(p.Stdout.String(), "/api/chat") { // gin logs to stdout
 		t.Fatalf("gin's logger did not log: %s", p.Stdout)

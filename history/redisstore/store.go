@@ -8,6 +8,7 @@
 //	<prefix>{<scope>:<chat>}:ver    the version, bumped by every write
 //	<prefix>{<scope>:<chat>}:gen    when it was created (tells a conversation created again from the old one)
 //	<prefix>{<scope>:<chat>}:lock   the run lock's token, with an expiry
+//	<prefix>{<scope>:<chat>}:meta   a hash: title (Rename's), auto (derived) and at (auto's message)
 //	<prefix>{<scope>}:chats         the scope's chats by last write, for List
 //
 // Loads are one script too, which can take the lock in the same step
@@ -28,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -121,6 +123,11 @@ func (s *Store) keys(k history.Key) (msgs, ver, gen, lock string) {
 	return base + "msgs", base + "ver", base + "gen", base + "lock"
 }
 
+// metaKey names the conversation's hash of titles.
+func (s *Store) metaKey(k history.Key) string {
+	return s.prefix + "{" + keyEscaper.Replace(k.Scope) + ":" + keyEscaper.Replace(k.Chat) + "}:meta"
+}
+
 // indexKey names a scope's list of conversations: a sorted set of chat
 // ids scored by their last write (Unix ms). It lives in its own slot, so
 // it is written next to the conversation's script (pipelined: no extra
@@ -130,21 +137,23 @@ func (s *Store) indexKey(scope string) string {
 }
 
 // bumpVersion ends every write script: bump the version, refresh the TTL
-// (ARGV[2], ms; 0 none) of the data keys, reply {0, new version}.
+// (ARGV[2], ms; 0 none) of the data keys (KEYS), reply {0, new version}.
 const bumpVersion = `
 v = redis.call('INCR', KEYS[2])
 local ttl = tonumber(ARGV[2])
 if ttl > 0 then
-  for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ttl) end
+  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
 return {0, v}
 `
 
-// appendScript: KEYS msgs, ver, gen; ARGV expected version, ttl ms,
+// appendScript: KEYS msgs, ver, gen, meta; ARGV expected version, ttl ms,
+// a derived title and the index of its message among these (-1: none),
 // messages…. Returns {0, new version} or {-1, current version}. Creating a
 // conversation stamps gen with the server's clock in microseconds, so a
 // conversation deleted (or expired) and created again is told apart from
-// the old one even though its versions start again at 1.
+// the old one even though its versions start again at 1. The derived
+// title is kept unless one already is.
 var appendScript = goredis.NewScript(`
 local v = tonumber(redis.call('GET', KEYS[2]) or '0')
 if v ~= tonumber(ARGV[1]) then return {-1, v} end
@@ -152,16 +161,33 @@ if v == 0 then
   local t = redis.call('TIME')
   redis.call('SET', KEYS[3], t[1] .. string.format('%06d', tonumber(t[2])))
 end
-for i = 3, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
+local at = tonumber(ARGV[4])
+if at >= 0 and redis.call('HEXISTS', KEYS[4], 'auto') == 0 then
+  redis.call('HSET', KEYS[4], 'auto', ARGV[3], 'at', redis.call('LLEN', KEYS[1]) + at)
+end
+for i = 5, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
 ` + bumpVersion)
 
-// truncateScript: KEYS msgs, ver, gen; ARGV expected version, ttl ms, keep.
+// truncateScript: KEYS msgs, ver, gen, meta; ARGV expected version, ttl
+// ms, keep. A derived title whose message goes goes with it.
 var truncateScript = goredis.NewScript(`
 local v = tonumber(redis.call('GET', KEYS[2]) or '0')
 if v == 0 or v ~= tonumber(ARGV[1]) then return {-1, v} end
 local keep = tonumber(ARGV[3])
 if keep <= 0 then redis.call('DEL', KEYS[1]) else redis.call('LTRIM', KEYS[1], 0, keep - 1) end
+local at = tonumber(redis.call('HGET', KEYS[4], 'at') or '-1')
+if at >= 0 and keep <= at then redis.call('HDEL', KEYS[4], 'auto', 'at') end
 ` + bumpVersion)
+
+// renameScript: KEYS ver, meta; ARGV title ("": remove). The hash expires
+// with the conversation. Returns 0 when there is no conversation.
+var renameScript = goredis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[1] == '' then redis.call('HDEL', KEYS[2], 'title') else redis.call('HSET', KEYS[2], 'title', ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+return 1
+`)
 
 // loadScript: KEYS msgs, ver, gen, lock; ARGV the version and generation
 // the caller has cached (-1 and "": none), a lock token ("": do not lock)
@@ -271,8 +297,9 @@ func (s *Store) load(ctx context.Context, key history.Key, token string, ttl tim
 // Append adds messages if the version is expect.
 func (s *Store) Append(ctx context.Context, key history.Key, expect history.Version, msgs ...cmf.Message) (history.Version, error) {
 	msgsKey, verKey, genKey, _ := s.keys(key)
-	args := make([]any, 0, len(msgs)+2)
-	args = append(args, int64(expect), s.ttl.Milliseconds())
+	title, at := history.Title(msgs)
+	args := make([]any, 0, len(msgs)+4)
+	args = append(args, int64(expect), s.ttl.Milliseconds(), title, at)
 	sizes := make([]int64, len(msgs))
 	for i := range msgs {
 		if err := msgs[i].Validate(); err != nil {
@@ -285,7 +312,7 @@ func (s *Store) Append(ctx context.Context, key history.Key, expect history.Vers
 		sizes[i] = int64(len(b))
 		args = append(args, b)
 	}
-	v, err := s.cas(ctx, "append", appendScript, key, []string{msgsKey, verKey, genKey}, args)
+	v, err := s.cas(ctx, "append", appendScript, key, []string{msgsKey, verKey, genKey, s.metaKey(key)}, args)
 	if err != nil {
 		s.cache.drop(key)
 		return 0, err
@@ -307,7 +334,7 @@ func (s *Store) Append(ctx context.Context, key history.Key, expect history.Vers
 // Truncate keeps the first keep messages if the version is expect.
 func (s *Store) Truncate(ctx context.Context, key history.Key, expect history.Version, keep int) (history.Version, error) {
 	msgsKey, verKey, genKey, _ := s.keys(key)
-	v, err := s.cas(ctx, "truncate", truncateScript, key, []string{msgsKey, verKey, genKey}, []any{int64(expect), s.ttl.Milliseconds(), keep})
+	v, err := s.cas(ctx, "truncate", truncateScript, key, []string{msgsKey, verKey, genKey, s.metaKey(key)}, []any{int64(expect), s.ttl.Milliseconds(), keep})
 	if err != nil {
 		s.cache.drop(key)
 		return 0, err
@@ -363,15 +390,34 @@ func (s *Store) cas(ctx context.Context, op string, script *goredis.Script, key 
 	return history.Version(res[1]), nil
 }
 
-// Delete removes the conversation and its lock.
+// Delete removes the conversation and its lock, in one round trip.
 func (s *Store) Delete(ctx context.Context, key history.Key) error {
 	msgsKey, verKey, genKey, lockKey := s.keys(key)
 	s.cache.drop(key)
-	if err := s.rdb.Del(ctx, msgsKey, verKey, genKey, lockKey).Err(); err != nil {
+	var gone *goredis.IntCmd
+	if _, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		gone = p.Del(ctx, verKey)
+		p.Del(ctx, msgsKey, genKey, s.metaKey(key), lockKey)
+		p.ZRem(ctx, s.indexKey(key.Scope), key.Chat)
+		return nil
+	}); err != nil {
 		return storeError("delete", err)
 	}
-	if err := s.rdb.ZRem(ctx, s.indexKey(key.Scope), key.Chat).Err(); err != nil {
-		return storeError("delete", err)
+	if gone.Val() == 0 {
+		return history.ErrNotFound
+	}
+	return nil
+}
+
+// Rename sets the conversation's title.
+func (s *Store) Rename(ctx context.Context, key history.Key, title string) error {
+	_, verKey, _, _ := s.keys(key)
+	found, err := renameScript.Run(ctx, s.rdb, []string{verKey, s.metaKey(key)}, history.CleanTitle(title)).Int()
+	if err != nil {
+		return storeError("rename", err)
+	}
+	if found == 0 {
+		return history.ErrNotFound
 	}
 	return nil
 }
@@ -395,23 +441,48 @@ func (s *Store) List(ctx context.Context, scope string, limit int) ([]history.Ch
 			return out, nil
 		}
 		start += int64(len(zs))
-		exists := make([]*goredis.IntCmd, len(zs))
-		if _, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		type info struct {
+			ver, gen *goredis.StringCmd
+			n        *goredis.IntCmd
+			meta     *goredis.SliceCmd
+		}
+		infos := make([]info, len(zs))
+		cmds, _ := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 			for i, z := range zs {
-				_, verKey, _, _ := s.keys(history.Key{Scope: scope, Chat: z.Member.(string)})
-				exists[i] = p.Exists(ctx, verKey)
+				k := history.Key{Scope: scope, Chat: z.Member.(string)}
+				msgsKey, verKey, genKey, _ := s.keys(k)
+				infos[i] = info{p.Get(ctx, verKey), p.Get(ctx, genKey), p.LLen(ctx, msgsKey), p.HMGet(ctx, s.metaKey(k), "title", "auto")}
 			}
 			return nil
-		}); err != nil {
-			return nil, storeError("list", err)
+		})
+		for _, c := range cmds {
+			if err := c.Err(); err != nil && !errors.Is(err, goredis.Nil) {
+				return nil, storeError("list", err)
+			}
 		}
 		var gone []any
 		for i, z := range zs {
-			if exists[i].Val() == 0 {
+			in := infos[i]
+			if in.ver.Err() != nil { // goredis.Nil: it expired
 				gone = append(gone, z.Member)
 				continue
 			}
-			out = append(out, history.ChatInfo{Chat: z.Member.(string), Updated: time.UnixMilli(int64(z.Score))})
+			c := history.ChatInfo{Chat: z.Member.(string), Updated: time.UnixMilli(int64(z.Score)), Messages: int(in.n.Val())}
+			if us, err := strconv.ParseInt(in.gen.Val(), 10, 64); err == nil {
+				// Redis's clock stamps gen and this process's the index:
+				// a created time past the last write is skew.
+				c.Created = time.UnixMicro(us).Truncate(time.Millisecond)
+				if c.Created.After(c.Updated) {
+					c.Created = c.Updated
+				}
+			}
+			for _, t := range in.meta.Val() {
+				if t, ok := t.(string); ok && t != "" {
+					c.Title = t
+					break
+				}
+			}
+			out = append(out, c)
 		}
 		if len(gone) > 0 {
 			start -= int64(len(gone))

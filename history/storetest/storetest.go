@@ -255,8 +255,115 @@ func Run(t *testing.T, newStore NewStore) {
 		if c, _ := s.Load(ctx, key); c.Version != 0 || len(c.Messages) != 0 {
 			t.Fatalf("after Delete: %+v", c)
 		}
+		if err := s.Delete(ctx, key); !errors.Is(err, history.ErrNotFound) {
+			t.Fatalf("deleting twice = %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("titles", func(t *testing.T) {
+		s, elapse := newStore(t, time.Minute)
+		info := func(k history.Key) history.ChatInfo {
+			t.Helper()
+			chats, err := s.List(ctx, k.Scope, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range chats {
+				if c.Chat == k.Chat {
+					return c
+				}
+			}
+			t.Fatalf("%+v is not listed: %+v", k, chats)
+			return history.ChatInfo{}
+		}
+		hello := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleAssistant, Content: []cmf.Part{cmf.Text{Text: "Hello! Ask me anything."}}}
+		hello.SetID("m0")
+		v, err := s.Append(ctx, key, 0, hello)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := info(key); c.Title != "" || c.Messages != 1 || c.Created.IsZero() || c.Updated.Before(c.Created) {
+			t.Fatalf("with no user message: %+v", c)
+		}
+		if v, err = s.Append(ctx, key, v, msg("m1", "  What is\n the  weather? "), msg("m2", "and tomorrow?")); err != nil {
+			t.Fatal(err)
+		}
+		if c := info(key); c.Title != "What is the weather?" || c.Messages != 3 {
+			t.Fatalf("derived: %+v", c)
+		}
+		if err := s.Rename(ctx, key, "Weather\tplans"); err != nil {
+			t.Fatal(err)
+		}
+		if c := info(key); c.Title != "Weather plans" || c.Messages != 3 {
+			t.Fatalf("renamed: %+v", c)
+		}
+		if c, _ := s.Load(ctx, key); c.Version != v {
+			t.Fatalf("Rename moved the version: %d, want %d", c.Version, v)
+		}
+		if err := s.Rename(ctx, key, ""); err != nil {
+			t.Fatal(err)
+		}
+		if c := info(key); c.Title != "What is the weather?" {
+			t.Fatalf("renamed back to derived: %+v", c)
+		}
+		// Editing the first question: its title goes with it, and the
+		// edited one names the chat.
+		if v, err = s.Truncate(ctx, key, v, 1); err != nil {
+			t.Fatal(err)
+		}
+		if c := info(key); c.Title != "" || c.Messages != 1 {
+			t.Fatalf("after truncating the titled message: %+v", c)
+		}
+		if _, err = s.Append(ctx, key, v, msg("m1b", "Rain in Oslo?")); err != nil {
+			t.Fatal(err)
+		}
+		if c := info(key); c.Title != "Rain in Oslo?" {
+			t.Fatalf("after the edit: %+v", c)
+		}
+		if err := s.Rename(ctx, history.Key{Scope: key.Scope, Chat: "missing"}, "x"); !errors.Is(err, history.ErrNotFound) {
+			t.Fatalf("Rename of a missing conversation = %v", err)
+		}
+		if err := s.Rename(ctx, history.Key{Scope: "bob", Chat: key.Chat}, "x"); !errors.Is(err, history.ErrNotFound) {
+			t.Fatalf("Rename under another scope = %v", err)
+		}
+		// A title does not outlive its conversation: deleted, or expired.
 		if err := s.Delete(ctx, key); err != nil {
-			t.Fatalf("deleting twice: %v", err)
+			t.Fatal(err)
+		}
+		for _, end := range []func(){
+			func() {
+				if err := s.Delete(ctx, key); err != nil {
+					t.Fatal(err)
+				}
+			},
+			func() {
+				elapse(2 * time.Minute)
+				deadline := time.Now().Add(5 * time.Second)
+				for c, _ := s.Load(ctx, key); c.Version != 0; c, _ = s.Load(ctx, key) {
+					if time.Now().After(deadline) {
+						t.Fatal("the conversation did not expire")
+					}
+					time.Sleep(time.Millisecond) // a store may take a moment to drop what expired
+				}
+			},
+		} {
+			// No user message: Rename writes the only title there is.
+			if _, err := s.Append(ctx, key, 0, hello); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Rename(ctx, key, "Renamed"); err != nil {
+				t.Fatal(err)
+			}
+			end()
+			if _, err := s.Append(ctx, key, 0, hello); err != nil {
+				t.Fatal(err)
+			}
+			if c := info(key); c.Title != "" || c.Messages != 1 {
+				t.Fatalf("a new conversation under the old id inherited: %+v", c)
+			}
+			if err := s.Delete(ctx, key); err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 

@@ -156,6 +156,9 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle("POST /api/agui", aguiHandler)
 	mux.Handle("POST /api/agui/connect", aguiHandler.ConnectHandler())
 	mux.Handle("POST /api/agui/{id}/stop", aguiHandler.StopHandler(nil))
+	mux.Handle("GET /api/chats", chat.ChatsHandler())
+	mux.Handle("PATCH /api/chat/{id}", chat.RenameHandler(nil))
+	mux.Handle("DELETE /api/chat/{id}", chat.DeleteHandler(nil))
 	if cfg.Web != nil {
 		page, err := staticHandler(cfg.Web)
 		if err != nil {
