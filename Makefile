@@ -90,12 +90,12 @@ bench-runs:
 	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'IdleStreamsWithRunLog' -test.benchtime 1x | grep '^Benchmark'; \
 	  done
 
-# The chat page: sources in cmd/agentui/web (React, useChat and HttpAgent,
-# built by Vite), output in cmd/agentui/webdist, which the binary embeds.
+# The chat page: sources in webui/app (React, useChat and HttpAgent, built
+# by Vite), output in webui/dist, which package webui embeds.
 # `make web` rebuilds it; `make web-check` fails when the committed build
 # differs from what the sources build (modified, deleted or new files).
-WEB_DIR = cmd/agentui/web
-WEB_OUT = cmd/agentui/webdist
+WEB_DIR = webui/app
+WEB_OUT = webui/dist
 
 .PHONY: web web-check e2e bench-runs
 

@@ -116,6 +116,8 @@ before(async () => {
     timezoneId: 'Europe/Paris',
     locale: 'en-US',
     viewport: { width: 1100, height: 800 },
+    // Copy writes the clipboard; the test reads it back.
+    permissions: ['clipboard-read', 'clipboard-write'],
   });
   context.setDefaultTimeout(10000);
   page = context.pages()[0] ?? (await context.newPage());
@@ -382,6 +384,8 @@ test('useChat: a reload shows the same conversation', async () => {
   const nonEmpty = before.filter((m) => m.role !== 'assistant' || m.text || m.tools.length);
   const expected = nonEmpty.map((m) => ({ ...m, tools: m.tools.map((t) => t.replace(':approval-expired', ':output-denied')) }));
   assert.deepEqual(afterReload, expected, 'the reloaded conversation is the one the page held');
+  // Usage (message metadata) comes back with the stored conversation.
+  assert.match(await lastAssistant().getByTestId('usage').textContent(), /^\d+ in · \d+ out · agentui-demo$/);
   await shot('reloaded');
 });
 
@@ -399,6 +403,198 @@ test('useChat: a reload mid-reply shows the reply going on, once', async () => {
   const msgs = await stored();
   assert.equal(msgs.length, (await page.getByTestId('message').count()), 'the page shows what the server stored');
   assert.equal(msgs.at(-1).id, await lastAssistant().getAttribute('data-message-id'));
+});
+
+test('useChat: markdown renders, highlighted; HTML and script links in user or model text do nothing', async () => {
+  await send('markdown');
+  const md = lastAssistant().getByTestId('text');
+  await md.locator('table').waitFor();
+  await settled();
+  assert.equal(await md.locator('h2').textContent(), 'A markdown sample');
+  assert.equal(await md.locator('strong').textContent(), 'bold');
+  assert.equal(await md.locator('em').textContent(), 'italics');
+  assert.equal(await md.locator('li').count(), 3);
+  assert.equal(await md.locator('pre code.hljs.language-go').count(), 1, 'a highlighted Go block');
+  assert.ok((await md.locator('pre code .hljs-keyword').count()) >= 1, 'keywords are marked up');
+  assert.deepEqual(await md.locator('th').allTextContents(), ['Tool', 'Runs']);
+  await shot('markdown');
+
+  // The demo echoes the user's text, so it comes back as model text too.
+  const evil =
+    'x <img src=/nope.png onerror="window.__pwned=1"> <script>window.__pwned=2</script> ' +
+    '[click me](javascript:window.__pwned=3) [data](data:text/html,hi) ![pic](https://example.com/p.png) <a href="javascript:window.__pwned=4">raw</a>';
+  await send(evil);
+  await lastText().filter({ hasText: 'click me' }).waitFor();
+  await settled();
+  const user = page.locator('[data-testid=message][data-role=user]').last();
+  assert.equal((await user.getByTestId('text').textContent()).trim(), evil, 'the user message shows as typed');
+  for (const where of [user, lastAssistant()]) {
+    assert.equal(await where.locator('img, script, iframe, object, embed').count(), 0, 'no element from the text');
+    const hrefs = await where.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href') ?? ''));
+    assert.ok(hrefs.every((h) => h === '' || /^https?:/.test(h)), `only http(s) links: ${JSON.stringify(hrefs)}`);
+  }
+  const link = lastAssistant().getByText('click me');
+  await link.click();
+  assert.equal(await page.evaluate(() => window.__pwned), undefined, 'nothing ran');
+  assert.match(await lastAssistant().locator('.md-image').textContent(), /Image: pic/, 'an image shows as a link, not loaded');
+  assert.equal(context.pages().length, 1, 'the script link opened nothing');
+});
+
+test('useChat: usage, copy, and deny with a reason', async () => {
+  await send('hello');
+  await expectReply('You said: hello');
+  assert.match(await lastAssistant().getByTestId('usage').textContent(), /^\d+ in · \d+ out · agentui-demo$/);
+  await lastAssistant().getByTestId('copy').click();
+  await lastAssistant().getByTestId('copy').filter({ hasText: 'Copied' }).waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), 'You said: hello');
+
+  await send('delete /tmp/reasoned.txt');
+  const tool = lastAssistant().locator('[data-testid=tool][data-tool-name=delete_file]');
+  await tool.and(page.locator('[data-state=approval-requested]')).waitFor();
+  await settled();
+  await tool.getByTestId('deny-reason').fill('keep that file');
+  await tool.getByTestId('deny').click();
+  await expectReply('Okay, I did not delete /tmp/reasoned.txt (reason: keep that file).');
+  assert.equal(await state(tool), 'output-denied');
+  assert.equal(await tool.getByTestId('approval-reason').textContent(), 'Reason: keep that file');
+});
+
+test('useChat: edit a sent message and get a new answer', async () => {
+  await send('what is 1+1');
+  await expectReply('You said: what is 1+1');
+  const count = await page.getByTestId('message').count();
+  const question = page.locator('[data-testid=message][data-role=user]').last();
+  const id = await question.getAttribute('data-message-id');
+  await question.getByTestId('edit').click();
+  await question.getByTestId('edit-input').fill('what is 2+2\nexactly');
+  await question.getByTestId('edit-input').press('Enter');
+  await expectReply('You said: what is 2+2\nexactly');
+  assert.equal(await page.getByTestId('message').count(), count, 'the edit replaced the question and its answer');
+  assert.equal((await question.getByTestId('text').textContent()).trim(), 'what is 2+2\nexactly');
+  const msgs = await stored();
+  assert.equal(msgs.at(-2).id, id, 'the server kept the edited message under its id');
+  assert.equal(msgs.filter((m) => JSON.stringify(m).includes('1+1')).length, 0, 'the server dropped the old question and answer');
+});
+
+test('useChat: a failed reply keeps its mark after a reload', async () => {
+  await send('fail');
+  await page.getByTestId('error').waitFor();
+  await lastAssistant().and(page.locator('[data-failed=true]')).waitFor();
+  await page.reload();
+  await lastAssistant().getByTestId('text').filter({ hasText: 'Working on it' }).waitFor();
+  assert.equal(await lastAssistant().getAttribute('data-failed'), 'true');
+  assert.match(await lastAssistant().getByTestId('failed').textContent(), /failed/);
+  await send('hello');
+  await expectReply('You said: hello');
+});
+
+// countWithoutFreezing asks for 10,000 deltas in one burst and types while
+// they stream. A ticker measures the longest the main thread went without
+// running it: a frozen tab (what this guards against) paused for more
+// than 30 s.
+async function countWithoutFreezing(label) {
+  await page.evaluate(() => {
+    window.__gap = 0;
+    let last = performance.now();
+    window.__ticker = setInterval(() => {
+      const now = performance.now();
+      window.__gap = Math.max(window.__gap, now - last);
+      last = now;
+    }, 10);
+  });
+  await send('count to 10000');
+  await lastText().filter({ hasText: /^1 2 3/ }).waitFor();
+  await input().pressSequentially('typing while it streams');
+  await settled();
+  assert.equal(await input().inputValue(), 'typing while it streams', 'every keystroke landed');
+  assert.ok((await lastText().textContent()).trim().endsWith(' 9999 10000'), 'the whole reply arrived');
+  const gap = await page.evaluate(() => {
+    clearInterval(window.__ticker);
+    return window.__gap;
+  });
+  console.log(`e2e: count to 10000 (${label}): the main thread's longest pause was ${Math.round(gap)} ms`);
+  assert.ok(gap < 5000, `the page froze for ${Math.round(gap)} ms`);
+  await input().fill('');
+}
+
+test('useChat: count to 10000 streams without freezing the page', () => countWithoutFreezing('useChat'));
+
+test('the chat list opens, renames and deletes chats', async () => {
+  const current = new URL(page.url()).searchParams.get('chat');
+  const item = (id) => page.locator(`[data-testid=chat-item][data-chat-id="${id}"]`);
+  await item(current).waitFor();
+  assert.equal(await item(current).getByTestId('chat-title').textContent(), 'tell me a long story about a cat who lived in Paris and…');
+  assert.equal(await page.getByTestId('chat-heading').textContent(), await item(current).getByTestId('chat-title').textContent());
+  // A second chat, listed first once it has a reply.
+  await page.getByTestId('new-chat').click();
+  await page.getByTestId('empty').waitFor();
+  const second = new URL(page.url()).searchParams.get('chat');
+  await send('weather in Oslo');
+  await expectReply('The weather in Oslo is sunny, 21°C.');
+  await item(second).waitFor();
+  assert.equal(await page.getByTestId('chat-item').first().getAttribute('data-chat-id'), second, 'newest first');
+  // Open the first chat again: its conversation loads.
+  await item(current).getByTestId('chat-open').click();
+  await page.waitForURL((u) => u.searchParams.get('chat') === current);
+  await page.getByTestId('messages').waitFor();
+  await lastAssistant().getByTestId('text').first().waitFor();
+  assert.ok((await page.getByTestId('message').count()) > 10, 'the whole first chat is back');
+  // Rename it.
+  await item(current).getByTestId('chat-rename').click();
+  await item(current).getByTestId('chat-title-input').fill('Cats and tools');
+  await item(current).getByTestId('chat-title-input').press('Enter');
+  await item(current).getByTestId('chat-title').filter({ hasText: 'Cats and tools' }).waitFor();
+  await page.getByTestId('chat-heading').filter({ hasText: 'Cats and tools' }).waitFor();
+  await shot('chat-list');
+  // Delete the second one (not open): it goes; this one stays open.
+  await item(second).hover();
+  await item(second).getByTestId('chat-delete').click();
+  await item(second).getByTestId('chat-delete-confirm').click();
+  await item(second).waitFor({ state: 'detached' });
+  assert.equal(new URL(page.url()).searchParams.get('chat'), current);
+  const listed = await page.evaluate(async () => (await (await fetch('/api/chats')).json()).chats.map((c) => c.id));
+  assert.ok(listed.includes(current) && !listed.includes(second), 'the server deleted it');
+});
+
+test('390×844: the page fits a phone, with the chat list in a drawer', async () => {
+  // A fresh chat with a bit of everything, for the screenshots.
+  await page.getByTestId('new-chat').click();
+  await page.getByTestId('empty').waitFor();
+  await send('weather in Paris');
+  await expectReply('The weather in Paris is sunny, 21°C.');
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await send('markdown');
+    await lastAssistant().locator('table').waitFor();
+    await settled();
+    await send('delete /tmp/phone.txt');
+    await lastAssistant().locator('[data-testid=tool][data-state=approval-requested]').waitFor();
+    await settled();
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.equal(await overflow(), 0, 'no horizontal scrolling');
+    assert.ok(await page.getByTestId('sidebar').evaluate((el) => el.getBoundingClientRect().right <= 0), 'the chat list is closed');
+    await shot('phone');
+    assert.ok(await page.getByTestId('input').evaluate((el) => el.getBoundingClientRect().bottom <= innerHeight), 'the composer is on screen');
+    assert.ok(
+      await lastAssistant().getByTestId('deny').evaluate((el) => el.getBoundingClientRect().bottom <= innerHeight),
+      'the newest message is in view',
+    );
+    await page.screenshot({ path: join(OUT, 'phone-chat.png') });
+    await page.getByTestId('menu').click();
+    await page.getByTestId('chat-list').waitFor({ state: 'visible' });
+    await page.waitForFunction(() => document.querySelector('[data-testid=sidebar]').getBoundingClientRect().left >= 0);
+    assert.equal(await overflow(), 0, 'no horizontal scrolling with the list open');
+    await page.screenshot({ path: join(OUT, 'phone-list.png') });
+    await page.locator('.scrim').click({ position: { x: 370, y: 400 } });
+    await page.waitForFunction(() => document.querySelector('[data-testid=sidebar]').getBoundingClientRect().right <= 0);
+    await lastAssistant().getByTestId('deny').click();
+    await lastText().filter({ hasText: 'did not delete' }).waitFor();
+    await settled();
+  } finally {
+    await page.setViewportSize({ width: 1100, height: 800 });
+  }
+  await page.getByTestId('chat-item').first().hover();
+  await page.screenshot({ path: join(OUT, 'desktop-chat.png') });
 });
 
 test('useChat: New chat starts an empty conversation with a new id', async () => {
@@ -486,6 +682,56 @@ test('AG-UI: the page answers the get_location frontend tool', async () => {
   const tool = lastAssistant().locator('[data-testid=tool][data-tool-name=get_location]');
   assert.equal(await state(tool), 'output-available');
   assert.match(await tool.getByTestId('tool-output').textContent(), /Europe\/Paris/);
+});
+
+test('AG-UI: markdown, usage, edit and deny with a reason', async () => {
+  await send('markdown');
+  await lastAssistant().locator('table').waitFor();
+  await settled();
+  assert.equal(await lastAssistant().locator('pre code.hljs.language-go').count(), 1);
+  assert.match(await lastAssistant().getByTestId('usage').textContent(), /^\d+ in · \d+ out · agentui-demo$/, 'RUN_FINISHED.usage (AG-UI 1.0)');
+
+  await send('what is 1+1');
+  await expectReply('You said: what is 1+1');
+  const count = await page.getByTestId('message').count();
+  const question = page.locator('[data-testid=message][data-role=user]').last();
+  await question.getByTestId('edit').click();
+  await question.getByTestId('edit-input').fill('what is 3+3');
+  await question.getByTestId('edit-save').click();
+  await expectReply('You said: what is 3+3');
+  assert.equal(await page.getByTestId('message').count(), count, 'the edit replaced the question and its answer');
+
+  await send('delete /tmp/agui-reason.txt');
+  const tool = lastAssistant().locator('[data-testid=tool][data-tool-name=delete_file]').last();
+  await tool.and(page.locator('[data-state=approval-requested]')).waitFor();
+  await settled();
+  await tool.getByTestId('deny-reason').fill('not today');
+  await tool.getByTestId('deny').click();
+  await expectReply('Okay, I did not delete /tmp/agui-reason.txt (reason: not today).');
+  assert.equal(await tool.getByTestId('approval-reason').textContent(), 'Reason: not today');
+  // After a reload the server's copy agrees: the old question is gone.
+  await page.reload();
+  await lastAssistant().getByTestId('text').filter({ hasText: 'reason: not today' }).waitFor();
+  await settled();
+  const texts = await page.getByTestId('text').allTextContents();
+  assert.ok(texts.some((t) => t.includes('what is 3+3')) && !texts.some((t) => t.includes('1+1')), 'the edit is stored');
+});
+
+test('AG-UI: count to 10000 streams without freezing the page', () => countWithoutFreezing('AG-UI'));
+
+test('AG-UI: the chat list opens a past chat over connect', async () => {
+  const current = new URL(page.url()).searchParams.get('chat');
+  await page.getByTestId('new-chat').click();
+  await page.getByTestId('empty').waitFor();
+  await send('hello from another thread');
+  await expectReply('You said: hello from another thread');
+  const item = page.locator(`[data-testid=chat-item][data-chat-id="${current}"]`);
+  await item.getByTestId('chat-open').click();
+  await page.waitForURL((u) => u.searchParams.get('chat') === current && u.searchParams.get('protocol') === 'agui');
+  await lastAssistant().getByTestId('text').filter({ hasText: '10000' }).waitFor();
+  await settled();
+  await send('hello');
+  await expectReply('You said: hello');
 });
 
 test('AG-UI: Stop and Regenerate', async () => {

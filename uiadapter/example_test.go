@@ -14,6 +14,7 @@ import (
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/webui"
 )
 
 // Mount both protocols, with history, on a ServeMux. This is the README's
@@ -57,6 +58,7 @@ func Example_mount() {
 	mux.Handle("GET /api/chats", chat.ChatsHandler())           // my chats (both protocols)
 	mux.Handle("PATCH /api/chat/{id}", chat.RenameHandler(nil)) // {"title": "…"}
 	mux.Handle("DELETE /api/chat/{id}", chat.DeleteHandler(nil))
+	mux.Handle("GET /", webui.Handler()) // the chat page, if you want it
 	// README: end
 
 	_ = mux // http.ListenAndServe("127.0.0.1:8080", mux)

@@ -198,6 +198,8 @@ func (s *stream) answer(t turn, req *agent.Request) {
 	switch {
 	case strings.Contains(lower, "/context"):
 		s.describeContext(req)
+	case lower == "markdown":
+		s.say(MarkdownSample)
 	case lower == "fail":
 		if s.send(agent.Chunk{Kind: agent.ChunkText, Delta: "Working on it"}) {
 			s.fail(ErrFailed)
@@ -257,6 +259,15 @@ func (s *stream) answer(t turn, req *agent.Request) {
 		s.finish(cmf.StopEnd)
 	}
 }
+
+// MarkdownSample is the demo's answer to "markdown": a heading, bold and
+// italic text, inline code, a list, a fenced Go block and a table, so a
+// page can show how it renders each.
+const MarkdownSample = "## A markdown sample\n\n" +
+	"Some **bold** text, some *italics* and `inline code`.\n\n" +
+	"- first item\n- second item\n- third item\n\n" +
+	"```go\nfunc main() {\n\tfmt.Println(\"hello\")\n}\n```\n\n" +
+	"| Tool | Runs |\n|---|---|\n| get_weather | on the server |\n| get_location | in the page |\n"
 
 // deniedPrefix starts the result the agent loop gives a denied call.
 const deniedPrefix = "The user denied this tool call."

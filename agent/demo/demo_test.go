@@ -327,6 +327,23 @@ func TestFail(t *testing.T) {
 	}
 }
 
+func TestMarkdown(t *testing.T) {
+	s := newSession(t)
+	s.say("Markdown")
+	if s.err != nil || s.text() != demo.MarkdownSample {
+		t.Fatalf("markdown: %q, %v", s.text(), s.err)
+	}
+	for _, want := range []string{"## ", "**bold**", "- first item", "```go\n", "| Tool | Runs |"} {
+		if !strings.Contains(demo.MarkdownSample, want) {
+			t.Fatalf("the sample lacks %q", want)
+		}
+	}
+	s.say("show me markdown")
+	if s.text() != "You said: show me markdown" {
+		t.Fatal("markdown matched inside a sentence")
+	}
+}
+
 func TestSetState(t *testing.T) {
 	s := newSession(t)
 	s.say("set color to blue")

@@ -6,12 +6,10 @@ package main
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"expvar"
 	"flag"
 	"fmt"
-	iofs "io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -24,13 +22,9 @@ import (
 
 	"github.com/agentui/agentui/internal/server"
 	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/webui"
 	goredis "github.com/redis/go-redis/v9"
 )
-
-// webdist is the built chat page (make web builds it from web/).
-//
-//go:embed all:webdist
-var webdist embed.FS
 
 func main() {
 	err := run(os.Args[1:])
@@ -149,12 +143,8 @@ func run(args []string) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	goredis.SetLogger(server.RedisLog{Logger: logger})
 
-	page, err := iofs.Sub(webdist, "webdist")
-	if err != nil {
-		return err
-	}
 	srv, err := server.New(server.Config{
-		Web: page, Model: o.model, History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix,
+		Page: webui.Handler(), Model: o.model, History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix,
 		Secret: o.secret, DemoDelay: o.demoDelay, Logger: logger,
 		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL,
 		CORSOrigins: splitList(o.corsOrigins),

@@ -14,7 +14,7 @@ import * as current from '@ag-ui/client';
 import * as legacyClient from '@ag-ui/client-legacy';
 import { EventSchema } from '@ag-ui/core/schemas';
 import { cookieFetch, history } from './cookies.mjs';
-import { agentuiAgent } from '../../cmd/agentui/web/src/agentuiAgent.js';
+import { agentuiAgent } from '../../webui/app/src/agentuiAgent.js';
 
 const [url, flow, mode] = process.argv.slice(2);
 const legacy = mode === 'legacy';

@@ -16,6 +16,7 @@ import (
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/webui"
 )
 
 func main() {
@@ -45,6 +46,7 @@ func main() {
 	mux.Handle("POST /api/chat", chat)                                        // useChat
 	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil)) // reloads
 	mux.Handle("POST /api/agui", aguiChat)                                    // AG-UI HttpAgent
+	mux.Handle("GET /", webui.Handler())                                      // the chat page
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -21,6 +21,14 @@ func TestExample(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("reload: %d", resp.StatusCode)
 	}
+	page, err := http.Get(p.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Body.Close()
+	if page.StatusCode != 200 || page.Header.Get("Content-Security-Policy") == "" {
+		t.Fatalf("the page: %d %v", page.StatusCode, page.Header)
+	}
 	if got := testutil.PostStream(t, p.URL+"/api/agui", testutil.AGUIInput("t1", "r1", "hello")).Text(); got != "You said: hello" {
 		t.Fatalf("AG-UI reply %q", got)
 	}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -59,9 +58,9 @@ type Config struct {
 	// CORSOrigins are the other origins whose pages may use the API
 	// (uiadapter.CORS); none: same-origin only.
 	CORSOrigins []string
-	// Web is the chat page's files (index.html and its assets), served at
-	// GET /. Nil serves no page.
-	Web fs.FS
+	// Page is the chat page (webui.Handler), served at GET /. Nil serves
+	// none.
+	Page http.Handler
 }
 
 // The binary's timeouts (see Config).
@@ -159,12 +158,8 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle("GET /api/chats", chat.ChatsHandler())
 	mux.Handle("PATCH /api/chat/{id}", chat.RenameHandler(nil))
 	mux.Handle("DELETE /api/chat/{id}", chat.DeleteHandler(nil))
-	if cfg.Web != nil {
-		page, err := staticHandler(cfg.Web)
-		if err != nil {
-			return nil, fmt.Errorf("the chat page: %w", err)
-		}
-		mux.Handle("GET /", pageHeaders(page))
+	if cfg.Page != nil {
+		mux.Handle("GET /", cfg.Page)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -178,19 +173,6 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	return s, nil
-}
-
-// pageHeaders adds the headers a page served to browsers should have: no
-// content sniffing, no framing by other sites, scripts only from here.
-func pageHeaders(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "same-origin")
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: https:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'")
-		next.ServeHTTP(w, r)
-	})
 }
 
 // Handler serves every route.

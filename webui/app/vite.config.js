@@ -1,12 +1,13 @@
-// Builds the chat page into ../webdist, which cmd/agentui embeds
-// (//go:embed all:webdist). `make web` runs this; `make web-check` fails
+// Builds the chat page into ../dist, which package webui embeds
+// (//go:embed all:dist). `make web` runs this; `make web-check` fails
 // when the committed build is stale, so the output must be deterministic:
 // content-hashed asset names, no timestamps, no source maps.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 export default defineConfig({
-  base: '/',
+  // Relative asset URLs: the page works under any prefix.
+  base: './',
   // Vite 8 transforms JSX with Oxc: the automatic runtime (react/jsx-runtime)
   // needs no `import React` in every file.
   oxc: { jsx: { runtime: 'automatic' } },
@@ -20,12 +21,14 @@ export default defineConfig({
     },
   },
   build: {
-    outDir: '../webdist',
+    outDir: '../dist',
     emptyOutDir: true,
     sourcemap: false,
     // No polyfill: every browser this page targets supports modulepreload.
     modulePreload: { polyfill: false },
-    chunkSizeWarningLimit: 600,
+    // The main chunk is ~720 kB (~205 kB gzipped, as served): React, the AI
+    // SDK, the markdown renderer and 14 highlight.js languages.
+    chunkSizeWarningLimit: 800,
     rolldownOptions: {
       onwarn(warning, warn) {
         // swr (under @ai-sdk/react) starts with 'use client', which means

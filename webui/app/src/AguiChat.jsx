@@ -1,0 +1,403 @@
+// The chat over AG-UI 1.0: HttpAgent from @ag-ui/client (with agentui's
+// connect and stop, agentuiAgent.js) against POST /api/agui, with the
+// chat id as the thread id. A reload connects: the thread comes back with
+// its open approvals, and a reply still being produced goes on showing.
+// The page answers the get_location frontend tool and the server's
+// approval interrupts.
+import { memo, useEffect, useRef, useState } from 'react';
+import * as agui from '@ag-ui/client';
+import { agentuiAgent } from './agentuiAgent.js';
+import { generateId } from './ids.js';
+import { Composer, CopyButton, ErrorBox, Message, MessageList, Pending, Reasoning, ToolCard, UserEditor, UserText, Usage } from './ui.jsx';
+import { Markdown } from './markdown.jsx';
+import { errorText } from './api.js';
+import { yieldingFetch } from './yieldingFetch.js';
+import { getLocation, LOCATION_TOOL, locationToolDeclaration } from './location.js';
+
+const TOOLS = [locationToolDeclaration];
+// A run that only hands back frontend tool results goes round again; this
+// bounds a model that keeps calling tools.
+const MAX_ROUNDS = 8;
+const AgentuiAgent = agentuiAgent(agui);
+// THROTTLE_MS bounds how often a streaming reply re-renders (see
+// VercelChat).
+const THROTTLE_MS = 50;
+
+export function AguiChat({ chatId, fresh, onTurnEnd }) {
+  const [agent] = useState(() => new AgentuiAgent({ url: '/api/agui', threadId: chatId, fetch: yieldingFetch }));
+  const [messages, setMessages] = useState([]);
+  const [running, setRunning] = useState(false);
+  const [error, setError] = useState(null);
+  const [interrupts, setInterrupts] = useState([]);
+  const [answers, setAnswers] = useState({}); // interrupt id → payload, until the resume is sent
+  const [decisions, setDecisions] = useState({}); // tool call id → {approved, reason}, for the chat's life
+  const [usage, setUsage] = useState({}); // assistant turn id → RUN_FINISHED usage
+  const [failedTurns, setFailedTurns] = useState({}); // assistant turn id → true
+  const [editing, setEditing] = useState(null);
+  const stopping = useRef(false);
+
+  useEffect(() => {
+    // Streamed events change the thread many times a frame: show the
+    // latest at most every THROTTLE_MS.
+    let timer = null;
+    const flush = () => {
+      timer = null;
+      setMessages([...agent.messages]);
+    };
+    const sub = agent.subscribe({
+      onMessagesChanged: () => {
+        timer ??= setTimeout(flush, THROTTLE_MS);
+      },
+      onRunErrorEvent: ({ event }) => {
+        setError(errorText(event.message || 'The run failed.'));
+      },
+    });
+    return () => {
+      sub.unsubscribe();
+      clearTimeout(timer);
+      if (agent.isRunning) agent.abortRun();
+    };
+  }, [agent]);
+
+  // A thread the page did not just make may have a past, open approvals
+  // and a reply being produced: connect shows them, running nothing.
+  useEffect(() => {
+    if (fresh) return;
+    setRunning(true);
+    stopping.current = false;
+    agent
+      .connectAgent()
+      .catch((e) => {
+        if (!stopping.current) setError(e?.message ?? String(e));
+      })
+      .finally(() => {
+        setRunning(false);
+        setMessages([...agent.messages]);
+        setInterrupts([...(agent.pendingInterrupts ?? [])]);
+      });
+  }, [agent, fresh]);
+
+  const run = async (params = {}) => {
+    setRunning(true);
+    setError(null);
+    setInterrupts([]);
+    setAnswers({});
+    stopping.current = false;
+    try {
+      let next = params;
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        let pending = [];
+        let failed = false;
+        await agent.runAgent(
+          { tools: TOOLS, ...next },
+          {
+            onRunFinishedEvent: (p) => {
+              if (p.outcome === 'success') pending = p.pendingToolCallIds ?? [];
+              // AG-UI 1.0's usage is a list, one entry per model.
+              const list = p.event?.usage;
+              const turn = lastAssistantTurn(agent.messages);
+              if (Array.isArray(list) && list.length > 0 && turn) {
+                const sum = (k) => list.reduce((n, u) => n + (u[k] ?? 0), 0);
+                const u = { inputTokens: sum('inputTokens'), outputTokens: sum('outputTokens'), reasoningTokens: sum('reasoningTokens') };
+                setUsage((m) => ({ ...m, [turn]: { usage: u, model: list.map((x) => x.model).filter(Boolean).join(', ') } }));
+              }
+            },
+            onRunErrorEvent: () => {
+              failed = true;
+              const turn = lastAssistantTurn(agent.messages);
+              if (turn) setFailedTurns((m) => ({ ...m, [turn]: true }));
+            },
+          },
+        );
+        if (failed || stopping.current) break;
+        const answered = new Set(agent.messages.filter((m) => m.role === 'tool').map((m) => m.toolCallId));
+        const calls = agent.messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : []));
+        const mine = pending
+          .map((id) => calls.find((c) => c.id === id))
+          .filter((c) => c && c.function.name === LOCATION_TOOL && !answered.has(c.id));
+        if (mine.length === 0) break;
+        for (const call of mine) {
+          agent.addMessage({ id: generateId(), role: 'tool', toolCallId: call.id, content: JSON.stringify(getLocation()) });
+        }
+        setMessages([...agent.messages]);
+        next = {};
+      }
+    } catch (e) {
+      if (!stopping.current) setError((prev) => prev ?? errorText(e?.message ?? String(e)));
+    } finally {
+      setRunning(false);
+      setMessages([...agent.messages]);
+      setInterrupts([...(agent.pendingInterrupts ?? [])]);
+      onTurnEnd?.();
+    }
+  };
+
+  const send = (text) => {
+    if (interrupts.length > 0) {
+      setError('Approve or deny the pending tool call first.');
+      return;
+    }
+    agent.addMessage({ id: generateId(), role: 'user', content: text });
+    setMessages([...agent.messages]);
+    run();
+  };
+
+  // Stop asks the server to stop the run (it outlives this request),
+  // then stops reading.
+  const stop = () => {
+    stopping.current = true;
+    agent.stop().catch(() => {});
+    agent.abortRun();
+  };
+
+  // Regenerate: keep the thread up to the last user message and run again;
+  // the server truncates its copy there too.
+  const regenerate = () => {
+    const i = agent.messages.findLastIndex((m) => m.role === 'user');
+    if (i < 0) return;
+    agent.setMessages(agent.messages.slice(0, i + 1));
+    setMessages([...agent.messages]);
+    run();
+  };
+
+  // Editing a sent message: the thread up to it, the new text under the
+  // same id, and a run; the server replaces its copy of that message and
+  // drops what followed (as useChat's edit does).
+  const saveEdit = (id, text) => {
+    setEditing(null);
+    const i = agent.messages.findIndex((m) => m.id === id);
+    if (i < 0) return;
+    agent.setMessages(agent.messages.slice(0, i));
+    agent.addMessage({ id, role: 'user', content: text });
+    setMessages([...agent.messages]);
+    run();
+  };
+
+  // Every open interrupt must be answered in one resume.
+  const answer = (interrupt, approved, reason) => {
+    const payload = reason ? { approved, reason } : { approved };
+    const next = { ...answers, [interrupt.id]: payload };
+    setAnswers(next);
+    if (interrupt.toolCallId) setDecisions((d) => ({ ...d, [interrupt.toolCallId]: payload }));
+    if (interrupts.every((it) => next[it.id])) {
+      run({ resume: interrupts.map((it) => ({ interruptId: it.id, status: 'resolved', payload: next[it.id] })) });
+    }
+  };
+  const live = useRef({});
+  live.current = { answer, regenerate, saveEdit, setEditing };
+  const [actions] = useState(() => ({
+    answer: (...a) => live.current.answer(...a),
+    regenerate: () => live.current.regenerate(),
+    saveEdit: (id, text) => live.current.saveEdit(id, text),
+    edit: (id) => live.current.setEditing(id),
+    cancelEdit: () => live.current.setEditing(null),
+  }));
+
+  const turns = groupTurns(messages);
+  const results = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m]));
+  const byCall = new Map(interrupts.filter((it) => it.toolCallId).map((it) => [it.toolCallId, it]));
+  const lastMsg = messages.at(-1);
+  const contentKey = messages.length + ':' + (typeof lastMsg?.content === 'string' ? lastMsg.content.length : 0) + ':' + running;
+  return (
+    <>
+      <MessageList empty={messages.length === 0} contentKey={contentKey} pinKey={turns.filter((t) => t.role === 'user').length}>
+        {turns.map((turn, i) => {
+          const isLast = i === turns.length - 1;
+          return (
+            <AguiTurn
+              key={turn.id}
+              turn={turn}
+              isLast={isLast}
+              streaming={running && isLast && turn.role === 'assistant'}
+              running={running}
+              results={turn.role === 'assistant' ? results : null}
+              interrupts={turn.role === 'assistant' && isLast ? byCall : null}
+              answers={isLast ? answers : null}
+              decisions={decisions}
+              usage={usage[turn.id]}
+              failed={!!failedTurns[turn.id]}
+              editing={editing === turn.id}
+              canRegenerate={isLast && interrupts.length === 0}
+              actions={actions}
+            />
+          );
+        })}
+        {running && turns.at(-1)?.role !== 'assistant' && <Pending />}
+      </MessageList>
+      <ErrorBox message={error} onDismiss={() => setError(null)} />
+      <Composer
+        status={running ? 'streaming' : interrupts.length ? 'awaiting-approval' : 'ready'}
+        busy={running}
+        onSend={send}
+        onStop={stop}
+      />
+    </>
+  );
+}
+
+// lastAssistantTurn is the id of the thread's last assistant turn (see
+// groupTurns), the one a run's end belongs to.
+function lastAssistantTurn(messages) {
+  const turns = groupTurns(messages);
+  const t = turns.at(-1);
+  return t?.role === 'assistant' ? t.id : null;
+}
+
+// AguiTurn is one turn; it renders again only when its messages or its
+// place change. (The results and interrupts maps are new per render, so
+// a finished turn is compared by its messages' identities.)
+const AguiTurn = memo(
+  function AguiTurn({ turn, isLast, streaming, running, results, interrupts, answers, decisions, usage, failed, editing, canRegenerate, actions }) {
+    if (turn.role === 'user') {
+      const m = turn.messages[0];
+      const text = userText(m.content);
+      return (
+        <Message
+          role="user"
+          id={turn.id}
+          actions={
+            !editing && (
+              <button type="button" className="btn btn-small btn-quiet" data-testid="edit" disabled={running} onClick={() => actions.edit(turn.id)}>
+                Edit
+              </button>
+            )
+          }
+        >
+          {editing ? <UserEditor text={text} onSave={(t) => actions.saveEdit(turn.id, t)} onCancel={actions.cancelEdit} /> : <UserText text={text} />}
+        </Message>
+      );
+    }
+    const text = turn.messages
+      .filter((m) => m.role === 'assistant' && m.content)
+      .map((m) => m.content)
+      .join('\n\n');
+    return (
+      <Message
+        role="assistant"
+        id={turn.id}
+        streaming={streaming}
+        failed={failed}
+        actions={
+          !streaming && (
+            <>
+              {text && <CopyButton text={text} />}
+              {isLast && (
+                <button type="button" className="btn btn-small btn-quiet" data-testid="regenerate" disabled={running || !canRegenerate} onClick={actions.regenerate} title="Answer the last message again">
+                  Regenerate
+                </button>
+              )}
+            </>
+          )
+        }
+        footer={!streaming && <Usage usage={usage?.usage} model={usage?.model} />}
+      >
+        {turn.messages.map((m) => (
+          <AguiMessage
+            key={m.id}
+            message={m}
+            results={results}
+            interrupts={interrupts ?? EMPTY}
+            answers={answers ?? {}}
+            decisions={decisions}
+            running={running}
+            streaming={streaming && m === turn.messages.at(-1)}
+            onAnswer={actions.answer}
+          />
+        ))}
+      </Message>
+    );
+  },
+  (a, b) =>
+    a.isLast === b.isLast &&
+    !a.isLast &&
+    a.turn.messages.length === b.turn.messages.length &&
+    a.turn.messages.every((m, i) => m === b.turn.messages[i]) &&
+    a.usage === b.usage &&
+    a.failed === b.failed &&
+    a.editing === b.editing &&
+    a.running === b.running &&
+    a.decisions === b.decisions,
+);
+
+const EMPTY = new Map();
+
+// groupTurns shows a user message as one turn and everything the agent
+// produced after it (assistant text, reasoning, tool calls and results) as
+// one assistant turn, like the Vercel view.
+function groupTurns(messages) {
+  const turns = [];
+  for (const m of messages) {
+    if (m.role === 'system' || m.role === 'developer' || m.role === 'activity') continue;
+    const role = m.role === 'user' ? 'user' : 'assistant';
+    const last = turns.at(-1);
+    if (role === 'assistant' && last?.role === 'assistant') last.messages.push(m);
+    else turns.push({ id: m.id, role, messages: [m] });
+  }
+  return turns;
+}
+
+function userText(content) {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.filter((p) => p.type === 'text').map((p) => p.text).join('');
+  return '';
+}
+
+function parseArgs(raw) {
+  if (!raw) return {};
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw; // still streaming
+  }
+}
+
+function parseContent(raw) {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
+
+function AguiMessage({ message: m, results, interrupts, answers, decisions, running, streaming, onAnswer }) {
+  switch (m.role) {
+    case 'user':
+      return <UserText text={userText(m.content)} />;
+    case 'reasoning':
+      return <Reasoning text={m.content} streaming={streaming} />;
+    case 'tool':
+      return null; // shown on its call
+    case 'assistant':
+      return (
+        <>
+          {m.content ? <Markdown text={m.content} /> : null}
+          {(m.toolCalls ?? []).map((call) => {
+            const result = results.get(call.id);
+            const interrupt = interrupts.get(call.id);
+            let state = 'input-available';
+            // A denied call's result is the server's note that it did not run.
+            if (result) state = result.error ? 'output-error' : decisions[call.id]?.approved === false ? 'output-denied' : 'output-available';
+            else if (interrupt) state = answers[interrupt.id] ? 'approval-responded' : 'approval-requested';
+            else if (running && typeof parseArgs(call.function.arguments) === 'string') state = 'input-streaming';
+            return (
+              <ToolCard
+                key={call.id}
+                id={call.id}
+                name={call.function.name}
+                state={state}
+                input={parseArgs(call.function.arguments)}
+                output={result && !result.error ? parseContent(result.content) : undefined}
+                errorText={result?.error}
+                approval={interrupt ? answers[interrupt.id] : decisions[call.id]}
+                busy={running}
+                onApprove={() => onAnswer(interrupt, true)}
+                onDeny={(reason) => onAnswer(interrupt, false, reason)}
+              />
+            );
+          })}
+        </>
+      );
+    default:
+      return null;
+  }
+}

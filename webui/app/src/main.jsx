@@ -1,0 +1,142 @@
+// The agentui chat page. The chat id and the protocol live in the URL
+// (/?chat=<id>&protocol=agui), so a reload shows the same conversation.
+import './zod-jitless.js';
+import { lazy, StrictMode, Suspense, useCallback, useEffect, useState } from 'react';
+import { createRoot } from 'react-dom/client';
+import { VercelChat } from './VercelChat.jsx';
+import { ChatList } from './ChatList.jsx';
+import { ErrorBox } from './ui.jsx';
+import { generateId } from './ids.js';
+import './styles.css';
+
+const PROTOCOLS = {
+  vercel: 'useChat (Vercel AI SDK)',
+  agui: 'AG-UI (HttpAgent)',
+};
+// The AG-UI client (with RxJS and its schemas) loads only when chosen.
+const AguiChat = lazy(() => import('./AguiChat.jsx').then((m) => ({ default: m.AguiChat })));
+
+const ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+// fromUrl reads the chat id and protocol; fresh means the page made the id
+// up, so there is no stored conversation to fetch.
+function fromUrl() {
+  const params = new URLSearchParams(window.location.search);
+  const protocol = params.get('protocol') === 'agui' ? 'agui' : 'vercel';
+  const chat = params.get('chat');
+  if (chat && ID.test(chat)) return { chatId: chat, protocol, fresh: false };
+  return { chatId: generateId(), protocol, fresh: true };
+}
+
+function toUrl({ chatId, protocol }, push) {
+  const params = new URLSearchParams(window.location.search);
+  params.set('chat', chatId);
+  if (protocol === 'agui') params.set('protocol', 'agui');
+  else params.delete('protocol');
+  const url = '?' + params.toString();
+  if (url === window.location.search) return;
+  if (push) window.history.pushState(null, '', url);
+  else window.history.replaceState(null, '', url);
+}
+
+function App() {
+  const [view, setView] = useState(fromUrl);
+  const [menu, setMenu] = useState(false); // the chat list, on a narrow screen
+  const [turns, setTurns] = useState(0); // bumped when a reply ends: the list reloads
+  const [listError, setListError] = useState(null);
+  const [title, setTitle] = useState('');
+  useEffect(() => toUrl(view, false), []); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => {
+    const onPop = () => setView(fromUrl());
+    window.addEventListener('popstate', onPop);
+    return () => window.removeEventListener('popstate', onPop);
+  }, []);
+  const go = (next) => {
+    toUrl(next, true);
+    setView(next);
+    setMenu(false);
+  };
+  const onTurnEnd = useCallback(() => setTurns((n) => n + 1), []);
+  const onListError = useCallback((m) => setListError(m), []);
+  const { chatId, protocol, fresh } = view;
+  const newChat = () => go({ chatId: generateId(), protocol, fresh: true });
+  useEffect(() => {
+    document.title = title ? title + ' · agentui' : 'agentui chat';
+  }, [title]);
+  return (
+    <div className={'app' + (menu ? ' menu-open' : '')} data-testid="app" data-protocol={protocol} data-chat-id={chatId}>
+      <aside className="sidebar" aria-label="Your chats" data-testid="sidebar">
+        <div className="sidebar-head">
+          <span className="brand">
+            agentui <span className="subtitle">chat</span>
+          </span>
+          <button type="button" className="btn btn-primary btn-small" data-testid="new-chat" onClick={newChat}>
+            New chat
+          </button>
+        </div>
+        <ErrorBox message={listError} onDismiss={() => setListError(null)} />
+        <ChatList
+          current={chatId}
+          refresh={turns}
+          onOpen={(id) => id !== chatId && go({ chatId: id, protocol, fresh: false })}
+          onDeleted={(id) => id === chatId && newChat()}
+          onError={onListError}
+          onTitle={setTitle}
+        />
+        <label className="field protocol">
+          <span>Protocol</span>
+          <select
+            data-testid="protocol-switch"
+            value={protocol}
+            title="Switching the protocol starts a new chat"
+            onChange={(e) => go({ chatId: generateId(), protocol: e.target.value, fresh: true })}
+          >
+            {Object.entries(PROTOCOLS).map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </aside>
+      <button type="button" className="scrim" aria-label="Close the chat list" tabIndex={-1} onClick={() => setMenu(false)} />
+      <div className="main">
+        <header className="topbar">
+          <button type="button" className="btn btn-quiet menu-button" data-testid="menu" aria-label="Chats" aria-expanded={menu} onClick={() => setMenu((m) => !m)}>
+            ☰
+          </button>
+          <h1 className="title" data-testid="chat-heading">
+            {title || 'New chat'}
+          </h1>
+          <button type="button" className="btn btn-quiet new-chat-top" data-testid="new-chat-top" aria-label="New chat" onClick={newChat}>
+            +
+          </button>
+        </header>
+        <main className="chat" aria-label="Conversation">
+          {protocol === 'agui' ? (
+            <Suspense
+              fallback={
+                <p className="loading" data-testid="loading" role="status">
+                  Loading the AG-UI client…
+                </p>
+              }
+            >
+              <AguiChat key={'agui:' + chatId} chatId={chatId} fresh={fresh} onTurnEnd={onTurnEnd} />
+            </Suspense>
+          ) : (
+            <VercelChat key={'vercel:' + chatId} chatId={chatId} fresh={fresh} onTurnEnd={onTurnEnd} />
+          )}
+        </main>
+        <footer className="footer">
+          Chat <code data-testid="chat-id">{chatId}</code> · {protocol === 'agui' ? 'AG-UI' : 'useChat'}
+        </footer>
+      </div>
+    </div>
+  );
+}
+
+createRoot(document.getElementById('root')).render(
+  <StrictMode>
+    <App />
+  </StrictMode>,
+);
