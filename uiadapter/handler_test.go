@@ -346,6 +346,21 @@ func TestErrorAfterStreamingStarted(t *testing.T) {
 	if !strings.Contains(f.logs.String(), "the model failed, as asked") {
 		t.Fatal("the cause was not logged")
 	}
+	// The frame order docs/protocols.md gives for a failed run.
+	var types []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var c struct{ Type string }
+			if json.Unmarshal([]byte(data), &c) == nil && c.Type != "" {
+				types = append(types, c.Type)
+			} else {
+				types = append(types, data)
+			}
+		}
+	}
+	if got := strings.Join(types, " "); got != "start start-step text-start text-delta text-end finish-step error finish [DONE]" {
+		t.Fatalf("frames of a failed run: %s", got)
+	}
 }
 
 // gated is an agent that starts a run and then waits for the test.
@@ -597,5 +612,18 @@ func TestNewRefusesBadConfiguration(t *testing.T) {
 	}
 	if _, err := uiadapter.New(vercelai.New(), loop); err != nil {
 		t.Fatalf("the defaults are refused: %v", err)
+	}
+}
+
+// The AG-UI frame order docs/protocols.md gives for a failed run.
+func TestAGUIFailedRunFrames(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	var types []string
+	for _, c := range testutil.PostStream(t, f.url+"/api/agui", testutil.AGUIInput("t", "r", "fail"), "X-Scope", "alice") {
+		typ, _ := c["type"].(string)
+		types = append(types, typ)
+	}
+	if got := strings.Join(types, " "); got != "RUN_STARTED STEP_STARTED TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END STEP_FINISHED RUN_ERROR" {
+		t.Fatalf("frames of a failed run: %s", got)
 	}
 }
