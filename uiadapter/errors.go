@@ -39,6 +39,17 @@ func Unavailable(message string, cause error) *Error {
 	return &Error{Status: http.StatusServiceUnavailable, Message: message, Err: cause}
 }
 
+// ErrNoScope is what a scope function returns (or wraps) for a request
+// that carries no credential at all and should be served without history
+// rather than refused: a server-side client (a CopilotKit runtime, a
+// script) that keeps the conversation itself. Its chat requests are served
+// as by a handler without a store: the client's history, sanitized, is
+// the conversation, approvals are signed, and a client that disconnects
+// stops its run; nothing is stored and no snapshot replaces the client's
+// thread. The other routes (reload, resume, stop, the thread API) answer
+// 404: there is nothing of its to find.
+var ErrNoScope = errors.New("uiadapter: the request carries no scope credential")
+
 // ErrorMessage is what the client sees when a run fails after streaming
 // has started. The cause is logged.
 const ErrorMessage = "An error occurred."

@@ -142,13 +142,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		log.Debug("skipped client input", "skipped", turn.Skipped)
 	}
 	req := &request{r: r, turn: turn, log: log}
+	stateless := h.cfg.store == nil
 	if h.cfg.scope != nil {
-		if req.scope, err = h.scopeOf(r); err != nil {
-			writeError(w, log, err)
+		if req.scope, err = h.cfg.scope(r); errors.Is(err, ErrNoScope) {
+			stateless = true
+			log.Debug("no scope credential: served without history")
+		} else if err != nil {
+			writeError(w, log, scopeError(err))
 			return
 		}
 	}
-	if h.cfg.store == nil {
+	if stateless {
 		in, err := h.prepare(req)
 		if err != nil {
 			writeError(w, log, err)

@@ -627,3 +627,29 @@ func TestAGUIFailedRunFrames(t *testing.T) {
 		t.Fatalf("frames of a failed run: %s", got)
 	}
 }
+
+// Tools a page declares in body.tools (assistant-ui's frontend tools) are
+// client tools: the model may call them, and the client answers.
+func TestBodyToolsAreClientTools(t *testing.T) {
+	f := newFixture(t)
+	body := `{"id":"c","trigger":"submit-message",
+		"tools":{"lookup":{"description":"Looks a word up.","parameters":{"type":"object","properties":{"word":{"type":"string"}}}}},
+		"messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"call lookup"}]}]}`
+	chunks := f.chunks(body)
+	call := chunks.Find("tool-input-available")
+	if call == nil || call["toolName"] != "lookup" || chunks.Find("finish")["finishReason"] != "tool-calls" || chunks.Find("tool-output-available") != nil {
+		t.Fatalf("the model did not call the declared client tool: %v", chunks)
+	}
+	// Undeclared, the same text is just text.
+	if got := f.chunks(userBody("c2", "call lookup")).Text(); got != "You said: call lookup" {
+		t.Fatalf("without the declaration: %q", got)
+	}
+	for _, bad := range []string{`{"":{}}`, `[{"name":"x"}]`} {
+		resp := f.post(`{"id":"c3","tools":` + bad + `,"messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"hi"}]}]}`)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("tools %s: %d %s", bad, resp.StatusCode, b)
+		}
+	}
+}

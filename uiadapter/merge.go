@@ -131,17 +131,25 @@ func (h *Handler) begin(req *request) (*session, error) {
 }
 
 // scopeOf runs the scope function: its error refuses the request (401, or
-// the status of an *Error).
+// the status of an *Error; 404 for ErrNoScope, which has no
+// conversations).
 func (h *Handler) scopeOf(r *http.Request) (string, error) {
 	scope, err := h.cfg.scope(r)
-	if err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			return "", e
-		}
-		return "", &Error{Status: http.StatusUnauthorized, Message: "not authorized", Err: err}
+	return scope, scopeError(err)
+}
+
+// scopeError is the refusal for a scope function's error (nil for none).
+func scopeError(err error) error {
+	var e *Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNoScope):
+		return &Error{Status: http.StatusNotFound, Message: "no conversations are kept for a request without a credential"}
+	case errors.As(err, &e):
+		return e
 	}
-	return scope, nil
+	return &Error{Status: http.StatusUnauthorized, Message: "not authorized", Err: err}
 }
 
 // merge returns the stored conversation the run builds on and the

@@ -172,8 +172,9 @@ func WithLocker(l history.Locker) Option { return func(c *config) { c.locker = l
 
 // WithScope decides whose conversations a request may touch, from its
 // authentication (never from a client-chosen field). An error refuses the
-// request: 401, or the status of an *Error. A chat id in another scope is
-// another conversation. Required with WithStore.
+// request: 401, or the status of an *Error; [ErrNoScope] serves it
+// without history instead. A chat id in another scope is another
+// conversation. Required with WithStore.
 func WithScope(scope func(*http.Request) (string, error)) Option {
 	return func(c *config) { c.scope = scope }
 }

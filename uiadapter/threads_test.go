@@ -2,7 +2,10 @@ package uiadapter_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +13,8 @@ import (
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/protocols/agui"
+	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -181,5 +186,67 @@ func TestThreadAPIRefusals(t *testing.T) {
 	}
 	if got := f.chats("alice", ""); summary(got) != "c1=hello;" {
 		t.Fatalf("after the refusals: %+v", got)
+	}
+}
+
+// A request without a credential, when the scope function says so with
+// ErrNoScope, is served without history: its own thread is the
+// conversation, nothing is stored, no snapshot replaces its thread, and
+// the conversation routes have nothing for it.
+func TestNoScopeIsServedStatelessly(t *testing.T) {
+	store := history.NewMemory()
+	scope := func(r *http.Request) (string, error) {
+		if s := r.Header.Get("X-Scope"); s != "" {
+			return s, nil
+		}
+		return "", fmt.Errorf("no header: %w", uiadapter.ErrNoScope)
+	}
+	loop := testutil.DemoLoop(t, nil)
+	opts := []uiadapter.Option{uiadapter.WithStore(store), uiadapter.WithScope(scope), uiadapter.WithSecret([]byte(secret))}
+	chat := testutil.Must(vercelai.Handler(loop, opts...))
+	ag := testutil.Must(agui.Handler(loop, opts...))
+	mux := http.NewServeMux()
+	mux.Handle("POST /api/chat", chat)
+	mux.Handle("POST /api/agui", ag)
+	mux.Handle("GET /api/chats", chat.ChatsHandler())
+	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { testutil.ShutdownNow(chat, ag) })
+
+	// useChat: the earlier turn the client holds reaches the model.
+	body := `{"id":"c","trigger":"submit-message","messages":[
+		{"id":"u1","role":"user","parts":[{"type":"text","text":"my name is Ada"}]},
+		{"id":"a1","role":"assistant","parts":[{"type":"text","text":"Hello Ada"}]},
+		{"id":"u2","role":"user","parts":[{"type":"text","text":"/context"}]}]}`
+	if got := testutil.PostStream(t, srv.URL+"/api/chat", body).Text(); !strings.Contains(got, "my name is Ada") || !strings.Contains(got, "Hello Ada") {
+		t.Fatalf("the model did not see the client's thread: %s", got)
+	}
+	// AG-UI: a thread the server never saw is answered, not replaced.
+	thread := `{"threadId":"t","runId":"r2","protocolVersion":"1.0","messages":[
+		{"id":"u1","role":"user","content":"hi"},{"id":"a1","role":"assistant","content":"You said: hi"},
+		{"id":"u2","role":"user","content":"hello"}]}`
+	chunks := testutil.PostStream(t, srv.URL+"/api/agui", thread)
+	if chunks.Find("MESSAGES_SNAPSHOT") != nil || chunks.Text() != "You said: hello" {
+		t.Fatalf("AG-UI without a credential: %v", chunks)
+	}
+	if store.Len() != 0 {
+		t.Fatalf("%d conversations were stored for requests without a credential", store.Len())
+	}
+	for _, path := range []string{"/api/chats", "/api/chat/c"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "no conversations are kept for a request without a credential") {
+			t.Fatalf("GET %s without a credential: %d %s", path, resp.StatusCode, b)
+		}
+	}
+	// With a credential the same handler keeps history.
+	testutil.PostStream(t, srv.URL+"/api/chat", userBody("kept", "hello"), "X-Scope", "alice")
+	if store.Len() != 1 {
+		t.Fatalf("with a credential: %d conversations stored", store.Len())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"slices"
@@ -455,6 +456,20 @@ func newConversations(n int, tr http.RoundTripper, prefix string) ([]*conversati
 // turn sends one user message with the whole conversation and appends the
 // user message and the assistant's reply to it.
 func (cv *conversation) turn(ctx context.Context, addr, text string) (loadgen.Sample, error) {
+	if cv.n == 0 {
+		// The scope cookie comes with the page, as in a browser: without
+		// it the server would keep no history for this conversation.
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
+		if err != nil {
+			return loadgen.Sample{}, err
+		}
+		resp, err := cv.client.Do(req)
+		if err != nil {
+			return loadgen.Sample{}, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
 	cv.n++
 	t, _ := json.Marshal(text)
 	user := json.RawMessage(`{"id":"u` + strconv.Itoa(cv.n) + `","role":"user","parts":[{"type":"text","text":` + string(t) + `}]}`)

@@ -69,9 +69,9 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 		t.Cleanup(func() { resp.Body.Close() })
 		return resp
 	}
-	// The scope cookie comes from the first response; both replicas
-	// accept it (same secret).
-	do(http.MethodGet, a.URL+"/api/chat/none", "")
+	// The scope cookie comes with the page, as in a browser; both
+	// replicas accept it (same secret).
+	do(http.MethodGet, a.URL+"/", "")
 	start := func(chat, text string) sseData {
 		t.Helper()
 		resp := do(http.MethodPost, a.URL+"/api/chat", testutil.UserMessage(chat, "u-"+chat, text))

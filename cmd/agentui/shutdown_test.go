@@ -27,6 +27,9 @@ func TestSIGTERMDuringAReply(t *testing.T) {
 	jar, _ := cookiejar.New(nil)
 	client := &http.Client{Jar: jar}
 	post := func(url, msgID, text string) *http.Response {
+		if page, err := client.Get(url + "/"); err == nil { // the scope cookie, as a browser gets it
+			page.Body.Close()
+		}
 		resp, err := client.Post(url+"/api/chat", "application/json", strings.NewReader(testutil.UserMessage("c", msgID, text)))
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,8 @@
 // A cookie jar for Node's fetch, which (unlike a browser) keeps no
-// cookies. The agentui server scopes conversations by a cookie, so a
-// client must send back what it was given. COOKIE_FILE, when set, keeps
+// cookies. The agentui server scopes conversations by a cookie, which it
+// issues with the page (an API request without one is served without
+// history), so a client first loads the page, as a browser does, and
+// then sends back what it was given. COOKIE_FILE, when set, keeps
 // the jar across processes (to continue a chat after a server restart).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
@@ -8,9 +10,14 @@ const file = process.env.COOKIE_FILE;
 const jar = new Map(file && existsSync(file) ? Object.entries(JSON.parse(readFileSync(file, 'utf8'))) : []);
 
 export async function cookieFetch(input, init = {}) {
+  if (!jar.size) keep(await fetch(new URL('/', typeof input === 'string' || input instanceof URL ? input : input.url)));
   const headers = new Headers(init.headers);
   if (jar.size) headers.set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '));
-  const res = await fetch(input, { ...init, headers });
+  return keep(await fetch(input, { ...init, headers }));
+}
+
+// keep stores the cookies a response sets.
+function keep(res) {
   for (const c of res.headers.getSetCookie()) {
     const [pair] = c.split(';');
     const i = pair.indexOf('=');

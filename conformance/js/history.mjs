@@ -283,19 +283,29 @@ const flows = {
     assert.equal(next.messages.at(-1).role, 'assistant');
   },
 
-  // Conversations belong to the scope cookie that made them: a client
-  // without it can neither read the chat nor see it in its own turns.
+  // Conversations belong to the scope that made them: another scope (a
+  // bearer token for a new one) can neither read the chat nor see it in
+  // its own turns, and neither can a client with no credential at all
+  // (served without history: only its own thread).
   async vercelOtherScope() {
     const chat = newChat();
     await send(chat, 'my secret plan');
     const mine = await cookieFetch(`${base}/api/chat/${encodeURIComponent(chatId)}`);
     assert.equal(mine.status, 200);
-    const theirs = await fetch(`${base}/api/chat/${encodeURIComponent(chatId)}`); // no cookie
+    const { token } = await (await fetch(`${base}/api/token`, { method: 'POST' })).json();
+    const other = (url, init = {}) => {
+      const headers = new Headers(init.headers);
+      headers.set('authorization', 'Bearer ' + token);
+      return fetch(url, { ...init, headers });
+    };
+    const theirs = await other(`${base}/api/chat/${encodeURIComponent(chatId)}`);
     assert.equal(theirs.status, 404);
     assert.match((await theirs.json()).error, /no such chat/);
-    const stranger = new Chat({ id: chatId, transport: new DefaultChatTransport({ api: base + '/api/chat', fetch }) });
-    await send(stranger, '/context');
-    assert.deepEqual(contextOf(lastText(stranger)).slice(1), ['user: /context']);
+    for (const f of [other, fetch]) {
+      const stranger = new Chat({ id: chatId, transport: new DefaultChatTransport({ api: base + '/api/chat', fetch: f }) });
+      await send(stranger, '/context');
+      assert.deepEqual(contextOf(lastText(stranger)).slice(1), ['user: /context']);
+    }
   },
 
   // A reload shows the same messages, with the ids the client holds.

@@ -32,7 +32,7 @@ func faultServer(t *testing.T) (*testutil.RedisServer, *faultClient, *testutil.L
 	rs := testutil.StartRedis(t, "--appendonly", "yes", "--appendfsync", "always")
 	logs := &testutil.LogBuffer{}
 	ts := newTestServer(t, Config{History: "redis://" + rs.Addr, Logger: testutil.Logger(logs)})
-	return rs, &faultClient{url: ts.URL, c: browser(t)}, logs
+	return rs, &faultClient{url: ts.URL, c: browser(t, ts.URL)}, logs
 }
 
 // faultClient is one browser's view of a server.

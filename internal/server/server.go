@@ -155,6 +155,7 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle("POST /api/agui", aguiHandler)
 	mux.Handle("POST /api/agui/connect", aguiHandler.ConnectHandler())
 	mux.Handle("POST /api/agui/{id}/stop", aguiHandler.StopHandler(nil))
+	mux.HandleFunc("POST /api/token", scope.tokenHandler)
 	mux.Handle("GET /api/chats", chat.ChatsHandler())
 	mux.Handle("PATCH /api/chat/{id}", chat.RenameHandler(nil))
 	mux.Handle("DELETE /api/chat/{id}", chat.DeleteHandler(nil))

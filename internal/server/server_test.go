@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -27,9 +28,18 @@ func newTestServer(t *testing.T, cfg Config) *httptest.Server {
 	return ts
 }
 
-func browser(t *testing.T) *http.Client {
+// browser is a client with a cookie jar that has loaded the page at url,
+// so it holds a scope cookie as a browser would.
+func browser(t *testing.T, url string) *http.Client {
+	t.Helper()
 	jar, _ := cookiejar.New(nil)
-	return &http.Client{Jar: jar}
+	c := &http.Client{Jar: jar}
+	resp, err := c.Get(url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return c
 }
 
 func chat(t *testing.T, c *http.Client, url, chatID, msgID, text string) string {
@@ -68,7 +78,7 @@ func TestScopeCookie(t *testing.T) {
 		t.Fatalf("scope id %q", id)
 	}
 
-	alice, bob := browser(t), browser(t)
+	alice, bob := browser(t, ts.URL), browser(t, ts.URL)
 	chat(t, alice, ts.URL, "shared-id", "m1", "hello from alice")
 	get := func(c *http.Client) int {
 		resp, err := c.Get(ts.URL + "/api/chat/shared-id")
@@ -81,24 +91,88 @@ func TestScopeCookie(t *testing.T) {
 	if get(alice) != 200 || get(bob) != 404 {
 		t.Fatalf("reload: alice %d, bob %d", get(alice), get(bob))
 	}
-	// A forged cookie is not a scope: the request gets a fresh one.
-	req, _ := http.NewRequest(http.MethodGet, ts.URL+"/api/chat/shared-id", nil)
-	req.AddCookie(&http.Cookie{Name: ScopeCookie, Value: id + ".forged"})
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 404 || len(resp.Cookies()) == 0 {
-		t.Fatalf("forged cookie: %d, cookies %v", resp.StatusCode, resp.Cookies())
+	// A forged cookie is not a scope: the API sees no credential (and
+	// issues none); the page issues a fresh one.
+	for _, path := range []string{"/api/chat/shared-id", "/"} {
+		req, _ := http.NewRequest(http.MethodGet, ts.URL+path, nil)
+		req.AddCookie(&http.Cookie{Name: ScopeCookie, Value: id + ".forged"})
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if api := path != "/"; api && (resp.StatusCode != 404 || len(resp.Cookies()) != 0) || !api && len(resp.Cookies()) == 0 {
+			t.Fatalf("forged cookie, %s: %d, cookies %v", path, resp.StatusCode, resp.Cookies())
+		}
 	}
 	// The same id with a valid signature is the same browser.
-	req, _ = http.NewRequest(http.MethodGet, ts.URL+"/api/chat/shared-id", nil)
+	req, _ := http.NewRequest(http.MethodGet, ts.URL+"/api/chat/shared-id", nil)
 	req.AddCookie(ck)
 	resp, _ = http.DefaultClient.Do(req)
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
 		t.Fatal("the healthz cookie's scope is not alice's; the chat must not be visible")
+	}
+}
+
+// A client without cookies (a CopilotKit runtime, a script) either sends
+// no credential, and is served without history from its own thread, or a
+// bearer token from POST /api/token, and gets server-held history like
+// the browser whose scope it names. A token the server did not sign is a
+// 401.
+func TestBearerTokenAndNoCredential(t *testing.T) {
+	ts := newTestServer(t, Config{Secret: "s"})
+	do := func(method, path, auth, body string) (*http.Response, string) {
+		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	// No credential: the reply comes from the client's own thread, the
+	// server keeps nothing and sets no cookie.
+	thread := `{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":"hi"},
+		{"id":"a1","role":"assistant","content":"You said: hi"},{"id":"u2","role":"user","content":"/context"}]}`
+	resp, body := do(http.MethodPost, "/api/agui", "", thread)
+	if resp.StatusCode != 200 || len(resp.Cookies()) != 0 || strings.Contains(body, "MESSAGES_SNAPSHOT") || !strings.Contains(body, `You said: hi`) {
+		t.Fatalf("no credential: %d %v %s", resp.StatusCode, resp.Cookies(), body)
+	}
+	if resp, _ := do(http.MethodGet, "/api/chats", "", ""); resp.StatusCode != 404 {
+		t.Fatalf("chats without a credential: %d", resp.StatusCode)
+	}
+	// A token: history across requests, as for a browser.
+	resp, body = do(http.MethodPost, "/api/token", "", "")
+	var tok struct{ Token string }
+	if resp.StatusCode != 200 || json.Unmarshal([]byte(body), &tok) != nil || tok.Token == "" {
+		t.Fatalf("POST /api/token: %d %s", resp.StatusCode, body)
+	}
+	bearer := "Bearer " + tok.Token
+	if resp, body := do(http.MethodPost, "/api/agui", bearer, testutil.AGUIInput("t2", "r1", "hello")); resp.StatusCode != 200 || !strings.Contains(body, `"delta":"hello"`) || !strings.Contains(body, "RUN_FINISHED") {
+		t.Fatalf("with a token: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := do(http.MethodGet, "/api/chats", bearer, ""); resp.StatusCode != 200 || !strings.Contains(body, `"id":"t2"`) {
+		t.Fatalf("the token's chats: %d %s", resp.StatusCode, body)
+	}
+	// A browser hands its own scope to a runtime: the token names it.
+	alice := browser(t, ts.URL)
+	chat(t, alice, ts.URL, "from-the-page", "m1", "hello")
+	r2, _ := alice.Post(ts.URL+"/api/token", "application/json", nil)
+	_ = json.NewDecoder(r2.Body).Decode(&tok)
+	r2.Body.Close()
+	if resp, body := do(http.MethodGet, "/api/chats", "Bearer "+tok.Token, ""); !strings.Contains(body, `"id":"from-the-page"`) {
+		t.Fatalf("the browser's token: %d %s", resp.StatusCode, body)
+	}
+	for _, bad := range []string{"Bearer " + tok.Token + "x", "Bearer nonsense", "Bearer "} {
+		if resp, body := do(http.MethodGet, "/api/chats", bad, ""); resp.StatusCode != 401 || !strings.Contains(body, "not one this server issued") {
+			t.Fatalf("%q: %d %s", bad, resp.StatusCode, body)
+		}
 	}
 }
 
@@ -137,7 +211,7 @@ func TestRedisHistoryOptions(t *testing.T) {
 	prefix := testutil.KeyPrefix()
 	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
 	ts := newTestServer(t, Config{History: testutil.RedisURL(t), HistoryTTL: time.Hour, HistoryPrefix: prefix})
-	chat(t, browser(t), ts.URL, "ttl-chat", "m1", "hello")
+	chat(t, browser(t, ts.URL), ts.URL, "ttl-chat", "m1", "hello")
 	keys, err := rdb.Keys(context.Background(), prefix+"*ttl-chat*").Result()
 	if err != nil || len(keys) < 3 {
 		t.Fatalf("keys %v, %v", keys, err)
@@ -158,7 +232,7 @@ func TestRedisHistoryOptions(t *testing.T) {
 
 func TestStatelessServerHasNoReload(t *testing.T) {
 	ts := newTestServer(t, Config{History: "none"})
-	c := browser(t)
+	c := browser(t, ts.URL)
 	chat(t, c, ts.URL, "c", "m1", "hello")
 	resp, err := c.Get(ts.URL + "/api/chat/c")
 	if err != nil {

@@ -3,7 +3,9 @@ package vercelai
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,12 +16,25 @@ import (
 )
 
 // Request is the body DefaultChatTransport POSTs. Other fields (the
-// transport's custom body) are ignored.
+// transport's custom body) are ignored, but for tools.
 type Request struct {
 	ID        string      `json:"id"`
 	Messages  []UIMessage `json:"messages"`
 	Trigger   string      `json:"trigger"`
 	MessageID string      `json:"messageId"`
+	// Tools are tools the page declares and executes, by name: what
+	// assistant-ui's AssistantChatTransport sends (frontend tools), like
+	// AG-UI's tools. The model may call them; the client answers.
+	Tools map[string]ClientTool `json:"tools"`
+}
+
+// ClientTool is one tool a page declares in Request.Tools. Parameters is
+// its input's JSON Schema (inputSchema, the AI SDK's own name, is read
+// too).
+type ClientTool struct {
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	InputSchema json.RawMessage `json:"inputSchema"`
 }
 
 // Triggers.
@@ -64,6 +79,20 @@ func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error)
 		}
 	}
 	turn := &uiadapter.Turn{ChatID: req.ID, RunID: ids.New(), Intent: uiadapter.Submit}
+	for _, name := range slices.Sorted(maps.Keys(req.Tools)) {
+		if name == "" {
+			return nil, uiadapter.BadRequest("a tool has no name")
+		}
+		t := req.Tools[name]
+		params := t.Parameters
+		if len(params) == 0 || string(params) == "null" {
+			params = t.InputSchema
+		}
+		if string(params) == "null" {
+			params = nil
+		}
+		turn.ClientTools = append(turn.ClientTools, agent.ToolSpec{Name: name, Description: t.Description, Parameters: params})
+	}
 	last := &req.Messages[len(req.Messages)-1]
 	switch {
 	case last.Role == "assistant":
