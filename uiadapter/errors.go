@@ -62,7 +62,7 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 		e = &Error{Status: http.StatusInternalServerError, Message: "internal error", Err: err}
 	}
 	if e.Status >= 500 || e.Err != nil {
-		log.Error("request failed", "status", e.Status, "error", err)
+		log.Error("request failed", "status", e.Status, "refusal", e.Message, "error", err)
 	} else {
 		log.Debug("request refused", "status", e.Status, "error", e.Message)
 	}

@@ -61,6 +61,7 @@ func New(proto Protocol, a agent.Agent, opts ...Option) (*Handler, error) {
 	if err := cfg.check(proto, a); err != nil {
 		return nil, err
 	}
+	cfg.logger = slog.New(newOutageLog(cfg.logger.Handler(), time.Now))
 	if cfg.signer == nil {
 		cfg.signer, cfg.randomKey = NewSigner(RandomKey()), true
 	}

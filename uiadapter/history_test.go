@@ -455,6 +455,10 @@ func TestHistoryUnavailable(t *testing.T) {
 	if !strings.Contains(f.logs.String(), "secret-host") {
 		t.Fatal("the cause was not logged")
 	}
+	// Once per incident: the reload's 503 is the same outage.
+	if n := strings.Count(f.logs.String(), `level=ERROR msg="request failed"`); n != 1 {
+		t.Fatalf("the outage was logged at ERROR %d times:\n%s", n, f.logs)
+	}
 	// The reply cannot be saved: the store is down for every attempt.
 	store = &flakyStore{lockingStore: history.NewMemory(), downFrom: 2}
 	f = newHistoryFixture(t, store, uiadapter.WithStoreTimeout(100*time.Millisecond))

@@ -1,0 +1,97 @@
+package uiadapter
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// outageWindow is how often a dependency that stays down is logged at
+// ERROR again.
+const outageWindow = time.Minute
+
+// outageLog is the handler's logger's slog.Handler: it passes everything
+// through, but logs a failed dependency once per incident rather than per
+// request. A request refused with 503 because the store (or the run log)
+// is down is an ERROR the first time, with its cause; the same refusal in
+// the minute after is DEBUG, and the next ERROR says how many there were.
+// So a store that is down for a while costs a few log lines, not one per
+// request (with the default 3 s store timeout, hundreds a minute).
+type outageLog struct {
+	next  slog.Handler
+	state *outageState
+}
+
+type outageState struct {
+	mu         sync.Mutex
+	now        func() time.Time
+	last       map[string]time.Time // message → when it was last logged at ERROR
+	suppressed map[string]int
+}
+
+func newOutageLog(next slog.Handler, now func() time.Time) *outageLog {
+	return &outageLog{next: next, state: &outageState{now: now, last: map[string]time.Time{}, suppressed: map[string]int{}}}
+}
+
+func (o *outageLog) Enabled(ctx context.Context, l slog.Level) bool { return o.next.Enabled(ctx, l) }
+
+func (o *outageLog) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &outageLog{next: o.next.WithAttrs(attrs), state: o.state}
+}
+
+func (o *outageLog) WithGroup(name string) slog.Handler {
+	return &outageLog{next: o.next.WithGroup(name), state: o.state}
+}
+
+func (o *outageLog) Handle(ctx context.Context, r slog.Record) error {
+	key, ok := outageKey(r)
+	if !ok {
+		return o.next.Handle(ctx, r)
+	}
+	s := o.state
+	s.mu.Lock()
+	now := s.now()
+	quiet := now.Sub(s.last[key]) >= outageWindow
+	n := s.suppressed[key]
+	if quiet {
+		s.last[key], s.suppressed[key] = now, 0
+	} else {
+		s.suppressed[key]++
+	}
+	s.mu.Unlock()
+	if !quiet {
+		if !o.next.Enabled(ctx, slog.LevelDebug) {
+			return nil
+		}
+		d := slog.NewRecord(r.Time, slog.LevelDebug, r.Message+" (the same outage, logged at ERROR once a minute)", r.PC)
+		r.Attrs(func(a slog.Attr) bool { d.AddAttrs(a); return true })
+		return o.next.Handle(ctx, d)
+	}
+	if n > 0 {
+		r = r.Clone()
+		r.AddAttrs(slog.Int("same_failures_since_last_logged", n))
+	}
+	return o.next.Handle(ctx, r)
+}
+
+// outageKey tells a request refused because a dependency is down (a 503
+// with a cause), and which refusal it is.
+func outageKey(r slog.Record) (string, bool) {
+	if r.Level != slog.LevelError || r.Message != "request failed" {
+		return "", false
+	}
+	var status int64
+	var msg string
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "status":
+			status = a.Value.Int64()
+		case "refusal":
+			msg = a.Value.String()
+		}
+		return true
+	})
+	return msg, status == http.StatusServiceUnavailable && msg != ""
+}

@@ -1,0 +1,43 @@
+package uiadapter
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A dependency that stays down is logged at ERROR once a minute, with the
+// count of the refusals in between (at DEBUG); other errors pass through.
+func TestOutageLoggedOncePerIncident(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Unix(1000, 0)
+	log := slog.New(newOutageLog(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}), func() time.Time { return now }))
+	fail := func(err error) {
+		writeError(httptest.NewRecorder(), log.With("chat", "c"), err)
+	}
+	down := Unavailable("conversation history is unavailable", errors.New("dial tcp: refused"))
+	count := func(level string) int {
+		return strings.Count(buf.String(), "level="+level+" msg=\"request failed")
+	}
+	fail(down)
+	now = now.Add(time.Second)
+	fail(down)
+	now = now.Add(time.Second)
+	fail(down)
+	fail(Unavailable("the run log is unavailable", errors.New("x"))) // another incident
+	fail(errors.New("a bug"))                                        // not an outage: always logged
+	fail(errors.New("a bug"))
+	if e, d := count("ERROR"), count("DEBUG"); e != 4 || d != 2 {
+		t.Fatalf("%d ERROR and %d DEBUG lines:\n%s", e, d, &buf)
+	}
+	buf.Reset()
+	now = now.Add(time.Minute)
+	fail(down)
+	if out := buf.String(); count("ERROR") != 1 || !strings.Contains(out, "same_failures_since_last_logged=2") || !strings.Contains(out, "chat=c") {
+		t.Fatalf("a minute on: %s", out)
+	}
+}
