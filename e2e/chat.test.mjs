@@ -162,10 +162,11 @@ async function send(text) {
   await page.locator('[data-testid=message][data-role=user]').last().filter({ hasText: text }).waitFor();
 }
 
-// settled waits until no reply is in progress (Send is back).
-async function settled() {
-  await page.getByTestId('send').waitFor();
-  await page.locator('[data-testid=composer][data-status=streaming], [data-testid=composer][data-status=submitted]').waitFor({ state: 'detached' });
+// settled waits until no reply is in progress (Send is back), for at most
+// timeout ms (the default timeout when not given).
+async function settled(timeout) {
+  await page.getByTestId('send').waitFor({ timeout });
+  await page.locator('[data-testid=composer][data-status=streaming], [data-testid=composer][data-status=submitted]').waitFor({ state: 'detached', timeout });
 }
 
 async function expectReply(text) {
@@ -503,9 +504,12 @@ async function countWithoutFreezing(label) {
     }, 10);
   });
   await send('count to 10000');
-  await lastText().filter({ hasText: /^1 2 3/ }).waitFor();
-  await input().pressSequentially('typing while it streams');
-  await settled();
+  await lastText().filter({ hasText: /^1 2 3/ }).waitFor({ timeout: 60000 });
+  await input().pressSequentially('typing while it streams', { timeout: 60000 });
+  // The clients' own work on 10,000 chunks takes seconds of CPU (about 5 s
+  // for useChat on an idle 2-core machine, more on a loaded one): wait
+  // for it as long as it takes, within reason.
+  await settled(120000);
   assert.equal(await input().inputValue(), 'typing while it streams', 'every keystroke landed');
   assert.ok((await lastText().textContent()).trim().endsWith(' 9999 10000'), 'the whole reply arrived');
   const gap = await page.evaluate(() => {

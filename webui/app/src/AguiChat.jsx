@@ -370,7 +370,7 @@ function AguiMessage({ message: m, results, interrupts, answers, decisions, runn
     case 'assistant':
       return (
         <>
-          {m.content ? <Markdown text={m.content} /> : null}
+          {m.content ? <Markdown text={m.content} streaming={streaming} /> : null}
           {(m.toolCalls ?? []).map((call) => {
             const result = results.get(call.id);
             const interrupt = interrupts.get(call.id);

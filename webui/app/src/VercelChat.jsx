@@ -234,7 +234,7 @@ const VercelMessage = memo(function VercelMessage({ message: m, isLast, busy, an
       footer={done && <Usage usage={m.metadata?.usage} model={m.metadata?.model} />}
     >
       {m.parts.map((part, j) => (
-        <Part key={j} part={part} role={m.role} busy={anyBusy} current={isLast} onAnswer={actions.answer} />
+        <Part key={j} part={part} role={m.role} busy={anyBusy} streaming={streaming} current={isLast} onAnswer={actions.answer} />
       ))}
       {m.role === 'assistant' && done && !failed && !m.parts.some(visible) && (
         <p className="no-reply" data-testid="no-reply">
@@ -245,11 +245,11 @@ const VercelMessage = memo(function VercelMessage({ message: m, isLast, busy, an
   );
 });
 
-function Part({ part, role, busy, current, onAnswer }) {
+function Part({ part, role, busy, streaming, current, onAnswer }) {
   switch (part.type) {
     case 'text':
       if (!part.text) return null;
-      return role === 'user' ? <UserText text={part.text} /> : <Markdown text={part.text} />;
+      return role === 'user' ? <UserText text={part.text} /> : <Markdown text={part.text} streaming={streaming && part.state === 'streaming'} />;
     case 'reasoning':
       return <Reasoning text={part.text} streaming={part.state === 'streaming'} />;
     case 'step-start':

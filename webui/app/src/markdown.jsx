@@ -85,7 +85,20 @@ const COMPONENTS = {
   ),
 };
 
-export const Markdown = memo(function Markdown({ text }) {
+// PLAIN_WHILE_STREAMING: a streaming reply longer than this shows as plain
+// text until it ends. Markdown is parsed whole on every render, so a very
+// long reply would cost more the longer it gets; short ones (nearly all)
+// render as markdown all along.
+const PLAIN_WHILE_STREAMING = 16384;
+
+export const Markdown = memo(function Markdown({ text, streaming }) {
+  if (streaming && text.length > PLAIN_WHILE_STREAMING) {
+    return (
+      <div className="text user-text" data-testid="text">
+        {text}
+      </div>
+    );
+  }
   return (
     <div className="text markdown" data-testid="text">
       <ReactMarkdown remarkPlugins={REMARK} rehypePlugins={REHYPE} components={COMPONENTS}>
