@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,28 +20,39 @@ import (
 // pathID reads the chat id from the ServeMux path value "id".
 func pathID(r *http.Request) string { return r.PathValue("id") }
 
-// chatRequest checks what every chat endpoint but the chat itself
-// checks: the method, that history is kept, the scope and the chat id.
-func (h *Handler) chatRequest(w http.ResponseWriter, r *http.Request, method string, chatID func(*http.Request) string) (history.Key, *slog.Logger, bool) {
+// historyRequest checks what every route over stored chats checks: the
+// method (one of allow, as the Allow header lists them: "GET, HEAD"),
+// that history is kept, and the scope.
+func (h *Handler) historyRequest(w http.ResponseWriter, r *http.Request, allow string) (string, *slog.Logger, bool) {
 	log := h.cfg.logger.With("protocol", h.proto.Name())
-	if r.Method != method {
-		w.Header().Set("Allow", method)
-		writeError(w, log, &Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use " + method})
-		return history.Key{}, log, false
+	if methods := strings.Split(allow, ", "); !slices.Contains(methods, r.Method) {
+		w.Header().Set("Allow", allow)
+		writeError(w, log, &Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use " + methods[0]})
+		return "", log, false
 	}
 	if h.cfg.store == nil {
 		writeError(w, log, &Error{Status: http.StatusNotFound, Message: "this server keeps no conversations"})
-		return history.Key{}, log, false
+		return "", log, false
 	}
 	scope, err := h.scopeOf(r)
 	if err != nil {
 		writeError(w, log, err)
+		return "", log, false
+	}
+	return scope, log, true
+}
+
+// chatRequest checks what historyRequest checks, and the chat id
+// (chatID(r); nil reads the ServeMux path value "id").
+func (h *Handler) chatRequest(w http.ResponseWriter, r *http.Request, allow string, chatID func(*http.Request) string) (history.Key, *slog.Logger, bool) {
+	scope, log, ok := h.historyRequest(w, r, allow)
+	if !ok {
 		return history.Key{}, log, false
 	}
-	id := ""
-	if chatID != nil {
-		id = chatID(r)
+	if chatID == nil {
+		chatID = pathID
 	}
+	id := chatID(r)
 	if id == "" {
 		writeError(w, log, BadRequest("missing chat id"))
 		return history.Key{}, log, false
@@ -96,9 +108,6 @@ func parseLastEventID(r *http.Request) (run string, seq int64, ok bool) {
 // chat id is chatID(r); nil reads the ServeMux path value "id". Another
 // scope's chat has no run (204).
 func (h *Handler) ResumeHandler(chatID func(*http.Request) string) http.Handler {
-	if chatID == nil {
-		chatID = pathID
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, log, ok := h.chatRequest(w, r, http.MethodGet, chatID)
 		if !ok {
@@ -144,9 +153,6 @@ func (h *Handler) replay(w http.ResponseWriter, r *http.Request, turn *Turn, l r
 // terminal frames. The chat id is chatID(r); nil reads the ServeMux path
 // value "id".
 func (h *Handler) StopHandler(chatID func(*http.Request) string) http.Handler {
-	if chatID == nil {
-		chatID = pathID
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, log, ok := h.chatRequest(w, r, http.MethodPost, chatID)
 		if !ok {

@@ -44,14 +44,8 @@ type ChatSummary struct {
 // [MaxChatsLimit]).
 func (h *Handler) ChatsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		log := h.cfg.logger.With("protocol", h.proto.Name())
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			writeError(w, log, &Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use GET"})
-			return
-		}
-		if h.cfg.store == nil {
-			writeError(w, log, &Error{Status: http.StatusNotFound, Message: "this server keeps no conversations"})
+		scope, log, ok := h.historyRequest(w, r, "GET, HEAD")
+		if !ok {
 			return
 		}
 		limit := DefaultChatsLimit
@@ -62,11 +56,6 @@ func (h *Handler) ChatsHandler() http.Handler {
 				return
 			}
 			limit = n
-		}
-		scope, err := h.scopeOf(r)
-		if err != nil {
-			writeError(w, log, err)
-			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.storeTimeout)
 		defer cancel()
@@ -97,9 +86,6 @@ const maxRenameBody = 4 << 10
 // Another scope's chat, or none, is 404. The chat id is chatID(r); nil
 // reads the ServeMux path value "id".
 func (h *Handler) RenameHandler(chatID func(*http.Request) string) http.Handler {
-	if chatID == nil {
-		chatID = pathID
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, log, ok := h.chatRequest(w, r, http.MethodPatch, chatID)
 		if !ok {
@@ -139,9 +125,6 @@ func (h *Handler) RenameHandler(chatID func(*http.Request) string) http.Handler 
 // still being produced is 409 (stop it first: StopHandler). The chat id is
 // chatID(r); nil reads the ServeMux path value "id".
 func (h *Handler) DeleteHandler(chatID func(*http.Request) string) http.Handler {
-	if chatID == nil {
-		chatID = pathID
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, log, ok := h.chatRequest(w, r, http.MethodDelete, chatID)
 		if !ok {

@@ -8,7 +8,7 @@ import { memo, useEffect, useRef, useState } from 'react';
 import * as agui from '@ag-ui/client';
 import { agentuiAgent } from './agentuiAgent.js';
 import { generateId } from './ids.js';
-import { Composer, CopyButton, ErrorBox, Message, MessageList, Pending, Reasoning, ToolCard, UserEditor, UserText, Usage } from './ui.jsx';
+import { Composer, CopyButton, ErrorBox, Message, MessageList, Pending, Reasoning, ToolCard, UserText, UserTurn, Usage } from './ui.jsx';
 import { Markdown } from './markdown.jsx';
 import { errorText } from './api.js';
 import { yieldingFetch } from './yieldingFetch.js';
@@ -249,22 +249,11 @@ function lastAssistantTurn(messages) {
 const AguiTurn = memo(
   function AguiTurn({ turn, isLast, streaming, running, results, interrupts, answers, decisions, usage, failed, editing, canRegenerate, actions }) {
     if (turn.role === 'user') {
-      const m = turn.messages[0];
-      const text = userText(m.content);
+      const text = userText(turn.messages[0].content);
       return (
-        <Message
-          role="user"
-          id={turn.id}
-          actions={
-            !editing && (
-              <button type="button" className="btn btn-small btn-quiet" data-testid="edit" disabled={running} onClick={() => actions.edit(turn.id)}>
-                Edit
-              </button>
-            )
-          }
-        >
-          {editing ? <UserEditor text={text} onSave={(t) => actions.saveEdit(turn.id, t)} onCancel={actions.cancelEdit} /> : <UserText text={text} />}
-        </Message>
+        <UserTurn id={turn.id} text={text} editing={editing} busy={running} actions={actions}>
+          <UserText text={text} />
+        </UserTurn>
       );
     }
     const text = turn.messages

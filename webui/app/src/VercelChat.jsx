@@ -7,7 +7,7 @@ import {
   lastAssistantMessageIsCompleteWithApprovalResponses,
   lastAssistantMessageIsCompleteWithToolCalls,
 } from 'ai';
-import { Composer, CopyButton, ErrorBox, Json, Message, MessageList, Pending, Reasoning, ToolCard, UserEditor, UserText, Usage } from './ui.jsx';
+import { Composer, CopyButton, ErrorBox, Json, Message, MessageList, Pending, Reasoning, ToolCard, UserText, UserTurn, Usage } from './ui.jsx';
 import { Markdown } from './markdown.jsx';
 import { errorText, stopChat } from './api.js';
 import { yieldingFetch } from './yieldingFetch.js';
@@ -190,25 +190,12 @@ function textOf(m) {
 const VercelMessage = memo(function VercelMessage({ message: m, isLast, busy, anyBusy, failed, editing, actions }) {
   const streaming = busy && m.role === 'assistant';
   if (m.role === 'user') {
-    const text = textOf(m);
     return (
-      <Message
-        role="user"
-        id={m.id}
-        actions={
-          !editing && (
-            <button type="button" className="btn btn-small btn-quiet" data-testid="edit" disabled={anyBusy} onClick={() => actions.edit(m.id)}>
-              Edit
-            </button>
-          )
-        }
-      >
-        {editing ? (
-          <UserEditor text={text} onSave={(t) => actions.saveEdit(m.id, t)} onCancel={actions.cancelEdit} />
-        ) : (
-          m.parts.map((part, j) => <Part key={j} part={part} role="user" busy={anyBusy} current={isLast} onAnswer={actions.answer} />)
-        )}
-      </Message>
+      <UserTurn id={m.id} text={textOf(m)} editing={editing} busy={anyBusy} actions={actions}>
+        {m.parts.map((part, j) => (
+          <Part key={j} part={part} role="user" busy={anyBusy} current={isLast} onAnswer={actions.answer} />
+        ))}
+      </UserTurn>
     );
   }
   const text = textOf(m);

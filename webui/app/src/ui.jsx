@@ -191,6 +191,27 @@ export function CopyButton({ text }) {
   );
 }
 
+// UserTurn is a message the user sent: its content (children), or the
+// editor while it is being edited, with Edit under it. actions holds
+// edit(id), saveEdit(id, text) and cancelEdit().
+export function UserTurn({ id, text, editing, busy, actions, children }) {
+  return (
+    <Message
+      role="user"
+      id={id}
+      actions={
+        !editing && (
+          <button type="button" className="btn btn-small btn-quiet" data-testid="edit" disabled={busy} onClick={() => actions.edit(id)}>
+            Edit
+          </button>
+        )
+      }
+    >
+      {editing ? <UserEditor text={text} onSave={(t) => actions.saveEdit(id, t)} onCancel={actions.cancelEdit} /> : children}
+    </Message>
+  );
+}
+
 // UserEditor edits a sent message in place: Save sends the new text in
 // its stead (everything after it is answered again), Escape cancels.
 export function UserEditor({ text, onSave, onCancel }) {
