@@ -40,6 +40,10 @@ type StepFinished struct {
 	StopReason cmf.StopReason `json:",omitempty"`
 	Usage      Usage
 	Model      string `json:",omitempty"` // as the model's finish chunk named it
+	Provider   string `json:",omitempty"` // as the model's finish chunk named it
+	// Latency is how long the model call took, from the request to its
+	// last chunk (0 when the step made no call).
+	Latency time.Duration `json:",omitzero"`
 }
 
 // PartKind is the kind of a streamed part.

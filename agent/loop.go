@@ -315,6 +315,7 @@ func (r *run) step(step int, messageID string) bool {
 		return true
 	}
 	s := streamState{run: r, messageID: messageID}
+	start := time.Now()
 	var modelErr error
 	for chunk, err := range r.loop.model.Stream(r.ctx, req) {
 		if err != nil {
@@ -329,6 +330,7 @@ func (r *run) step(step int, messageID string) bool {
 			return true
 		}
 	}
+	latency := time.Since(start)
 	if modelErr == nil && !s.finished && r.ctx.Err() == nil {
 		// A stream cut short (a proxy, a buggy model) would otherwise
 		// pass for a complete answer.
@@ -342,7 +344,7 @@ func (r *run) step(step int, messageID string) bool {
 		if r.ctx.Err() != nil {
 			reason = cmf.StopAborted
 		}
-		if !s.endAll(false) || !r.emit(&StepFinished{Step: step, StopReason: reason, Usage: s.usage, Model: s.model}) {
+		if !s.endAll(false) || !r.emit(&StepFinished{Step: step, StopReason: reason, Usage: s.usage, Model: s.model, Provider: s.provider, Latency: latency}) {
 			return true
 		}
 		r.usage.Add(s.usage)
@@ -393,7 +395,7 @@ func (r *run) step(step int, messageID string) bool {
 	if s.model != "" {
 		r.model = s.model
 	}
-	if !r.emit(&StepFinished{Step: step, StopReason: stop, Usage: s.usage, Model: s.model}) {
+	if !r.emit(&StepFinished{Step: step, StopReason: stop, Usage: s.usage, Model: s.model, Provider: s.provider, Latency: latency}) {
 		return true
 	}
 	switch {
@@ -634,6 +636,7 @@ type streamState struct {
 	stop      cmf.StopReason
 	usage     Usage
 	model     string
+	provider  string
 	finished  bool // the model sent its ChunkFinish
 }
 
@@ -707,6 +710,7 @@ func (s *streamState) handle(ch *Chunk) bool {
 		s.stop = ch.StopReason
 		s.usage = ch.Usage
 		s.model = ch.Model
+		s.provider = ch.Provider
 		s.finished = true
 	}
 	return true

@@ -112,4 +112,8 @@ type Chunk struct {
 	// for). It reaches the client's message metadata and the stored
 	// completion.
 	Model string
+	// Provider names who served the call, for ChunkFinish (optional:
+	// OpenTelemetry's gen_ai.provider.name, e.g. "openai"). It is stored
+	// with the message (CMF's llm extension).
+	Provider string
 }

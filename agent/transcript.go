@@ -149,7 +149,8 @@ func completionOf(m *cmf.Message) *cmf.CompletionExtension {
 }
 
 // setCompletion records a step's end on its message: why it stopped, its
-// usage, the model, and when the reply was created (its run's start).
+// usage, the model and its latency, when the reply was created (its run's
+// start), and who served it (the llm extension).
 func setCompletion(m *cmf.Message, e *StepFinished, started time.Time) {
 	if m.Extensions == nil {
 		m.Extensions = &cmf.Extensions{}
@@ -157,6 +158,13 @@ func setCompletion(m *cmf.Message, e *StepFinished, started time.Time) {
 	c := &cmf.CompletionExtension{StopReason: e.StopReason, Model: e.Model}
 	if !e.Usage.IsZero() {
 		c.Tokens = e.Usage.CMF()
+	}
+	if e.Latency > 0 {
+		ms := e.Latency.Milliseconds()
+		c.LatencyMs = &ms
+	}
+	if e.Model != "" || e.Provider != "" {
+		m.Extensions.LLM = &cmf.LLMExtension{ModelID: e.Model, Provider: e.Provider}
 	}
 	if !started.IsZero() {
 		c.CreatedAt = started.UTC().Format(time.RFC3339Nano)

@@ -3,7 +3,10 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"iter"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/agentui/agentui/cmf"
 )
@@ -158,5 +161,56 @@ func TestEventHelpers(t *testing.T) {
 	for _, ev := range []Event{&RunStarted{}, &StepStarted{}, &StepFinished{}, &PartStarted{}, &PartDelta{}, &PartEnded{},
 		&ToolResult{}, &ApprovalRequested{}, &ClientToolCall{}, &StateSnapshot{}, &StateDelta{}, &Data{}, &RunFinished{}} {
 		ev.isEvent() // the seal
+	}
+}
+
+// slowModel answers "ok" once at least wait has passed since its call, and
+// names its model and provider.
+type slowModel struct{ wait time.Duration }
+
+func (m slowModel) Stream(ctx context.Context, _ *Request) iter.Seq2[Chunk, error] {
+	return func(yield func(Chunk, error) bool) {
+		start := time.Now()
+		for time.Since(start) < m.wait { // a condition, not a fixed sleep: the bound below is a lower one
+			runtime.Gosched()
+		}
+		if yield(Chunk{Kind: ChunkText, Delta: "ok"}, nil) {
+			yield(Chunk{Kind: ChunkFinish, StopReason: cmf.StopEnd, Model: "m-2026", Provider: "acme"}, nil)
+		}
+	}
+}
+
+// The stored step says who served it (CMF's llm extension) and how long
+// the model call took (completion.latency_ms), and both survive the
+// event codec a run log replays through.
+func TestRecorderModelIdentityAndLatency(t *testing.T) {
+	l := newLoop(t, slowModel{wait: 5 * time.Millisecond}, nil)
+	events, err := collect(t, l, context.Background(), &Input{Messages: []cmf.Message{userMsg("hi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Through the codec, as a replay sees them.
+	for i, ev := range events {
+		typ, b, err := MarshalEvent(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if events[i], err = UnmarshalEvent(typ, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msgs := record(events).Messages()
+	if len(msgs) != 1 {
+		t.Fatalf("recorded %d messages", len(msgs))
+	}
+	ext := msgs[0].Extensions
+	if ext.LLM == nil || ext.LLM.ModelID != "m-2026" || ext.LLM.Provider != "acme" {
+		t.Fatalf("llm extension = %+v", ext.LLM)
+	}
+	if c := ext.Completion; c.Model != "m-2026" || c.LatencyMs == nil || *c.LatencyMs < 5 {
+		t.Fatalf("completion = %+v (latency %v)", c, c.LatencyMs)
+	}
+	if err := msgs[0].Validate(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -27,6 +27,9 @@ const MaxCount = 100000
 // ModelName is the model name the demo reports with its usage.
 const ModelName = "agentui-demo"
 
+// Provider is the provider name the demo reports with its usage.
+const Provider = "agentui"
+
 // ErrFailed is the error the model returns for "fail".
 var ErrFailed = errors.New("demo: the model failed, as asked")
 
@@ -137,7 +140,7 @@ func (s *stream) fail(err error) {
 
 func (s *stream) finish(reason cmf.StopReason) {
 	s.usage.TotalTokens = s.usage.InputTokens + s.usage.OutputTokens
-	s.send(agent.Chunk{Kind: agent.ChunkFinish, StopReason: reason, Usage: s.usage, Model: ModelName})
+	s.send(agent.Chunk{Kind: agent.ChunkFinish, StopReason: reason, Usage: s.usage, Model: ModelName, Provider: Provider})
 }
 
 // words streams text one word at a time (each delta keeps its trailing

@@ -153,7 +153,7 @@ func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.
 			yield(agent.Chunk{}, err)
 			return
 		}
-		yield(agent.Chunk{Kind: agent.ChunkFinish, StopReason: stopReason(finish), Usage: usage, Model: model}, nil)
+		yield(agent.Chunk{Kind: agent.ChunkFinish, StopReason: stopReason(finish), Usage: usage, Model: model, Provider: "openai"}, nil)
 	}
 }
 

@@ -149,7 +149,7 @@ func TestText(t *testing.T) {
 	}
 	want := agent.Usage{InputTokens: 12, OutputTokens: 5, TotalTokens: 17, ReasoningTokens: 2, CachedInputTokens: 1}
 	// The model is the one that answered, as the provider names it.
-	if fin.StopReason != cmf.StopEnd || fin.Usage != want || fin.Model != "gpt-test-0601" {
+	if fin.StopReason != cmf.StopEnd || fin.Usage != want || fin.Model != "gpt-test-0601" || fin.Provider != "openai" {
 		t.Fatalf("finish = %+v", fin)
 	}
 	body := f.bodies[0]
