@@ -173,6 +173,10 @@ type RunFinished struct {
 	Usage      Usage          // all steps'
 	Model      string         `json:",omitempty"` // the last step's
 	Pending    []PendingCall
+	// Metadata is the application's own metadata for the reply (JSON
+	// values by key), which uiadapter.WithMetadata adds; an agent leaves
+	// it nil.
+	Metadata map[string]json.RawMessage `json:",omitempty"`
 }
 
 // PendingKind says what a paused tool call waits for.

@@ -63,6 +63,11 @@ func (r *Recorder) Add(ev Event) {
 		if e.StopReason == cmf.StopPaused || e.StopReason == cmf.StopAborted || e.StopReason == cmf.StopMaxTurns {
 			r.markLast(e.StopReason)
 		}
+		if len(e.Metadata) > 0 {
+			if m := r.lastAssistant(); m != nil {
+				m.SetMetadata(e.Metadata)
+			}
+		}
 	}
 }
 
@@ -129,16 +134,23 @@ func (r *Recorder) addResult(e *ToolResult) {
 
 // markLast records reason on the last assistant message.
 func (r *Recorder) markLast(reason cmf.StopReason) {
+	m := r.lastAssistant()
+	switch {
+	case m == nil:
+	case completionOf(m) != nil:
+		completionOf(m).StopReason = reason
+	default:
+		setCompletion(m, &StepFinished{StopReason: reason}, r.started)
+	}
+}
+
+func (r *Recorder) lastAssistant() *cmf.Message {
 	for i := len(r.msgs) - 1; i >= 0; i-- {
 		if r.msgs[i].Role == cmf.RoleAssistant {
-			if c := completionOf(&r.msgs[i]); c != nil {
-				c.StopReason = reason
-				return
-			}
-			setCompletion(&r.msgs[i], &StepFinished{StopReason: reason}, r.started)
-			return
+			return &r.msgs[i]
 		}
 	}
+	return nil
 }
 
 func completionOf(m *cmf.Message) *cmf.CompletionExtension {

@@ -181,7 +181,8 @@ func (m slowModel) Stream(ctx context.Context, _ *Request) iter.Seq2[Chunk, erro
 }
 
 // The stored step says who served it (CMF's llm extension) and how long
-// the model call took (completion.latency_ms), and both survive the
+// the model call took (completion.latency_ms); the application's metadata
+// on RunFinished goes to the reply's last step; all of it survives the
 // event codec a run log replays through.
 func TestRecorderModelIdentityAndLatency(t *testing.T) {
 	l := newLoop(t, slowModel{wait: 5 * time.Millisecond}, nil)
@@ -189,6 +190,7 @@ func TestRecorderModelIdentityAndLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	last[*RunFinished](t, events).Metadata = map[string]json.RawMessage{"plan": json.RawMessage(`"pro"`)}
 	// Through the codec, as a replay sees them.
 	for i, ev := range events {
 		typ, b, err := MarshalEvent(ev)
@@ -209,6 +211,9 @@ func TestRecorderModelIdentityAndLatency(t *testing.T) {
 	}
 	if c := ext.Completion; c.Model != "m-2026" || c.LatencyMs == nil || *c.LatencyMs < 5 {
 		t.Fatalf("completion = %+v (latency %v)", c, c.LatencyMs)
+	}
+	if md := msgs[0].Metadata(); string(md["plan"]) != `"pro"` {
+		t.Fatalf("metadata = %s", md)
 	}
 	if err := msgs[0].Validate(); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,9 @@ type UIExtension struct {
 	Calls map[string]CallRecord `json:"calls,omitempty"`
 	// Data are the step's UI data parts, in the order they streamed.
 	Data []DataRecord `json:"data,omitempty"`
+	// Metadata is the application's own metadata for the reply this
+	// message ends (uiadapter.WithMetadata): JSON values by key.
+	Metadata map[string]json.RawMessage `json:"metadata,omitempty"`
 }
 
 // CallRecord is what agentui knows about a tool call beyond CMF's parts.
@@ -93,6 +96,21 @@ func (m *Message) AddData(r DataRecord) {
 		data = append(data, r)
 	}
 	ui.Data = data
+}
+
+// Metadata returns the application's metadata recorded on m. The map is
+// shared: read it, don't change it.
+func (m *Message) Metadata() map[string]json.RawMessage {
+	if m.Extensions == nil || m.Extensions.UI == nil {
+		return nil
+	}
+	return m.Extensions.UI.Metadata
+}
+
+// SetMetadata records the application's metadata on m, replacing what it
+// had (the map is m's from then on).
+func (m *Message) SetMetadata(md map[string]json.RawMessage) {
+	m.ui().Metadata = md
 }
 
 // ui gives m a UI extension of its own (a copy of the one it had), to

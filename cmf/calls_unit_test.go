@@ -20,7 +20,7 @@ func result(id string) cmf.Part {
 // Records are set copy-on-write: a clone that shares the extension is not
 // changed by a record set on the original.
 func TestCallRecordsAreCopiedOnWrite(t *testing.T) {
-	var m cmf.Message
+	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleAssistant}
 	if r := m.CallRecord("c"); r != (cmf.CallRecord{}) || m.Data() != nil {
 		t.Fatal("a message without records has some")
 	}
@@ -38,6 +38,25 @@ func TestCallRecordsAreCopiedOnWrite(t *testing.T) {
 	}
 	if d := m.Data(); len(d) != 2 || string(d[0].Value) != "2" || string(d[1].Value) != "null" {
 		t.Fatalf("data = %+v", d)
+	}
+	if m.Metadata() != nil || (&cmf.Message{}).Metadata() != nil {
+		t.Fatal("metadata nobody set")
+	}
+	m.SetMetadata(map[string]json.RawMessage{"cost": json.RawMessage(`{ "usd" : 0.5 }`)})
+	if clone.Metadata() != nil {
+		t.Fatal("metadata set on the original reached its clone")
+	}
+	// It survives the codec, compacted like every raw value.
+	b, err := json.Marshal(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back cmf.Message
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(back.Metadata()["cost"]); got != `{"usd":0.5}` {
+		t.Fatalf("metadata after a round trip = %s", got)
 	}
 }
 

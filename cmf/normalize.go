@@ -30,7 +30,8 @@ func (e *Extensions) normalize() {
 		for i := range ui.Data {
 			ui.Data[i].Value = compactJSON(ui.Data[i].Value)
 		}
-		if ui.Calls == nil && ui.Data == nil {
+		ui.Metadata = compactMap(ui.Metadata)
+		if ui.Calls == nil && ui.Data == nil && ui.Metadata == nil {
 			e.UI = nil
 		}
 	}

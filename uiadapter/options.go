@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/runlog"
 )
@@ -34,6 +35,7 @@ type config struct {
 	replay          ReplayGuard
 	runLog          runlog.Log
 	runRetention    time.Duration
+	metadata        func(*http.Request, *agent.RunFinished) map[string]any
 }
 
 // DefaultApprovalTTL is how long an approval request stays answerable
@@ -100,6 +102,21 @@ func WithMaxBodyBytes(n int64) Option { return func(c *config) { c.maxBodyBytes 
 // WithInstructions sets the server's system prompt, given to the agent on
 // every run. The default is none.
 func WithInstructions(s string) Option { return func(c *config) { c.instructions = s } }
+
+// WithMetadata adds the application's own fields to each reply's metadata
+// (a cost, a plan, a request id): fn runs when a run finishes, with the
+// request that started it (whose context may be done: a run outlives its
+// request) and the run's outcome. What it returns goes to the client with
+// the reply (useChat: message.metadata, next to agentui's own usage,
+// model, createdAt and finishReason, which keep their keys; AG-UI: a
+// CUSTOM event named [agui.MetadataEvent]) and is stored with the reply,
+// so the conversation read back later (Vercel) carries it too. A value
+// that does not marshal to JSON is left out and logged.
+//
+// [agui.MetadataEvent]: https://pkg.go.dev/github.com/agentui/agentui/protocols/agui#MetadataEvent
+func WithMetadata(fn func(r *http.Request, fin *agent.RunFinished) map[string]any) Option {
+	return func(c *config) { c.metadata = fn }
+}
 
 // WithLogger sets the logger. The default is slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }

@@ -2,6 +2,7 @@ package uiadapter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -213,8 +214,12 @@ func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, em
 		if e, ok := ev.(*agent.ApprovalRequested); ok {
 			e.Signature = h.cfg.signer.Sign(h.signedCall(req, e.ToolCallID, e.ToolName, e.Input), time.Now().Add(h.cfg.approvalTTL))
 		}
+		f, finished := ev.(*agent.RunFinished)
+		if finished && h.cfg.metadata != nil {
+			f.Metadata = h.appMetadata(req, f)
+		}
 		res.rec.Add(ev)
-		if f, ok := ev.(*agent.RunFinished); ok {
+		if finished {
 			res.finished = f
 			return
 		}
@@ -234,6 +239,26 @@ func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, em
 		bal.Add(ev, sink)
 	}
 	return res
+}
+
+// appMetadata calls the application's metadata function and marshals
+// what it returns, leaving out (and logging) a value that does not
+// marshal.
+func (h *Handler) appMetadata(req *request, fin *agent.RunFinished) map[string]json.RawMessage {
+	md := h.cfg.metadata(req.r, fin)
+	if len(md) == 0 {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(md))
+	for k, v := range md {
+		b, err := json.Marshal(v)
+		if err != nil {
+			req.log.Error("a metadata value does not marshal: left out", "key", k, "error", err)
+			continue
+		}
+		out[k] = b
+	}
+	return out
 }
 
 // stream answers a chat request: it starts the run and follows its log.

@@ -2,6 +2,8 @@ package agui
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -262,6 +264,9 @@ func (e *encoder) finish(reason cmf.StopReason, ev *agent.RunFinished) {
 	e.start()
 	e.endStep()
 	e.ended = true
+	if ev != nil && len(ev.Metadata) > 0 {
+		e.metadata(ev.Metadata)
+	}
 	if reason == cmf.StopAborted && !e.v1 {
 		b := jsonw.StringField(e.begin("RUN_ERROR"), "message", "The run was cancelled.")
 		e.end(jsonw.StringField(b, "code", "cancelled"))
@@ -295,6 +300,26 @@ func (e *encoder) finish(reason cmf.StopReason, ev *agent.RunFinished) {
 		b = appendUsage(b, ev)
 	}
 	e.end(b)
+}
+
+// MetadataEvent names the CUSTOM event that carries the application's
+// metadata for a reply (uiadapter.WithMetadata), just before the run's
+// end: AG-UI has no message metadata.
+const MetadataEvent = "agentui.metadata"
+
+// metadata writes the application's metadata as a CUSTOM event whose
+// value is an object, its keys sorted.
+func (e *encoder) metadata(md map[string]json.RawMessage) {
+	b := jsonw.StringField(e.begin("CUSTOM"), "name", MetadataEvent)
+	b = append(b, `,"value":{`...)
+	for i, k := range slices.Sorted(maps.Keys(md)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(jsonw.String(b, k), ':')
+		b = append(b, md[k]...)
+	}
+	e.end(append(b, '}'))
 }
 
 // appendUsage writes RUN_FINISHED's usage (1.0: a TokenUsage list, one

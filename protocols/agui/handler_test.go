@@ -223,3 +223,25 @@ func ExampleHandler() {
 	mux.Handle("POST /api/agui", h)
 	_ = mux
 }
+
+// The application's metadata (uiadapter.WithMetadata) arrives as a CUSTOM
+// event just before the run's end, its keys sorted.
+func TestAppMetadata(t *testing.T) {
+	loop := testutil.DemoLoop(t, nil)
+	h := testutil.Must(agui.Handler(loop, uiadapter.WithSecret([]byte("k")),
+		uiadapter.WithMetadata(func(r *http.Request, fin *agent.RunFinished) map[string]any {
+			return map[string]any{"plan": "pro", "model": fin.Model}
+		})))
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	b, _ := json.Marshal(userInput("t1", "hello"))
+	chunks := testutil.PostStream(t, srv.URL, string(b))
+	n := len(chunks)
+	if n < 2 || chunks[n-1]["type"] != "RUN_FINISHED" || chunks[n-2]["type"] != "CUSTOM" || chunks[n-2]["name"] != agui.MetadataEvent {
+		t.Fatalf("stream ends %v", chunks[max(0, n-3):])
+	}
+	got, _ := json.Marshal(chunks[n-2]["value"])
+	if want := `{"model":"` + demo.ModelName + `","plan":"pro"}`; string(got) != want {
+		t.Fatalf("metadata %s, want %s", got, want)
+	}
+}

@@ -2,6 +2,8 @@ package vercelai
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/agentui/agentui/agent"
@@ -18,6 +20,32 @@ type Metadata struct {
 	Model        string `json:"model,omitempty"`     // as the model reported it
 	FinishReason string `json:"finishReason,omitempty"`
 	Usage        *Usage `json:"usage,omitempty"` // the whole message's, over all its steps
+	// App is the application's own metadata (uiadapter.WithMetadata),
+	// written next to agentui's fields; a key agentui uses is left out.
+	App map[string]json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes agentui's fields, then the application's, sorted by
+// key.
+func (md Metadata) MarshalJSON() ([]byte, error) {
+	type own Metadata // without this method
+	b, err := json.Marshal(own(md))
+	if err != nil || len(md.App) == 0 {
+		return b, err
+	}
+	b = b[:len(b)-1] // reopen the object
+	for _, k := range slices.Sorted(maps.Keys(md.App)) {
+		switch k {
+		case "createdAt", "model", "finishReason", "usage":
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(jsonw.String(b, k), ':')
+		b = append(b, md.App[k]...)
+	}
+	return append(b, '}'), nil
 }
 
 // Usage is token usage in the AI SDK's own shape (LanguageModelUsage).
@@ -89,10 +117,10 @@ func continuedUsage(history []cmf.Message) *Usage {
 
 // appendFinishMetadata appends the finish chunk's messageMetadata field:
 // the run's usage (plus, on a continuation, the continued steps'), its
-// model and finish reason; nothing when the model reported neither usage
-// nor its name.
+// model and finish reason, and the application's metadata; nothing when
+// there is neither usage, a model name nor the application's.
 func appendFinishMetadata(b []byte, ev *agent.RunFinished, before *Usage) []byte {
-	md := Metadata{Model: ev.Model, FinishReason: finishReason(ev.StopReason)}
+	md := Metadata{Model: ev.Model, FinishReason: finishReason(ev.StopReason), App: ev.Metadata}
 	if !ev.Usage.IsZero() || before != nil {
 		var u Usage
 		if before != nil {
@@ -101,9 +129,12 @@ func appendFinishMetadata(b []byte, ev *agent.RunFinished, before *Usage) []byte
 		u.add(ev.Usage.CMF())
 		md.Usage = &u
 	}
-	if md.Usage == nil && md.Model == "" {
+	if md.Usage == nil && md.Model == "" && len(md.App) == 0 {
 		return b
 	}
-	raw, _ := json.Marshal(md)
+	raw, err := json.Marshal(md)
+	if err != nil {
+		return b // an application value that is not JSON: nothing rather than a broken frame
+	}
 	return jsonw.RawField(b, "messageMetadata", raw)
 }

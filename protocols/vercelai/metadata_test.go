@@ -85,3 +85,42 @@ func conversation(t *testing.T, url string) []vercelai.UIMessage {
 	}
 	return msgs
 }
+
+// The application's metadata (uiadapter.WithMetadata) goes out with the
+// finish chunk next to agentui's fields, which keep their keys; a value
+// that does not marshal is left out; the reload returns the same.
+func TestAppMetadata(t *testing.T) {
+	loop := testutil.Must(agent.New(demo.New(), agent.WithTools(demo.Tools()...)))
+	h := testutil.Must(vercelai.Handler(loop, uiadapter.WithStore(history.NewMemory()), uiadapter.WithScope(uiadapter.SingleScope),
+		uiadapter.WithMetadata(func(r *http.Request, fin *agent.RunFinished) map[string]any {
+			return map[string]any{
+				"plan":  r.Header.Get("X-Plan"),
+				"cost":  map[string]any{"tokens": fin.Usage.OutputTokens},
+				"usage": "not the app's",
+				"bad":   func() {},
+			}
+		})))
+	mux := http.NewServeMux()
+	mux.Handle("POST /api/chat", h)
+	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(h, nil))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { testutil.ShutdownNow(h) })
+
+	chunks := testutil.PostStream(t, srv.URL+"/api/chat", userBodyIn("m", "u1", "Hello there"), "X-Plan", "pro")
+	live := chunks.Find("finish")["messageMetadata"]
+	stored := conversation(t, srv.URL+"/api/chat/m")[1].Metadata
+	for name, raw := range map[string]any{"live": live, "reloaded": stored} {
+		b, _ := json.Marshal(raw)
+		var md map[string]json.RawMessage
+		if err := json.Unmarshal(b, &md); err != nil {
+			t.Fatal(err)
+		}
+		if string(md["plan"]) != `"pro"` || string(md["cost"]) != `{"tokens":4}` || string(md["model"]) != `"`+demo.ModelName+`"` {
+			t.Errorf("%s metadata %s", name, b)
+		}
+		if _, ok := md["bad"]; ok || string(md["usage"]) == `"not the app's"` {
+			t.Errorf("%s metadata %s: a bad value or a clobbered key", name, b)
+		}
+	}
+}
