@@ -719,6 +719,19 @@ test('AG-UI: markdown, usage, edit and deny with a reason', async () => {
   await settled();
   const texts = await page.getByTestId('text').allTextContents();
   assert.ok(texts.some((t) => t.includes('what is 3+3')) && !texts.some((t) => t.includes('1+1')), 'the edit is stored');
+  assert.match(await lastAssistant().getByTestId('usage').textContent(), /^\d+ in · \d+ out · agentui-demo$/, 'usage after a reload (AG-UI 1.0 message metadata)');
+});
+
+test('AG-UI: a failed reply keeps its mark after a reload', async () => {
+  await send('fail');
+  await page.getByTestId('error').waitFor();
+  await lastAssistant().and(page.locator('[data-failed=true]')).waitFor();
+  await page.reload();
+  await lastAssistant().getByTestId('text').filter({ hasText: 'Working on it' }).waitFor();
+  await settled();
+  assert.equal(await lastAssistant().getAttribute('data-failed'), 'true');
+  await send('hello');
+  await expectReply('You said: hello');
 });
 
 test('AG-UI: count to 10000 streams without freezing the page', () => countWithoutFreezing('AG-UI'));

@@ -339,6 +339,15 @@ const flows = {
     assert.deepEqual(events.map((e) => e.type), ['RUN_STARTED', 'MESSAGES_SNAPSHOT', 'RUN_FINISHED']);
     assert.deepEqual(agent.messages.map((m) => m.role), ['user', 'assistant']);
     assert.equal(agent.messages[1].toolCalls[0].id, asked.toolCallId);
+    // 1.0 clients keep what the server stored about the reply (message
+    // metadata); 0.0.x clients get none.
+    const md = agent.messages[1].metadata;
+    if (legacy) assert.equal(md, undefined);
+    else {
+      assert.equal(md.model, 'agentui-demo');
+      assert.equal(md.finishReason, 'tool-calls');
+      assert.ok(md.usage.outputTokens > 0 && md.createdAt > 0, JSON.stringify(md));
+    }
     const [interrupt] = events.at(-1).outcome.interrupts;
     assert.equal(interrupt.toolCallId, asked.toolCallId);
     if (!legacy) assert.equal(agent.pendingInterrupts.length, 1, 'the client holds the interrupt');

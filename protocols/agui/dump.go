@@ -11,8 +11,13 @@ import (
 // Dump turns stored CMF messages into AG-UI messages, with the ids they
 // were stored with: what MESSAGES_SNAPSHOT sends a client whose copy of
 // the thread differs from the server's. Thinking is left out: clients keep
-// their own reasoning messages across a snapshot.
-func Dump(msgs []cmf.Message) []Message {
+// their own reasoning messages across a snapshot. An assistant message
+// carries its step's [uiadapter.ReplyMetadata] (usage, model, finish
+// reason, creation time, the application's), as 1.0 clients receive it.
+func Dump(msgs []cmf.Message) []Message { return dump(msgs, true) }
+
+// dump is Dump, with metadata or (for clients before 1.0) without.
+func dump(msgs []cmf.Message, metadata bool) []Message {
 	out := make([]Message, 0, len(msgs))
 	for i := range msgs {
 		m := &msgs[i]
@@ -33,6 +38,10 @@ func Dump(msgs []cmf.Message) []Message {
 			}
 			if a.Content == nil && len(a.ToolCalls) == 0 {
 				continue // thinking only
+			}
+			var md uiadapter.ReplyMetadata
+			if metadata && md.Add(m) {
+				a.Metadata, _ = json.Marshal(md)
 			}
 			out = append(out, a)
 		case cmf.RoleTool:

@@ -146,7 +146,7 @@ func (e *encoder) start() {
 		if !knownPrefix(e.turn.Messages, h) {
 			e.end(append(e.begin("MESSAGES_SNAPSHOT"), `,"messages":[]`...))
 		}
-		msgs, _ := json.Marshal(Dump(h))
+		msgs, _ := json.Marshal(dump(h, e.v1))
 		e.end(jsonw.RawField(e.begin("MESSAGES_SNAPSHOT"), "messages", msgs))
 	}
 }

@@ -32,6 +32,9 @@ type Message struct {
 	ToolCallID     string          `json:"toolCallId,omitempty"` // tool
 	Error          string          `json:"error,omitempty"`      // tool: the tool failed
 	EncryptedValue string          `json:"encryptedValue,omitempty"`
+	// Metadata is what the server sends with an assistant message to 1.0
+	// clients (uiadapter.ReplyMetadata); a client's is not read.
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 // ToolCall is an assistant message's tool call.

@@ -33,12 +33,7 @@ func Dump(msgs []cmf.Message) []UIMessage {
 			}
 			cur.Parts = append(cur.Parts, Part{Type: "step-start"})
 			cur.Parts = appendParts(cur.Parts, m, states)
-			app := m.Metadata()
-			if c := completion(m); c != nil || app != nil {
-				md.fold(c)
-				if app != nil {
-					md.App = app
-				}
+			if md.Add(m) {
 				cur.Metadata, _ = json.Marshal(md)
 			}
 		default:

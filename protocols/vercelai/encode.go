@@ -101,7 +101,7 @@ func (e *encoder) Encode(ev agent.Event) error {
 			e.chunk(`{"type":"abort"}`)
 		} else {
 			b := append(e.w.Start(), `{"type":"finish","finishReason":"`...)
-			b = append(b, finishReason(ev.StopReason)...)
+			b = append(b, uiadapter.FinishReason(ev.StopReason)...)
 			b = appendFinishMetadata(append(b, '"'), ev, e.before)
 			e.w.End(append(b, '}'))
 		}
@@ -299,21 +299,4 @@ func (e *encoder) data(name, id string, value json.RawMessage, transient bool) {
 		b = jsonw.BoolField(b, "transient", true)
 	}
 	e.w.End(append(b, '}'))
-}
-
-// finishReason maps a stop reason to the v6 finishReason enum.
-func finishReason(r cmf.StopReason) string {
-	switch r {
-	case cmf.StopEnd, cmf.StopReturn, cmf.StopSequence, "":
-		return "stop"
-	case cmf.StopMaxTokens:
-		return "length"
-	case cmf.StopCall, cmf.StopPaused:
-		return "tool-calls"
-	case cmf.StopGuardrail:
-		return "content-filter"
-	case cmf.StopError:
-		return "error"
-	}
-	return "other"
 }

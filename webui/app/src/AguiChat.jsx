@@ -260,12 +260,15 @@ const AguiTurn = memo(
       .filter((m) => m.role === 'assistant' && m.content)
       .map((m) => m.content)
       .join('\n\n');
+    // A reloaded thread has no live RUN_FINISHED: its messages' metadata
+    // (what the server stored) says the same.
+    const shown = usage ?? storedUsage(turn);
     return (
       <Message
         role="assistant"
         id={turn.id}
         streaming={streaming}
-        failed={failed}
+        failed={failed || turn.messages.some((m) => m.metadata?.finishReason === 'error')}
         actions={
           !streaming && (
             <>
@@ -278,7 +281,7 @@ const AguiTurn = memo(
             </>
           )
         }
-        footer={!streaming && <Usage usage={usage?.usage} model={usage?.model} />}
+        footer={!streaming && <Usage usage={shown?.usage} model={shown?.model} />}
       >
         {turn.messages.map((m) => (
           <AguiMessage
@@ -309,6 +312,21 @@ const AguiTurn = memo(
 );
 
 const EMPTY = new Map();
+
+// storedUsage sums the usage the server sent with a turn's messages (AG-UI
+// 1.0 message metadata, one step each), or is undefined when it sent none.
+function storedUsage(turn) {
+  let usage;
+  let model;
+  for (const m of turn.messages) {
+    const md = m.role === 'assistant' ? m.metadata : undefined;
+    if (md?.model) model = md.model;
+    if (!md?.usage) continue;
+    usage ??= { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+    for (const k of Object.keys(usage)) usage[k] += md.usage[k] ?? 0;
+  }
+  return usage && { usage, model };
+}
 
 // groupTurns shows a user message as one turn and everything the agent
 // produced after it (assistant text, reasoning, tool calls and results) as

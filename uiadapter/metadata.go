@@ -1,0 +1,121 @@
+package uiadapter
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/jsonw"
+)
+
+// ReplyMetadata is the metadata agentui gives an assistant reply, the
+// same for both protocols: useChat's message.metadata (the whole
+// message's) and AG-UI 1.0's message metadata (one step's). It is built
+// from what was stored with the reply (Add), so a reloaded page shows
+// what the live one did.
+type ReplyMetadata struct {
+	CreatedAt    int64       `json:"createdAt,omitempty"` // Unix ms: when the reply started
+	Model        string      `json:"model,omitempty"`     // as the model reported it
+	FinishReason string      `json:"finishReason,omitempty"`
+	Usage        *TokenUsage `json:"usage,omitempty"`
+	// App is the application's own metadata ([WithMetadata]), written
+	// next to agentui's fields; a key agentui uses is left out.
+	App map[string]json.RawMessage `json:"-"`
+}
+
+// TokenUsage is token usage in the shape the AI SDK (LanguageModelUsage)
+// and AG-UI (TokenUsage) share.
+type TokenUsage struct {
+	InputTokens       int64 `json:"inputTokens"`
+	OutputTokens      int64 `json:"outputTokens"`
+	TotalTokens       int64 `json:"totalTokens"`
+	ReasoningTokens   int64 `json:"reasoningTokens,omitempty"`
+	CachedInputTokens int64 `json:"cachedInputTokens,omitempty"`
+}
+
+// Add counts t in.
+func (u *TokenUsage) Add(t *cmf.TokenUsage) {
+	u.InputTokens += t.InputTokens
+	u.OutputTokens += t.OutputTokens
+	u.TotalTokens += t.TotalTokens
+	u.ReasoningTokens += t.ReasoningTokens
+	u.CachedInputTokens += t.CachedInputTokens
+}
+
+// Add folds in what a stored step of the reply records: its completion
+// (the first step's creation time, the last model and finish reason, the
+// sum of the usage) and the application's metadata. It reports whether m
+// had any.
+func (md *ReplyMetadata) Add(m *cmf.Message) bool {
+	var c *cmf.CompletionExtension
+	if m.Extensions != nil {
+		c = m.Extensions.Completion
+	}
+	app := m.Metadata()
+	if app != nil {
+		md.App = app
+	}
+	if c == nil {
+		return app != nil
+	}
+	if md.CreatedAt == 0 {
+		if t, err := time.Parse(time.RFC3339Nano, c.CreatedAt); err == nil {
+			md.CreatedAt = t.UnixMilli()
+		}
+	}
+	if c.Model != "" {
+		md.Model = c.Model
+	}
+	md.FinishReason = FinishReason(c.StopReason)
+	if c.Tokens != nil {
+		if md.Usage == nil {
+			md.Usage = &TokenUsage{}
+		}
+		md.Usage.Add(c.Tokens)
+	}
+	return true
+}
+
+// MarshalJSON writes agentui's fields, then the application's, sorted by
+// key.
+func (md ReplyMetadata) MarshalJSON() ([]byte, error) {
+	type own ReplyMetadata // without this method
+	b, err := json.Marshal(own(md))
+	if err != nil || len(md.App) == 0 {
+		return b, err
+	}
+	b = b[:len(b)-1] // reopen the object
+	for _, k := range slices.Sorted(maps.Keys(md.App)) {
+		switch k {
+		case "createdAt", "model", "finishReason", "usage":
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(jsonw.String(b, k), ':')
+		b = append(b, md.App[k]...)
+	}
+	return append(b, '}'), nil
+}
+
+// FinishReason names a stop reason as the AI SDK's finishReason does:
+// stop, length, tool-calls (also for a paused run), content-filter,
+// error or other.
+func FinishReason(r cmf.StopReason) string {
+	switch r {
+	case cmf.StopEnd, cmf.StopReturn, cmf.StopSequence, "":
+		return "stop"
+	case cmf.StopMaxTokens:
+		return "length"
+	case cmf.StopCall, cmf.StopPaused:
+		return "tool-calls"
+	case cmf.StopGuardrail:
+		return "content-filter"
+	case cmf.StopError:
+		return "error"
+	}
+	return "other"
+}
