@@ -121,6 +121,7 @@ func TestBadInput(t *testing.T) {
 		{"no id", http.MethodPost, "application/json", `{"messages":[{"id":"u","role":"user","parts":[]}]}`, 400, `missing chat "id"`},
 		{"no messages", http.MethodPost, "application/json", `{"id":"c"}`, 400, "non-empty"},
 		{"empty messages", http.MethodPost, "application/json", `{"id":"c","messages":[]}`, 400, "non-empty"},
+		{"messages and message", http.MethodPost, "application/json", `{"id":"c","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"a"}]}],"message":{"id":"v","role":"user","parts":[{"type":"text","text":"b"}]}}`, 400, `either "messages" or "message"`},
 		{"bad role", http.MethodPost, "application/json", `{"id":"c","messages":[{"id":"u","role":"tool","parts":[]}]}`, 400, "unknown role"},
 		{"bad trigger", http.MethodPost, "application/json", `{"id":"c","trigger":"resume-stream","messages":[{"id":"u","role":"user","parts":[]}]}`, 400, "trigger"},
 		{"system last", http.MethodPost, "application/json", `{"id":"c","messages":[{"id":"s","role":"system","parts":[]}]}`, 400, "last message"},
@@ -150,14 +151,16 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	// A charset parameter is fine.
-	req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(valid))
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("charset rejected: %v %v", err, resp.Status)
+	// A charset parameter is fine; so is the AI SDK's {message} form.
+	for _, body := range []string{valid, `{"id":"c","message":{"id":"u","role":"user","parts":[{"type":"text","text":"hi"}]}}`} {
+		req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json; charset=utf-8")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s refused: %v %v", body, err, resp.Status)
+		}
+		resp.Body.Close()
 	}
-	resp.Body.Close()
 	if f.deleted.Load() != 0 {
 		t.Fatal("a refused request executed a tool")
 	}

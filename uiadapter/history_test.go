@@ -682,4 +682,37 @@ func TestHistoryEditUnderANewID(t *testing.T) {
 			}
 		})
 	}
+
+	// The first message edited: the request holds only the edit. With
+	// wholeBranch (the client's messages are all it shows) the stored
+	// turns go; without it, a lone message continues the stored chat (a
+	// client that did not load it); the AI SDK's {message} form always
+	// continues.
+	for _, c := range []struct {
+		name string
+		body func(chat string) map[string]any
+		want string
+	}{
+		{"first message, wholeBranch", func(chat string) map[string]any {
+			return map[string]any{"id": chat, "messages": []any{user("u3", "edited")}, "wholeBranch": true}
+		}, "user:edited | assistant:You said: edited"},
+		{"first message, no wholeBranch", func(chat string) map[string]any {
+			return map[string]any{"id": chat, "messages": []any{user("u3", "edited")}}
+		}, "user:first | assistant:You said: first | user:edited | assistant:You said: edited"},
+		{"the message form", func(chat string) map[string]any {
+			return map[string]any{"id": chat, "message": user("u3", "edited"), "wholeBranch": true}
+		}, "user:first | assistant:You said: first | user:edited | assistant:You said: edited"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			chat := "root-" + strings.ReplaceAll(c.name, " ", "-")
+			f.chat("alice", testutil.UserMessage(chat, "u1", "first"))
+			b, _ := json.Marshal(c.body(chat))
+			if status, body := f.do("alice", http.MethodPost, "/api/chat", string(b)); status != 200 {
+				t.Fatalf("%d %s", status, body)
+			}
+			if got := texts(chat); got != c.want {
+				t.Fatalf("stored %s\nwant   %s", got, c.want)
+			}
+		})
+	}
 }

@@ -207,7 +207,7 @@ func (s *session) merge(ctx context.Context, turn *Turn, stored []cmf.Message) (
 	// the stored chat after its parent, where the store has another turn.
 	// That turn and what followed go; the calls it left waiting went
 	// with it.
-	if cut := branchCut(stored, turn.ParentID); cut >= 0 {
+	if cut := branchCut(stored, turn.ParentID, turn.Root); cut >= 0 {
 		v, err := store.Truncate(ctx, s.key, s.version, cut)
 		if err != nil {
 			return nil, nil, nil, storeError(err)
@@ -335,11 +335,21 @@ func (s *session) checkResolutions(turn *Turn, stored []cmf.Message) ([]agent.Re
 }
 
 // branchCut says where the stored chat leaves the client's branch: the
-// index of the first user message after the client's parent message, or
-// -1 when the parent is not stored (the client knows messages the server
-// does not: nothing to cut) or nothing but its own turn follows it. The
-// parent is nearly always in the last turn, so the scan is short.
-func branchCut(stored []cmf.Message, parentID string) int {
+// index of the first user message after the client's parent message (or
+// of the first one, when the client shows nothing before its message:
+// root), or -1 when the parent is not stored (the client knows messages
+// the server does not: nothing to cut) or nothing but its own turn
+// follows it. The parent is nearly always in the last turn, so the scan
+// is short.
+func branchCut(stored []cmf.Message, parentID string, root bool) int {
+	if root {
+		for k := range stored {
+			if stored[k].Role == cmf.RoleUser {
+				return k
+			}
+		}
+		return -1
+	}
 	if parentID == "" {
 		return -1
 	}

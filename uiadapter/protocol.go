@@ -102,6 +102,12 @@ type Turn struct {
 	// client edited under a new id (assistant-ui): the server drops the
 	// other branch, so the model sees one.
 	ParentID string
+	// Root says, on Submit, that the client shows nothing before its new
+	// message (its messages are its whole branch, and that is one
+	// message): with history, the stored turns are not the client's
+	// branch and go, as when it edits its first message under a new id
+	// (assistant-ui).
+	Root bool
 	// ClientTools are tools the client declared and executes.
 	ClientTools []agent.ToolSpec
 	// State is the client's shared state, or nil.

@@ -22,6 +22,16 @@ type Request struct {
 	Messages  []UIMessage `json:"messages"`
 	Trigger   string      `json:"trigger"`
 	MessageID string      `json:"messageId"`
+	// Message is the AI SDK's send-only-the-new-message form (a transport
+	// whose prepareSendMessagesRequest returns {id, message}): the server
+	// holds what came before. A request has Messages or Message.
+	Message *UIMessage `json:"message"`
+	// WholeBranch says Messages is everything the client shows, so a lone
+	// user message is the start of the client's branch: with history, the
+	// stored turns go (an edit of the first message under a new id, as
+	// assistant-ui sends it). Without it, a lone message continues the
+	// stored chat (a client that did not load it).
+	WholeBranch bool `json:"wholeBranch"`
 	// Tools are tools the page declares and executes, by name: what
 	// assistant-ui's AssistantChatTransport sends (frontend tools), like
 	// AG-UI's tools. The model may call them; the client answers.
@@ -62,7 +72,13 @@ func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error)
 	if req.ID == "" {
 		return nil, uiadapter.BadRequest(`missing chat "id"`)
 	}
-	if len(req.Messages) == 0 {
+	onlyNew := req.Message != nil
+	switch {
+	case onlyNew && req.Messages != nil:
+		return nil, uiadapter.BadRequest(`send either "messages" or "message", not both`)
+	case onlyNew:
+		req.Messages = []UIMessage{*req.Message}
+	case len(req.Messages) == 0:
 		return nil, uiadapter.BadRequest(`"messages" must be a non-empty array`)
 	}
 	if req.Trigger != "" && req.Trigger != TriggerSubmit && req.Trigger != TriggerRegenerate {
@@ -101,10 +117,12 @@ func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error)
 		turn.Intent, turn.MessageID = uiadapter.Regenerate, req.MessageID
 	case last.Role != "user":
 		return nil, uiadapter.BadRequest("the last message must be a user or assistant message")
+	case onlyNew:
+		// The client sent no branch: it continues whatever is stored.
+	case len(req.Messages) > 1:
+		turn.ParentID = req.Messages[len(req.Messages)-2].ID
 	default:
-		if n := len(req.Messages); n > 1 {
-			turn.ParentID = req.Messages[n-2].ID
-		}
+		turn.Root = req.WholeBranch
 	}
 	d := &decoder{}
 	for i := range req.Messages {
