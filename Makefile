@@ -9,8 +9,9 @@ JS_PACKAGES = conformance/js conformance/js7
 
 # Everything: Go (vet, gofmt, race-enabled tests including the JavaScript
 # conformance suites and the examples), the cmf coverage gate, and the
-# browser test of the chat page.
-test: js-deps vet unit cover-cmf e2e
+# browser tests of the chat page and of the chat kits (assistant-ui,
+# CopilotKit) against agentui.
+test: js-deps vet unit cover-cmf e2e e2e-kits
 
 # Install the JavaScript packages the tests drive (pinned by their lockfiles)
 # when they are missing or older than the lockfile.
@@ -117,3 +118,16 @@ e2e: e2e/node_modules/.package-lock.json
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	  $(GO) build -o "$$tmp/agentui" ./cmd/agentui && \
 	  AGENTUI_BIN="$$tmp/agentui" node e2e/chat.test.mjs
+
+# The chat kits against agentui (e2e/kits.test.mjs): assistant-ui and
+# CopilotKit, each wired as docs/frontends.md says, their pages built by
+# Vite from e2e/kits/*/ (packages pinned by their lockfiles), driven in
+# Chromium like the page's test.
+KIT_DIRS = e2e/kits/assistant-ui e2e/kits/copilotkit
+
+.PHONY: e2e-kits
+e2e-kits: e2e/node_modules/.package-lock.json $(addsuffix /node_modules/.package-lock.json,$(KIT_DIRS))
+	@for d in $(KIT_DIRS); do (cd $$d && npx --no-install vite build --logLevel warn) || exit 1; done
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  $(GO) build -o "$$tmp/agentui" ./cmd/agentui && \
+	  AGENTUI_BIN="$$tmp/agentui" node e2e/kits.test.mjs

@@ -13,105 +13,38 @@
 // with exit 0, except under CI (CI set), where it fails: CI must not skip.
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { executable, launch, requireChromium, start, stop, watch } from './harness.mjs';
 
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const BIN = process.env.AGENTUI_BIN;
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, 'test-output', 'e2e');
-const IN_CI = !!process.env.CI && !['0', 'false'].includes(process.env.CI.toLowerCase());
 
-function executable(path) {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-if (!executable(CHROMIUM)) {
-  console.log(`e2e: no Chromium at ${CHROMIUM} (install it: apt-get install -y chromium).`);
-  if (IN_CI) {
-    console.log('e2e: failing, because CI must run the browser test rather than skip it.');
-    process.exit(1);
-  }
-  console.log('e2e: skipping the browser test (it fails instead when CI is set).');
-  process.exit(0);
-}
+requireChromium('e2e');
 if (!BIN || !executable(BIN)) {
   console.error('e2e: set AGENTUI_BIN to a built agentui binary (make e2e does).');
   process.exit(2);
 }
 
-const { chromium } = await import('playwright-core');
-
 // ---------------------------------------------------------------- fixtures
 
 let server; // { proc, url, log() }
+let browser; // { context, close() }
 let context;
 let page;
-let profile;
 const problems = []; // console errors and warnings, page errors
 let shots = 0;
 
-async function startServer() {
-  const proc = spawn(BIN, ['-addr', '127.0.0.1:0', '-demo-delay', '10ms'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  proc.stderr.on('data', (d) => (stderr += d));
-  const lines = createInterface({ input: proc.stdout });
-  const first = await new Promise((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error('agentui did not start within 15 s:\n' + stderr)), 15000);
-    lines.once('line', (line) => {
-      clearTimeout(timer);
-      ok(line);
-    });
-    proc.once('exit', (code) => {
-      clearTimeout(timer);
-      fail(new Error(`agentui exited (${code}) before listening:\n${stderr}`));
-    });
-  });
-  const m = first.match(/^agentui listening on (http:\/\/\S+)/);
-  if (!m) throw new Error('unexpected first line from agentui: ' + first);
-  lines.on('line', () => {}); // keep draining stdout
-  return { proc, url: m[1], log: () => stderr };
-}
-
-async function stopServer() {
-  if (!server) return;
-  const { proc } = server;
-  if (proc.exitCode !== null) return;
-  const exited = new Promise((ok) => proc.once('exit', ok));
-  proc.kill('SIGTERM');
-  const timer = setTimeout(() => proc.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
-}
+const startServer = () => start(BIN, ['-addr', '127.0.0.1:0', '-demo-delay', '10ms']);
+const stopServer = () => stop(server);
 
 before(async () => {
   rmSync(OUT, { recursive: true, force: true });
   mkdirSync(OUT, { recursive: true });
   server = await startServer();
-  profile = mkdtempSync(join(tmpdir(), 'agentui-e2e-chromium-'));
-  // Playwright refuses --user-data-dir among launch() args: a persistent
-  // context on a fresh temporary directory is the same thing.
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
+  browser = await launch({
     // The page answers get_location from the browser's time zone.
     timezoneId: 'Europe/Paris',
     locale: 'en-US',
@@ -119,21 +52,15 @@ before(async () => {
     // Copy writes the clipboard; the test reads it back.
     permissions: ['clipboard-read', 'clipboard-write'],
   });
+  context = browser.context;
   context.setDefaultTimeout(10000);
   page = context.pages()[0] ?? (await context.newPage());
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' || msg.type() === 'warning') {
-      const where = msg.location()?.url ? ` (${msg.location().url})` : '';
-      problems.push(`console.${msg.type()}: ${msg.text()}${where}`);
-    }
-  });
-  page.on('pageerror', (err) => problems.push(`page error: ${err.stack || err.message}`));
+  watch(page, problems);
 });
 
 after(async () => {
-  await context?.close().catch(() => {});
+  await browser?.close();
   await stopServer();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 afterEach(() => {

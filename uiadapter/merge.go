@@ -316,7 +316,13 @@ func (s *session) checkResolutions(turn *Turn, stored []cmf.Message) ([]agent.Re
 			if answered, ok := known[res.ToolCallID]; ok && answered {
 				continue
 			}
-			if decided[res.ToolCallID] || status == cmf.CallAwaitingApproval {
+			if decided[res.ToolCallID] {
+				// CopilotKit sends the interrupt's answer as a tool
+				// message too: expected, so not a warning.
+				s.log.Debug("ignored client tool output for a call whose approval this request answers", "call", res.ToolCallID)
+				continue
+			}
+			if status == cmf.CallAwaitingApproval {
 				s.log.Warn("ignored client tool output for a call that waits for approval", "call", res.ToolCallID)
 				continue
 			}

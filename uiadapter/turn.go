@@ -63,7 +63,9 @@ func (h *Handler) screenClientOutputs(t *Turn, log *slog.Logger) {
 		}
 		id := res.ToolCallID
 		if decided[id] {
-			log.Warn("ignored client tool output for a call whose approval this request answers", "call", id)
+			// CopilotKit sends the interrupt's answer as a tool message
+			// too: expected, so not a warning.
+			log.Debug("ignored client tool output for a call whose approval this request answers", "call", id)
 			dropped[id] = true
 			continue
 		}

@@ -1,0 +1,313 @@
+// Popular chat kits against agentui, wired as docs/frontends.md says and
+// driven in Debian's Chromium: assistant-ui (its AI SDK runtime on
+// /api/chat) and CopilotKit (its React chat and its Node runtime, with an
+// AG-UI HttpAgent on /api/agui). Each runs without history (no scope
+// credential: the kit's own thread is the conversation) and with history
+// (agentui keeps the thread): multi-turn memory, a frontend tool,
+// approve and deny, edit, reload.
+//
+//   AGENTUI_BIN=/path/to/agentui node e2e/kits.test.mjs    (make e2e-kits
+//   does this, after building the kits' pages in e2e/kits/*/dist)
+//
+// Any console error or warning and any uncaught page error fails the test
+// that caused it. Without Chromium the test is skipped, except under CI.
+import { after, afterEach, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { executable, launch, requireChromium, start, stop, watch } from './harness.mjs';
+
+const BIN = process.env.AGENTUI_BIN;
+const KITS = join(dirname(fileURLToPath(import.meta.url)), 'kits');
+
+requireChromium('kits');
+if (!BIN || !executable(BIN)) {
+  console.error('kits: set AGENTUI_BIN to a built agentui binary (make e2e-kits does).');
+  process.exit(2);
+}
+
+let agentui;
+let browser;
+const problems = [];
+
+before(async () => {
+  agentui = await start(BIN, ['-addr', '127.0.0.1:0', '-demo-delay', '10ms']);
+  browser = await launch();
+  browser.context.setDefaultTimeout(15000);
+});
+
+after(async () => {
+  await browser?.close();
+  await stop(agentui);
+});
+
+afterEach(() => {
+  const found = problems.splice(0);
+  assert.deepEqual(found, [], 'the page logged errors or warnings');
+});
+
+// withPage opens a page at url, runs fn on it and closes it.
+async function withPage(url, fn, label) {
+  const page = await browser.context.newPage();
+  watch(page, problems, label);
+  try {
+    await page.goto(url);
+    return await fn(page);
+  } finally {
+    await page.close();
+  }
+}
+
+// modelSaw reads the demo model's "/context" answer (the messages it was
+// given) from text: role:text for each, without the server's system
+// prompt.
+function modelSaw(text) {
+  const json = JSON.parse(text.slice(text.indexOf('['), text.lastIndexOf(']') + 1));
+  return json.filter((m) => m.role !== 'system').map((m) => `${m.role}:${m.text}`);
+}
+
+// ------------------------------------------------------------ assistant-ui
+
+describe('assistant-ui', () => {
+  let site;
+  before(async () => {
+    site = await start('node', [join(KITS, 'assistant-ui', 'server.mjs')], { env: { AGENTUI: agentui.url } });
+  });
+  after(() => stop(site));
+
+  // Replies already shown are marked, so a wait never takes one for the
+  // next.
+  const markOld = (page) => page.$$eval('[data-role=assistant]', (els) => els.forEach((e) => (e.dataset.old = '1')));
+  const ready = (page) => page.locator('[data-testid=thread][data-loading=false]').waitFor();
+  async function send(page, text) {
+    await markOld(page);
+    await page.getByTestId('composer').fill(text);
+    await page.getByTestId('send').click();
+  }
+  // reply waits until the newest reply has text and the thread is idle,
+  // and returns the reply's text.
+  async function reply(page, text) {
+    await page.waitForFunction((t) => {
+      const fresh = document.querySelectorAll('[data-role=assistant]:not([data-old])');
+      const last = fresh[fresh.length - 1];
+      return last?.innerText.includes(t) && document.querySelector('[data-testid=thread]')?.dataset.running === 'false';
+    }, text);
+    return page.$$eval('[data-role=assistant] .parts', (els) => els.at(-1).innerText);
+  }
+  const context = async (page) => modelSaw(await reply(page, ']'));
+  async function edit(page, index, text) {
+    const msg = page.locator('[data-role=user]').nth(index);
+    await markOld(page);
+    await msg.hover();
+    await msg.getByTestId('edit').click();
+    await page.getByTestId('edit-input').fill(text);
+    await page.getByTestId('edit-save').click();
+  }
+  const shown = (page) => page.$$eval('[data-role]', (els) => els.map((e) => `${e.dataset.role}:${e.querySelector('.parts').innerText.trim()}`));
+
+  for (const mode of ['without history', 'with history']) {
+    const home = () => site.url + (mode === 'with history' ? '/?history=1' : '/');
+    const run = (fn) => withPage(home(), async (page) => (await ready(page), fn(page)), `assistant-ui ${mode}`);
+
+    test(`${mode}: multi-turn memory`, () =>
+      run(async (page) => {
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        await send(page, '/context');
+        assert.deepEqual(await context(page), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+      }));
+
+    test(`${mode}: the page answers a frontend tool (body.tools)`, () =>
+      run(async (page) => {
+        await send(page, 'where am i');
+        await reply(page, 'You are in Paris.');
+      }));
+
+    test(`${mode}: approve and deny`, () =>
+      run(async (page) => {
+        await send(page, 'delete notes.txt');
+        await page.getByTestId('approve').click();
+        await reply(page, 'Deleted notes.txt.');
+        await send(page, 'delete other.txt');
+        await page.getByTestId('deny').click();
+        await reply(page, 'Okay, I did not delete other.txt (reason: no).');
+        assert.match(await page.getByTestId('tool-delete_file').last().innerText(), /denied/);
+      }));
+
+    test(`${mode}: edit a later message, then the first (a new id each time)`, () =>
+      run(async (page) => {
+        await send(page, 'one');
+        await reply(page, 'You said: one');
+        await send(page, 'two');
+        await reply(page, 'You said: two');
+        await edit(page, 1, '/context');
+        assert.deepEqual(await context(page), ['user:one', 'assistant:You said: one', 'user:/context']);
+        await edit(page, 0, '/context');
+        assert.deepEqual(await context(page), ['user:/context']);
+      }));
+  }
+
+  test('with history: a reload restores the thread, and the model still has it', () =>
+    withPage(site.url + '/?history=1', async (page) => {
+      await ready(page);
+      await send(page, 'hello');
+      await reply(page, 'You said: hello');
+      await page.waitForURL((u) => u.searchParams.has('thread'));
+      await page.reload();
+      await ready(page);
+      await page.locator('[data-role=assistant]').filter({ hasText: 'You said: hello' }).waitFor();
+      await send(page, '/context');
+      assert.deepEqual(await context(page), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+    }));
+
+  test('with history: a pending approval survives a reload', () =>
+    withPage(site.url + '/?history=1', async (page) => {
+      await ready(page);
+      await send(page, 'delete notes.txt');
+      await page.getByTestId('approve').waitFor();
+      await page.locator('[data-testid=thread][data-running=false]').waitFor();
+      await page.reload();
+      await page.getByTestId('approve').click();
+      await reply(page, 'Deleted notes.txt.');
+    }));
+
+  test('with history: a reload after a client tool and an edit shows the stored branch', () =>
+    withPage(site.url + '/?history=1', async (page) => {
+      await ready(page);
+      await send(page, 'where am i');
+      await reply(page, 'You are in Paris.');
+      await send(page, 'two');
+      await reply(page, 'You said: two');
+      await edit(page, 1, 'three');
+      await reply(page, 'You said: three');
+      await page.reload();
+      await ready(page);
+      await page.locator('[data-role=assistant]').filter({ hasText: 'You said: three' }).waitFor();
+      assert.deepEqual(await shown(page), ['user:where am i', 'assistant:You are in Paris.', 'user:three', 'assistant:You said: three']);
+    }));
+});
+
+// -------------------------------------------------------------- CopilotKit
+
+describe('CopilotKit', () => {
+  let site;
+  const startSite = (port) =>
+    start('node', [join(KITS, 'copilotkit', 'server.mjs')], {
+      env: { AGENTUI: agentui.url, COPILOTKIT_TELEMETRY_DISABLED: 'true', ...(port && { PORT: port }) },
+    });
+  before(async () => {
+    site = await startSite();
+  });
+  after(() => stop(site));
+
+  const assistant = (page) => page.getByTestId('copilot-assistant-message');
+  // send clicks Send, which CopilotChat enables only once its runtime is
+  // ready (Enter before that is dropped).
+  async function send(page, text) {
+    await page.getByTestId('copilot-chat-textarea').fill(text);
+    await page.getByTestId('copilot-send-button').click();
+  }
+  const reply = (page, text) => assistant(page).filter({ hasText: text }).first().waitFor();
+  // context sends /context and returns what the model was given.
+  async function context(page) {
+    const isContext = '[data-testid=copilot-assistant-message]';
+    const before = await assistant(page).filter({ hasText: '"role":"system"' }).count();
+    await send(page, '/context');
+    await page.waitForFunction(
+      ([sel, n]) => [...document.querySelectorAll(sel)].filter((e) => e.innerText.includes('"role":"system"') && e.innerText.trim().endsWith(']')).length > n,
+      [isContext, before],
+    );
+    return modelSaw(await assistant(page).filter({ hasText: '"role":"system"' }).last().innerText());
+  }
+
+  for (const mode of ['without history', 'with history']) {
+    const url = (thread) => `${site.url}/?${mode === 'with history' ? 'history=1&' : ''}${thread ? `thread=${randomUUID()}` : ''}`;
+    const run = (fn, thread) => withPage(url(thread), async (page) => (await page.getByTestId('copilot-chat-textarea').waitFor(), fn(page)), `CopilotKit ${mode}`);
+
+    test(`${mode}: multi-turn memory`, () =>
+      run(async (page) => {
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        assert.deepEqual(await context(page), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+      }));
+
+    test(`${mode}: the page answers a frontend tool (useFrontendTool)`, () =>
+      run(async (page) => {
+        await send(page, 'where am i');
+        await reply(page, 'You are in Paris.');
+      }));
+
+    test(`${mode}: approve and deny (useInterrupt)`, () =>
+      run(async (page) => {
+        await send(page, 'delete notes.txt');
+        await page.getByTestId('approve').click();
+        await reply(page, 'Deleted notes.txt.');
+        await send(page, 'delete other.txt');
+        await page.getByTestId('deny').click();
+        await reply(page, 'Okay, I did not delete other.txt (reason: not now).');
+      }));
+
+    test(`${mode}: edit a sent message`, () =>
+      run(async (page) => {
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        await send(page, 'second');
+        await reply(page, 'You said: second');
+        page.once('dialog', (d) => d.accept('hi'));
+        await page.getByTestId('copilot-user-message').first().hover();
+        await page.getByTestId('copilot-edit-button').first().click();
+        await reply(page, 'You said: hi');
+        assert.deepEqual(await context(page), ['user:hi', 'assistant:You said: hi', 'user:/context']);
+      }));
+
+    test(`${mode}: a reload restores the thread`, () =>
+      run(async (page) => {
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        await page.reload();
+        await reply(page, 'You said: hello');
+        assert.deepEqual(await context(page), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+      }, true));
+
+    test(`${mode}: a pending approval survives a reload`, () =>
+      run(async (page) => {
+        await send(page, 'delete notes.txt');
+        await page.getByTestId('approve').waitFor();
+        await page.reload();
+        await page.getByTestId('approve').click();
+        await reply(page, 'Deleted notes.txt.');
+      }, true));
+  }
+
+  // The runtime's own memory is gone after a restart; agentui's is not,
+  // and the runner in server.mjs restores the thread from it. The page
+  // is left first (a page talking to a server that is down logs errors)
+  // and loaded again after.
+  const restartAndReload = async (page) => {
+    const url = page.url();
+    await page.goto('about:blank');
+    const port = new URL(site.url).port;
+    await stop(site);
+    site = await startSite(port);
+    await page.goto(url);
+  };
+
+  test('with history: after a restart of the runtime, a reload restores the thread from agentui', () =>
+    withPage(`${site.url}/?history=1&thread=${randomUUID()}`, async (page) => {
+      await send(page, 'hello');
+      await reply(page, 'You said: hello');
+      await restartAndReload(page);
+      await reply(page, 'You said: hello');
+      assert.deepEqual(await context(page), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+    }));
+
+  test('with history: after a restart of the runtime, a pending approval comes back', () =>
+    withPage(`${site.url}/?history=1&thread=${randomUUID()}`, async (page) => {
+      await send(page, 'delete notes.txt');
+      await page.getByTestId('approve').waitFor();
+      await restartAndReload(page);
+      await page.getByTestId('approve').click();
+      await reply(page, 'Deleted notes.txt.');
+    }));
+});

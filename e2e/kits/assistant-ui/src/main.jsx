@@ -1,0 +1,214 @@
+// assistant-ui against agentui, wired as docs/frontends.md says: its AI SDK
+// runtime (useChatRuntime + AssistantChatTransport) on POST /api/chat, a
+// frontend tool from a toolkit, approvals through the tool's renderer.
+//
+// Without ?history the page has no scope credential, so agentui keeps
+// nothing: the page's messages are the conversation. With ?history=1 it
+// first gets agentui's scope cookie (POST /api/token), so agentui keeps
+// the conversation; the thread list is then agentui's (GET /api/chats),
+// the thread id is in ?thread=, and a reload restores the thread (GET
+// /api/chat/{id}).
+import { useMemo } from 'react';
+import { createRoot } from 'react-dom/client';
+import {
+  ActionBarPrimitive,
+  AssistantRuntimeProvider,
+  AuiConfig,
+  ComposerPrimitive,
+  MessagePrimitive,
+  ThreadPrimitive,
+  Tools,
+  defineToolkit,
+  useAui,
+  useAuiState,
+  useRemoteThreadListRuntime,
+} from '@assistant-ui/react';
+import { AssistantChatTransport, useChatRuntime } from '@assistant-ui/react-ai-sdk';
+import { lastAssistantMessageIsCompleteWithApprovalResponses, lastAssistantMessageIsCompleteWithToolCalls } from 'ai';
+import { z } from 'zod';
+
+const params = new URLSearchParams(location.search);
+const HISTORY = params.has('history');
+
+// get_location runs in the page; delete_file runs on the server once the
+// user approves it here.
+const toolkit = defineToolkit({
+  get_location: {
+    type: 'frontend',
+    description: "The user's current city.",
+    parameters: z.object({}),
+    execute: async () => ({ city: 'Paris' }),
+  },
+  delete_file: { type: 'backend', render: DeleteFile },
+});
+const config = AuiConfig({ tools: Tools({ toolkit }) });
+
+function DeleteFile({ args, approval, respondToApproval, result }) {
+  if (approval && approval.approved === undefined) {
+    return (
+      <div data-testid="approval">
+        Delete {args?.path}?{' '}
+        <button data-testid="approve" onClick={() => respondToApproval({ approved: true })}>
+          Approve
+        </button>
+        <button data-testid="deny" onClick={() => respondToApproval({ approved: false, reason: 'no' })}>
+          Deny
+        </button>
+      </div>
+    );
+  }
+  return <div data-testid="tool-delete_file">delete_file: {approval?.approved === false ? 'denied' : result ? 'done' : 'running'}</div>;
+}
+
+const chatOptions = {
+  // wholeBranch: the messages are all the page shows (an edit of the
+  // first message comes alone, under a new id).
+  transport: new AssistantChatTransport({ api: '/api/chat', body: { wholeBranch: true } }),
+  // A client tool's output and an approval answer go back by themselves.
+  sendAutomaticallyWhen: (o) => lastAssistantMessageIsCompleteWithToolCalls(o) || lastAssistantMessageIsCompleteWithApprovalResponses(o),
+};
+
+// ---- with history: agentui's stored chats as assistant-ui's thread list
+
+const chatURL = (id) => '/api/chat/' + encodeURIComponent(id);
+
+// useAgentuiHistory loads a thread's stored messages when assistant-ui
+// opens it; agentui stores every turn itself, so append does nothing.
+function useAgentuiHistory() {
+  const aui = useAui();
+  return useMemo(
+    () => ({
+      history: {
+        load: async () => ({ messages: [] }), // the AI SDK runtime reads withFormat's
+        append: async () => {},
+        withFormat: () => ({
+          async load() {
+            const { remoteId } = aui.threadListItem().getState();
+            const res = await fetch(chatURL(remoteId));
+            if (res.status === 404) return { messages: [] };
+            if (!res.ok) throw new Error(`GET ${chatURL(remoteId)}: ${res.status}`);
+            const msgs = await res.json(); // UI messages, oldest first
+            return { headId: msgs.at(-1)?.id ?? null, messages: msgs.map((message, i) => ({ parentId: i ? msgs[i - 1].id : null, message })) };
+          },
+          append: async () => {},
+        }),
+      },
+    }),
+    [aui],
+  );
+}
+
+const agentuiThreads = {
+  async list() {
+    const res = await fetch('/api/chats');
+    if (!res.ok) return { threads: [] };
+    const { chats } = await res.json();
+    return { threads: chats.map((c) => ({ status: 'regular', remoteId: c.id, title: c.title || undefined })) };
+  },
+  initialize: async () => ({ remoteId: crypto.randomUUID() }),
+  fetch: async (remoteId) => ({ status: 'regular', remoteId }),
+  rename: async (remoteId, title) => {
+    await fetch(chatURL(remoteId), { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title }) });
+  },
+  delete: async (remoteId) => {
+    await fetch(chatURL(remoteId), { method: 'DELETE' });
+  },
+  archive: async () => {
+    throw new Error('agentui has no archive');
+  },
+  generateTitle: async () => new ReadableStream({ start: (c) => c.close() }), // agentui titles chats itself
+  unstable_useAdapters: useAgentuiHistory,
+};
+
+function setThreadParam(id) {
+  const url = new URL(location.href);
+  if (id) url.searchParams.set('thread', id);
+  else url.searchParams.delete('thread');
+  history.replaceState(null, '', url);
+}
+
+function StatelessApp() {
+  const runtime = useChatRuntime(chatOptions);
+  return (
+    <AssistantRuntimeProvider runtime={runtime} config={config}>
+      <Thread />
+    </AssistantRuntimeProvider>
+  );
+}
+
+function HistoryApp() {
+  const runtime = useRemoteThreadListRuntime({
+    runtimeHook: function useThreadRuntime() {
+      return useChatRuntime(chatOptions);
+    },
+    adapter: agentuiThreads,
+    threadId: params.get('thread') ?? undefined,
+    onThreadIdChange: setThreadParam,
+  });
+  return (
+    <AssistantRuntimeProvider runtime={runtime} config={config}>
+      <Thread />
+    </AssistantRuntimeProvider>
+  );
+}
+
+// ---- the thread, from assistant-ui's primitives
+
+function Thread() {
+  const running = useAuiState((s) => s.thread.isRunning);
+  const loading = useAuiState((s) => s.thread.isLoading);
+  return (
+    <ThreadPrimitive.Root data-testid="thread" data-running={String(running)} data-loading={String(loading)}>
+      <ThreadPrimitive.Viewport>
+        <ThreadPrimitive.Messages>
+          {({ message }) => (message.composer.isEditing ? <EditComposer /> : message.role === 'user' ? <UserMessage /> : <AssistantMessage />)}
+        </ThreadPrimitive.Messages>
+      </ThreadPrimitive.Viewport>
+      <ComposerPrimitive.Root>
+        <ComposerPrimitive.Input data-testid="composer" placeholder="Message" />
+        <ComposerPrimitive.Send data-testid="send">Send</ComposerPrimitive.Send>
+      </ComposerPrimitive.Root>
+    </ThreadPrimitive.Root>
+  );
+}
+
+function UserMessage() {
+  return (
+    <MessagePrimitive.Root data-role="user">
+      <div className="parts">
+        <MessagePrimitive.Parts />
+      </div>
+      <ActionBarPrimitive.Root>
+        <ActionBarPrimitive.Edit data-testid="edit">Edit</ActionBarPrimitive.Edit>
+      </ActionBarPrimitive.Root>
+    </MessagePrimitive.Root>
+  );
+}
+
+function AssistantMessage() {
+  return (
+    <MessagePrimitive.Root data-role="assistant">
+      <div className="parts">
+        <MessagePrimitive.Parts />
+      </div>
+    </MessagePrimitive.Root>
+  );
+}
+
+function EditComposer() {
+  return (
+    <ComposerPrimitive.Root data-testid="edit-composer">
+      <ComposerPrimitive.Input data-testid="edit-input" />
+      <ComposerPrimitive.Cancel>Cancel</ComposerPrimitive.Cancel>
+      <ComposerPrimitive.Send data-testid="edit-save">Save</ComposerPrimitive.Send>
+    </ComposerPrimitive.Root>
+  );
+}
+
+async function main() {
+  // Without a credential, POST /api/token issues a scope as a cookie too:
+  // from then on every request of this browser has history.
+  if (HISTORY) await (await fetch('/api/token', { method: 'POST' })).text();
+  createRoot(document.getElementById('root')).render(HISTORY ? <HistoryApp /> : <StatelessApp />);
+}
+main();
