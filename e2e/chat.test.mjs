@@ -404,17 +404,22 @@ test('useChat: edit a sent message and get a new answer', async () => {
   assert.equal(msgs.filter((m) => JSON.stringify(m).includes('1+1')).length, 0, 'the server dropped the old question and answer');
 });
 
-test('useChat: a failed reply keeps its mark after a reload', async () => {
+// failedKeepsMark: a failed reply shows as failed, also after a reload
+// (useChat: the stored metadata's finishReason; AG-UI 1.0: the message's).
+async function failedKeepsMark() {
   await send('fail');
   await page.getByTestId('error').waitFor();
   await lastAssistant().and(page.locator('[data-failed=true]')).waitFor();
   await page.reload();
   await lastAssistant().getByTestId('text').filter({ hasText: 'Working on it' }).waitFor();
+  await settled();
   assert.equal(await lastAssistant().getAttribute('data-failed'), 'true');
   assert.match(await lastAssistant().getByTestId('failed').textContent(), /failed/);
   await send('hello');
   await expectReply('You said: hello');
-});
+}
+
+test('useChat: a failed reply keeps its mark after a reload', failedKeepsMark);
 
 // countWithoutFreezing asks for 10,000 deltas in one burst and types while
 // they stream. A ticker measures the longest the main thread went without
@@ -649,17 +654,7 @@ test('AG-UI: markdown, usage, edit and deny with a reason', async () => {
   assert.match(await lastAssistant().getByTestId('usage').textContent(), /^\d+ in · \d+ out · agentui-demo$/, 'usage after a reload (AG-UI 1.0 message metadata)');
 });
 
-test('AG-UI: a failed reply keeps its mark after a reload', async () => {
-  await send('fail');
-  await page.getByTestId('error').waitFor();
-  await lastAssistant().and(page.locator('[data-failed=true]')).waitFor();
-  await page.reload();
-  await lastAssistant().getByTestId('text').filter({ hasText: 'Working on it' }).waitFor();
-  await settled();
-  assert.equal(await lastAssistant().getAttribute('data-failed'), 'true');
-  await send('hello');
-  await expectReply('You said: hello');
-});
+test('AG-UI: a failed reply keeps its mark after a reload', failedKeepsMark);
 
 test('AG-UI: count to 10000 streams without freezing the page', () => countWithoutFreezing('AG-UI'));
 

@@ -30,15 +30,7 @@ func metadataOf(t *testing.T, v any) vercelai.Metadata {
 // reason on finish) is what the stored conversation returns after a
 // reload; a continuation's usage covers the whole message.
 func TestMetadata(t *testing.T) {
-	loop := testutil.Must(agent.New(demo.New(), agent.WithTools(demo.Tools()...)))
-	h := testutil.Must(vercelai.Handler(loop, uiadapter.WithStore(history.NewMemory()), uiadapter.WithScope(uiadapter.SingleScope)))
-	mux := http.NewServeMux()
-	mux.Handle("POST /api/chat", h)
-	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(h, nil))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { testutil.ShutdownNow(h) })
-
+	srv := storedChats(t)
 	before := time.Now().UnixMilli()
 	chunks := testutil.PostStream(t, srv.URL+"/api/chat", userBodyIn("m", "u1", "Hello there"))
 	after := time.Now().UnixMilli()
@@ -72,6 +64,20 @@ func TestMetadata(t *testing.T) {
 	}
 }
 
+// storedChats serves POST /api/chat and GET /api/chat/{id} over the demo
+// loop, with history in memory.
+func storedChats(t *testing.T, opts ...uiadapter.Option) *httptest.Server {
+	loop := testutil.Must(agent.New(demo.New(), agent.WithTools(demo.Tools()...)))
+	h := testutil.Must(vercelai.Handler(loop, append([]uiadapter.Option{uiadapter.WithStore(history.NewMemory()), uiadapter.WithScope(uiadapter.SingleScope)}, opts...)...))
+	mux := http.NewServeMux()
+	mux.Handle("POST /api/chat", h)
+	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(h, nil))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { testutil.ShutdownNow(h) })
+	return srv
+}
+
 func conversation(t *testing.T, url string) []vercelai.UIMessage {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -90,22 +96,14 @@ func conversation(t *testing.T, url string) []vercelai.UIMessage {
 // finish chunk next to agentui's fields, which keep their keys; a value
 // that does not marshal is left out; the reload returns the same.
 func TestAppMetadata(t *testing.T) {
-	loop := testutil.Must(agent.New(demo.New(), agent.WithTools(demo.Tools()...)))
-	h := testutil.Must(vercelai.Handler(loop, uiadapter.WithStore(history.NewMemory()), uiadapter.WithScope(uiadapter.SingleScope),
-		uiadapter.WithMetadata(func(r *http.Request, fin *agent.RunFinished) map[string]any {
-			return map[string]any{
-				"plan":  r.Header.Get("X-Plan"),
-				"cost":  map[string]any{"tokens": fin.Usage.OutputTokens},
-				"usage": "not the app's",
-				"bad":   func() {},
-			}
-		})))
-	mux := http.NewServeMux()
-	mux.Handle("POST /api/chat", h)
-	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(h, nil))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { testutil.ShutdownNow(h) })
+	srv := storedChats(t, uiadapter.WithMetadata(func(r *http.Request, fin *agent.RunFinished) map[string]any {
+		return map[string]any{
+			"plan":  r.Header.Get("X-Plan"),
+			"cost":  map[string]any{"tokens": fin.Usage.OutputTokens},
+			"usage": "not the app's",
+			"bad":   func() {},
+		}
+	}))
 
 	chunks := testutil.PostStream(t, srv.URL+"/api/chat", userBodyIn("m", "u1", "Hello there"), "X-Plan", "pro")
 	live := chunks.Find("finish")["messageMetadata"]
