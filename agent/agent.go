@@ -44,10 +44,20 @@ type Input struct {
 	// and developer messages never get here; this does.
 	Instructions string
 
+	// Tools are server tools for this run only, next to the agent's own
+	// (a run interceptor adds a user's tools here). A name the agent
+	// already has fails the run. A tool that needs approval must be here
+	// again on the run that resumes it.
+	Tools []Tool
+
 	// ClientTools are tools the frontend declared and executes itself
 	// (AG-UI "tools"). A call to one pauses the run until the client sends
 	// its output.
 	ClientTools []ToolSpec
+
+	// Settings tune the model calls of this run; nil leaves the model's
+	// defaults.
+	Settings *ModelSettings
 
 	// Resume answers tool calls the conversation shows as pending.
 	Resume []Resolution

@@ -19,18 +19,22 @@ const DefaultMaxSteps = 16
 // Loop is the tool-calling loop: an [Agent] over a [Model] and a set of
 // tools. It is safe for concurrent use; each Run is independent.
 type Loop struct {
-	model    Model
-	tools    map[string]*tool
-	specs    []ToolSpec // server tools, in registration order
-	maxSteps int
+	model        Model
+	tools        map[string]*tool
+	specs        []ToolSpec // server tools, in registration order
+	maxSteps     int
+	interceptors []Interceptor
+	run          RunFunc   // runTurn, intercepted
+	stream       ModelFunc // model.Stream, intercepted
 }
 
 // Option configures a [Loop].
 type Option func(*loopConfig)
 
 type loopConfig struct {
-	tools    []Tool
-	maxSteps int
+	tools        []Tool
+	maxSteps     int
+	interceptors []Interceptor
 }
 
 // WithTools registers tools. Tool names must be unique. By default a loop
@@ -59,7 +63,9 @@ func New(model Model, opts ...Option) (*Loop, error) {
 	if cfg.maxSteps < 1 {
 		return nil, fmt.Errorf("agent: max steps must be at least 1, got %d", cfg.maxSteps)
 	}
-	l := &Loop{model: model, tools: map[string]*tool{}, maxSteps: cfg.maxSteps}
+	l := &Loop{model: model, tools: map[string]*tool{}, maxSteps: cfg.maxSteps, interceptors: cfg.interceptors}
+	l.run = wrapRun(cfg.interceptors, l.runTurn)
+	l.stream = wrapModel(cfg.interceptors, model.Stream)
 	for _, t := range cfg.tools {
 		c, err := compileTool(t)
 		if err != nil {
@@ -74,28 +80,45 @@ func New(model Model, opts ...Option) (*Loop, error) {
 	return l, nil
 }
 
-// Run runs one turn. See [Agent].
+// Run runs one turn, through the loop's interceptors. See [Agent].
 func (l *Loop) Run(ctx context.Context, in *Input) iter.Seq2[Event, error] {
+	return l.run(ctx, in)
+}
+
+// runTurn is Run without the interceptors.
+func (l *Loop) runTurn(ctx context.Context, in *Input) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		r := &run{loop: l, ctx: ctx, cancel: cancel, in: in, yield: yield, rec: NewRecorder()}
-		r.tools, r.specs = l.toolsFor(in.ClientTools)
+		r.execTool = wrapTool(l.interceptors, r.callTool)
 		r.execute()
 	}
 }
 
-// toolsFor adds the client's tools to the server's. A client tool never
-// replaces a server tool of the same name.
-func (l *Loop) toolsFor(client []ToolSpec) (map[string]*tool, []ToolSpec) {
-	if len(client) == 0 {
-		return l.tools, l.specs
+// toolsFor adds the run's own server tools, then the client's tools, to
+// the loop's. A run's tool may not reuse a name (an error: two tools
+// would answer to it); a client tool never replaces a server tool.
+func (l *Loop) toolsFor(extra []Tool, client []ToolSpec) (map[string]*tool, []ToolSpec, error) {
+	if len(extra) == 0 && len(client) == 0 {
+		return l.tools, l.specs, nil
 	}
-	tools := make(map[string]*tool, len(l.tools)+len(client))
+	tools := make(map[string]*tool, len(l.tools)+len(extra)+len(client))
 	for n, t := range l.tools {
 		tools[n] = t
 	}
 	specs := append([]ToolSpec(nil), l.specs...)
+	for _, t := range extra {
+		c, err := compileTool(t)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, dup := tools[t.Name]; dup {
+			return nil, nil, fmt.Errorf("agent: the run's tool %s has the name of another tool", t.Name)
+		}
+		tools[t.Name] = c
+		specs = append(specs, t.Spec())
+	}
 	for _, s := range client {
 		if _, taken := tools[s.Name]; taken || s.Name == "" {
 			continue
@@ -103,7 +126,7 @@ func (l *Loop) toolsFor(client []ToolSpec) (map[string]*tool, []ToolSpec) {
 		tools[s.Name] = &tool{Tool: Tool{Name: s.Name, Description: s.Description, InputSchema: s.Parameters}}
 		specs = append(specs, s)
 	}
-	return tools, specs
+	return tools, specs, nil
 }
 
 // ToolKind says how the loop handles a call to name with args (see
@@ -140,6 +163,8 @@ type run struct {
 	usage   Usage
 	model   string // the last step's
 	stopped bool   // the consumer stopped iterating: yield no more
+	// execTool runs a server tool call, through the loop's interceptors.
+	execTool ToolFunc
 }
 
 // emit records and yields one event. It returns false once the consumer
@@ -173,6 +198,11 @@ func (r *run) execute() {
 		first = ids.New()
 	}
 	if !r.emit(&RunStarted{MessageID: first, Time: time.Now()}) {
+		return
+	}
+	var err error
+	if r.tools, r.specs, err = r.loop.toolsFor(r.in.Tools, r.in.ClientTools); err != nil {
+		r.fail(err)
 		return
 	}
 	pending, ok := r.resume()
@@ -317,7 +347,7 @@ func (r *run) step(step int, messageID string) bool {
 	s := streamState{run: r, messageID: messageID}
 	start := time.Now()
 	var modelErr error
-	for chunk, err := range r.loop.model.Stream(r.ctx, req) {
+	for chunk, err := range r.loop.stream(r.ctx, req) {
 		if err != nil {
 			modelErr = err
 			break
@@ -425,7 +455,7 @@ func (r *run) runCalls(batch []*call) bool {
 		}
 		go func() {
 			defer close(done[i])
-			c.result = r.execTool(c)
+			c.result = r.runTool(c)
 		}()
 	}
 	for i, c := range batch {
@@ -451,18 +481,18 @@ func (r *run) runCalls(batch []*call) bool {
 	return true
 }
 
-// execTool runs one server tool. A panic in the tool becomes an error
-// result. A tool that returns a result keeps it even when the run was
-// cancelled meanwhile: it ran, and what it did is recorded as done. Only
-// a tool that failed because the run was cancelled gives the interrupted
-// result.
-func (r *run) execTool(c *call) (res *ToolResult) {
+// runTool runs one server tool call (through the interceptors). A panic
+// in the tool becomes an error result. A tool that returns a result keeps
+// it even when the run was cancelled meanwhile: it ran, and what it did
+// is recorded as done. Only a tool that failed because the run was
+// cancelled gives the interrupted result.
+func (r *run) runTool(c *call) (res *ToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = errorResult(fmt.Sprintf("the tool failed: %v", p))
 		}
 	}()
-	out, err := c.tool.Execute(r.ctx, c.args)
+	out, err := r.execTool(r.ctx, ToolCall{ID: c.id, Name: c.name, Args: c.args})
 	switch {
 	case err != nil && r.ctx.Err() != nil:
 		return errorResult("The tool call was interrupted before it finished.")
@@ -474,6 +504,15 @@ func (r *run) execTool(c *call) (res *ToolResult) {
 		return errorResult("the tool returned invalid JSON")
 	}
 	return &ToolResult{Output: out}
+}
+
+// callTool is the innermost ToolFunc: the named server tool's Execute.
+func (r *run) callTool(ctx context.Context, call ToolCall) (json.RawMessage, error) {
+	t := r.tools[call.Name]
+	if t == nil || t.isClient() {
+		return nil, fmt.Errorf("no server tool %s", call.Name)
+	}
+	return t.Execute(ctx, call.Args)
 }
 
 func errorResult(text string) *ToolResult {
@@ -491,7 +530,7 @@ func jsonString(s string) json.RawMessage {
 // a result for each call accept the history). The stored history is
 // passed as it is; only what this turn added is copied.
 func (r *run) request() *Request {
-	req := &Request{History: r.in.History, Messages: r.in.Messages, Tools: r.specs, State: r.in.State}
+	req := &Request{History: r.in.History, Messages: r.in.Messages, Tools: r.specs, State: r.in.State, Settings: r.in.Settings}
 	if rec := r.rec.Messages(); len(rec) > 0 {
 		req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], rec...)
 	}

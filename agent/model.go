@@ -35,6 +35,17 @@ type Request struct {
 	Tools []ToolSpec
 	// State is the shared state the client sent (AG-UI), or nil.
 	State json.RawMessage
+	// Settings tune this call ([Input.Settings]); nil: the model's
+	// defaults. A model applies what it supports.
+	Settings *ModelSettings
+}
+
+// ModelSettings tune model calls. A nil field leaves the model's default.
+type ModelSettings struct {
+	Temperature     *float64
+	TopP            *float64
+	MaxOutputTokens *int64 // the most tokens one call may produce
+	Seed            *int64
 }
 
 // All yields every message the model sees, in order.

@@ -83,6 +83,7 @@ func (h *Handler) start(req *request, in *agent.Input, sess *session) *run {
 	} else {
 		rn.key = history.Key{Chat: req.turn.RunID} // its own: nothing else reads it
 	}
+	parent = context.WithValue(parent, runInfoKey{}, RunInfo{Protocol: h.proto.Name(), Scope: req.scope, ChatID: req.turn.ChatID, RunID: req.turn.RunID})
 	rn.ctx, rn.cancel = context.WithCancelCause(parent)
 	_ = h.local.Begin(rn.ctx, rn.key, rn.header)
 	if sess != nil {

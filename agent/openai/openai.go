@@ -110,6 +110,20 @@ func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.
 		if len(req.Tools) > 0 {
 			params.Tools = tools(req.Tools)
 		}
+		if st := req.Settings; st != nil {
+			if st.Temperature != nil {
+				params.Temperature = oai.Float(*st.Temperature)
+			}
+			if st.TopP != nil {
+				params.TopP = oai.Float(*st.TopP)
+			}
+			if st.MaxOutputTokens != nil {
+				params.MaxCompletionTokens = oai.Int(*st.MaxOutputTokens)
+			}
+			if st.Seed != nil {
+				params.Seed = oai.Int(*st.Seed)
+			}
+		}
 		stream := m.client.Chat.Completions.NewStreaming(ctx, params)
 		defer stream.Close()
 

@@ -159,8 +159,28 @@ func TestText(t *testing.T) {
 	if so, _ := body["stream_options"].(map[string]any); so["include_usage"] != true {
 		t.Fatalf("usage not requested: %v", body["stream_options"])
 	}
+	for _, k := range []string{"temperature", "top_p", "max_completion_tokens", "seed"} {
+		if _, ok := body[k]; ok {
+			t.Fatalf("%s sent without settings: %v", k, body)
+		}
+	}
 	if f.auth[0] != "Bearer sk-test-secret-1234" {
 		t.Fatalf("auth = %q", f.auth[0])
+	}
+}
+
+// A run's model settings go into the request.
+func TestSettings(t *testing.T) {
+	f, m := start(t, response{chunks: []string{chunk(`{"content":"ok"}`, "stop")}})
+	temp, topP, maxOut, seed := 0.3, 0.9, int64(256), int64(7)
+	req := userReq("hi")
+	req.Settings = &agent.ModelSettings{Temperature: &temp, TopP: &topP, MaxOutputTokens: &maxOut, Seed: &seed}
+	if _, err := stream(t, m, req); err != nil {
+		t.Fatal(err)
+	}
+	body := f.bodies[0]
+	if body["temperature"] != 0.3 || body["top_p"] != 0.9 || body["max_completion_tokens"] != 256.0 || body["seed"] != 7.0 {
+		t.Fatalf("request = %v", body)
 	}
 }
 
