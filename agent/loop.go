@@ -221,6 +221,12 @@ func (r *run) execute() {
 		id := first
 		if step > 1 {
 			id = ids.New()
+			if r.ctx.Err() != nil {
+				// Cancelled as the last step ended (a stop, a spent
+				// budget): no model call starts.
+				r.finish(cmf.StopAborted, nil)
+				return
+			}
 		}
 		if done := r.step(step, id); done {
 			return

@@ -153,6 +153,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if err := h.allow(w, req); err != nil {
+		writeError(w, log, err)
+		return
+	}
 	if stateless {
 		in, err := h.prepare(req)
 		if err != nil {

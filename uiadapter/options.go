@@ -36,6 +36,7 @@ type config struct {
 	runLog          runlog.Log
 	runRetention    time.Duration
 	metadata        func(*http.Request, *agent.RunFinished) map[string]any
+	limiter         Limiter
 }
 
 // DefaultApprovalTTL is how long an approval request stays answerable

@@ -107,7 +107,7 @@ func (rn *run) main() {
 		sess.storeTurn()
 		sess.keepLock(func() { rn.cancel(errLockLost) })
 	}
-	res := h.produce(rn.ctx, rn.req, rn.in, rn.publish)
+	res := h.produce(rn.ctx, rn.req, rn.in, rn.publish, rn.cancel)
 
 	outcome, saveErr := saved, error(nil)
 	var w *write
@@ -133,8 +133,8 @@ func (rn *run) main() {
 	case res.err != nil:
 		log.Error("agent run failed", "error", res.err)
 		fail(ErrorMessage)
-	case errors.Is(cause, errStopped):
-		log.Info("run stopped")
+	case errors.Is(cause, errStopped), errors.Is(cause, errBudget):
+		log.Info("run stopped", "why", cause)
 	case rn.ctx.Err() != nil:
 		log.Info("client disconnected; run cancelled")
 	case res.finished != nil:
@@ -208,10 +208,16 @@ func (rn *run) paced(seq int64, leave bool) {
 // emit, except RunFinished, which it returns: it is written once the
 // reply is saved, so that a reply that could not be saved ends with the
 // protocol's error event instead of a normal finish.
-func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, emit func(agent.Event)) (res runResult) {
+//
+// With a limiter, each step's tokens are spent as it finishes, and a run
+// whose scope has no tokens left is stopped (stop).
+func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, emit func(agent.Event), stop context.CancelCauseFunc) (res runResult) {
 	res.rec = agent.NewRecorder()
 	var bal agent.Balancer
 	sink := func(ev agent.Event) {
+		if e, ok := ev.(*agent.StepFinished); ok && h.cfg.limiter != nil {
+			h.spend(ctx, req, e, stop)
+		}
 		if e, ok := ev.(*agent.ApprovalRequested); ok {
 			e.Signature = h.cfg.signer.Sign(h.signedCall(req, e.ToolCallID, e.ToolName, e.Input), time.Now().Add(h.cfg.approvalTTL))
 		}
@@ -241,6 +247,26 @@ func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, em
 	}
 	return res
 }
+
+// spend charges a finished step's tokens to the request's limit key, and
+// stops the run when none are left.
+func (h *Handler) spend(ctx context.Context, req *request, step *agent.StepFinished, stop context.CancelCauseFunc) {
+	tokens := step.Usage.InputTokens + step.Usage.OutputTokens
+	if tokens <= 0 {
+		return
+	}
+	left, err := h.cfg.limiter.Spend(ctx, limitKey(req), tokens)
+	switch {
+	case err != nil:
+		req.log.Warn("the limiter failed: the run goes on unlimited", "error", err)
+	case !left:
+		req.log.Info("the token budget is used up: run stopped", "tokens", tokens)
+		stop(errBudget)
+	}
+}
+
+// errBudget stops a run whose scope has no tokens left.
+var errBudget = errors.New("the token budget is used up")
 
 // appMetadata calls the application's metadata function and marshals
 // what it returns, leaving out (and logging) a value that does not

@@ -43,6 +43,7 @@ var errUsage = errors.New("usage")
 // options are the binary's settings.
 type options struct {
 	addr, model, history, historyPrefix, secret, logLevel, debugAddr, corsOrigins string
+	rateLimit, tokenLimit                                                         string
 	historyTTL, demoDelay                                                         time.Duration
 	bodyTimeout, writeTimeout, idleTimeout, shutdownGrace, lockTTL                time.Duration
 	envErrs                                                                       map[string]error // by flag name
@@ -101,6 +102,8 @@ func newFlags() (*flag.FlagSet, *options, error) {
 	str(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	str(&o.debugAddr, "debug-addr", "", "serve /debug/pprof and /debug/vars on this address; off when empty")
 	str(&o.corsOrigins, "cors-origins", "", "comma-separated origins whose pages may use the API (https://app.example.com,…); same-origin only when empty")
+	str(&o.rateLimit, "rate-limit", "", "runs each user (scope; without one, client address) may start, as N/unit (20/m, 500/h); over it a request gets 429; unlimited when empty")
+	str(&o.tokenLimit, "token-limit", "", "tokens each user's runs may use, as N/unit (100000/h); a run that uses up the rest stops after its step; unlimited when empty")
 	if err := dur(&o.historyTTL, "history-ttl", "24h", "conversations expire this long after their last write; 0 keeps them"); err != nil {
 		return nil, nil, err
 	}
@@ -143,11 +146,24 @@ func run(args []string) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	goredis.SetLogger(server.RedisLog{Logger: logger})
 
+	var limits uiadapter.Limits
+	for _, r := range []struct {
+		flag, value string
+		p           *uiadapter.Rate
+	}{{"-rate-limit", o.rateLimit, &limits.Runs}, {"-token-limit", o.tokenLimit, &limits.Tokens}} {
+		if r.value == "" {
+			continue
+		}
+		if *r.p, err = uiadapter.ParseRate(r.value); err != nil {
+			return fmt.Errorf("%s: %w", r.flag, err)
+		}
+	}
+
 	srv, err := server.New(server.Config{
 		Page: webui.Handler(), Model: o.model, History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix,
 		Secret: o.secret, DemoDelay: o.demoDelay, Logger: logger,
 		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL,
-		CORSOrigins: splitList(o.corsOrigins),
+		CORSOrigins: splitList(o.corsOrigins), Limits: limits,
 	})
 	if err != nil {
 		return err

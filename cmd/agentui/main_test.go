@@ -116,7 +116,7 @@ func TestConfigurationDocumented(t *testing.T) {
 			t.Errorf("-%s's usage does not name %s", f.Name, env)
 		}
 	})
-	if n != 15 {
+	if n != 17 {
 		t.Fatalf("%d flags", n)
 	}
 	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS", "OPENAI_ADMIN_KEY", "OPENAI_WEBHOOK_SECRET"} {
@@ -157,6 +157,8 @@ func TestStartupFailures(t *testing.T) {
 		// (the unknown model) is the one reported.
 		{"bad env, flag wins", []string{"AGENTUI_DEMO_DELAY=soon"}, []string{"-demo-delay", "0s", "-model", "gpt-5"}, 1, `agentui: unknown -model "gpt-5"`},
 		{"extra argument", nil, []string{"serve"}, 1, `agentui: unexpected argument "serve"`},
+		{"bad rate", nil, []string{"-rate-limit", "20 per minute"}, 1, `agentui: -rate-limit: rate "20 per minute": want N/unit`},
+		{"bad token unit", []string{"AGENTUI_TOKEN_LIMIT=5/fortnight"}, nil, 1, `agentui: -token-limit: rate "5/fortnight": the unit is`},
 		{"unknown flag", nil, []string{"-bogus"}, 2, "flag provided but not defined: -bogus"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

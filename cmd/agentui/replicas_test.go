@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -163,4 +165,45 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 			t.Fatalf("stored after A died: %+v", msgs)
 		}
 	})
+}
+
+// Two replicas on one Redis share a user's rate limit (-rate-limit): two
+// runs on A and B, and the third, on either, gets 429 with Retry-After.
+func TestTwoReplicasShareARateLimit(t *testing.T) {
+	// Hour windows; a test that would straddle the hour's end waits for
+	// the next hour to begin first.
+	testutil.Eventually(t, 2*time.Minute, "a fresh hour window", func() bool {
+		return time.Until(time.Now().Truncate(time.Hour).Add(time.Hour)) > time.Minute
+	})
+	rdb := testutil.Redis(t)
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
+	args := []string{"-addr", "127.0.0.1:0", "-history", testutil.RedisURL(t), "-history-prefix", prefix,
+		"-secret", "limit test secret", "-rate-limit", "2/h", "-demo-delay", "0s"}
+	a := testutil.RunProgram(t, ".", nil, args...)
+	b := testutil.RunProgram(t, ".", nil, args...)
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar}
+	if resp, err := client.Get(a.URL + "/"); err == nil { // the scope cookie, as a browser gets it
+		resp.Body.Close()
+	}
+	post := func(url, chat string) *http.Response {
+		t.Helper()
+		resp, err := client.Post(url+"/api/chat", "application/json", strings.NewReader(testutil.UserMessage(chat, "u1", "hello")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	if ra, rb := post(a.URL, "c1"), post(b.URL, "c2"); ra.StatusCode != 200 || rb.StatusCode != 200 {
+		t.Fatalf("runs under the limit: A %d, B %d", ra.StatusCode, rb.StatusCode)
+	}
+	for _, url := range []string{a.URL, b.URL} {
+		resp := post(url, "c3")
+		if secs, _ := strconv.Atoi(resp.Header.Get("Retry-After")); resp.StatusCode != http.StatusTooManyRequests || secs < 1 || secs > 3600 {
+			t.Fatalf("the third run: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+	}
 }

@@ -61,6 +61,10 @@ type Config struct {
 	// Page is the chat page (webui.Handler), served at GET /. Nil serves
 	// none.
 	Page http.Handler
+	// Limits bound runs and tokens per scope (uiadapter.WithLimiter),
+	// counted in Redis when the history is there, else in memory; zero
+	// Rates: no limit.
+	Limits uiadapter.Limits
 }
 
 // The binary's timeouts (see Config).
@@ -79,6 +83,7 @@ type Server struct {
 	chats   []*uiadapter.Handler        // the chat handlers, for Shutdown
 	runLog  runlog.Log                  // shared by the chat handlers
 	ping    func(context.Context) error // the store's reachability; nil: always
+	rdb     goredis.UniversalClient     // the history's Redis; nil when it is elsewhere
 	down    atomic.Bool                 // the last /readyz found the store down
 	// Description says what the server runs ("model demo, history memory").
 	Description string
@@ -133,6 +138,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.LockTTL > 0 {
 		opts = append(opts, uiadapter.WithLockTTL(cfg.LockTTL))
+	}
+	if cfg.Limits.Runs.N > 0 || cfg.Limits.Tokens.N > 0 {
+		l, err := s.newLimiter(cfg)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, uiadapter.WithLimiter(l))
 	}
 	var vercelOpts []vercelai.Option
 	if cfg.AISDK7 {
@@ -241,10 +253,23 @@ func (s *Server) redisRunLog(cfg Config, rdb goredis.UniversalClient) error {
 		return fmt.Errorf("-history: Redis does not answer: %w", err)
 	}
 	s.runLog = l
+	s.rdb = rdb
 	s.ping = func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
 	// Before the client's own Close.
 	s.closers = append([]func() error{l.Close}, s.closers...)
 	return nil
+}
+
+// newLimiter counts in the history's Redis, shared by the replicas, or
+// in memory.
+func (s *Server) newLimiter(cfg Config) (uiadapter.Limiter, error) {
+	if err := cfg.Limits.Check(); err != nil {
+		return nil, fmt.Errorf("-rate-limit, -token-limit: %w", err)
+	}
+	if s.rdb != nil {
+		return redisstore.NewLimiter(s.rdb, cfg.HistoryPrefix, cfg.Limits)
+	}
+	return uiadapter.NewMemoryLimiter(cfg.Limits), nil
 }
 
 // newStore builds the history store -history names: "memory" (the
