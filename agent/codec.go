@@ -21,6 +21,7 @@ const (
 	TypePartDelta         = "part_delta"
 	TypePartEnded         = "part_ended"
 	TypeToolResult        = "tool_result"
+	TypeToolProgress      = "tool_progress"
 	TypeApprovalRequested = "approval_requested"
 	TypeClientToolCall    = "client_tool_call"
 	TypeStateSnapshot     = "state_snapshot"
@@ -61,6 +62,8 @@ func EventType(ev Event) string {
 		return TypePartEnded
 	case *ToolResult:
 		return TypeToolResult
+	case *ToolProgress:
+		return TypeToolProgress
 	case *ApprovalRequested:
 		return TypeApprovalRequested
 	case *ClientToolCall:
@@ -154,6 +157,8 @@ func UnmarshalEvent(typ string, data []byte) (Event, error) {
 		ev = &StateDelta{}
 	case TypeData:
 		ev = &Data{}
+	case TypeToolProgress:
+		ev = &ToolProgress{}
 	case TypeRunFinished:
 		ev = &RunFinished{}
 	default:

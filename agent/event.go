@@ -117,6 +117,15 @@ type ToolResult struct {
 	MessageID   string // the tool message that holds the result
 }
 
+// ToolProgress is a running server tool's preliminary output ([ToolEmitter]):
+// what the user sees of the call until its [ToolResult]. Each replaces the
+// one before; the model never sees it, and it is not stored.
+type ToolProgress struct {
+	ToolCallID string
+	ToolName   string
+	Output     json.RawMessage
+}
+
 // ErrorText returns the error text of an error result (Output unquoted).
 func (r *ToolResult) ErrorText() string {
 	var s string
@@ -235,6 +244,7 @@ func (*PartStarted) isEvent()       {}
 func (*PartDelta) isEvent()         {}
 func (*PartEnded) isEvent()         {}
 func (*ToolResult) isEvent()        {}
+func (*ToolProgress) isEvent()      {}
 func (*ApprovalRequested) isEvent() {}
 func (*ClientToolCall) isEvent()    {}
 func (*StateSnapshot) isEvent()     {}

@@ -449,10 +449,12 @@ func (r *run) step(step int, messageID string) bool {
 
 // runCalls executes the server calls of a batch concurrently and emits
 // every result in call order, each as soon as it and those before it are
-// done. Calls with a result already (errors, denials, client output) are
-// emitted in their place. It returns false if the consumer stopped.
+// done; what running tools send meanwhile ([ToolEmitter]) is emitted as
+// it comes. Calls with a result already (errors, denials, client output)
+// are emitted in their place. It returns false if the consumer stopped.
 func (r *run) runCalls(batch []*call) bool {
 	done := make([]chan struct{}, len(batch))
+	sent := make(chan Event) // from the tools' emitters: emitted here, on the run's goroutine
 	for i, c := range batch {
 		done[i] = make(chan struct{})
 		if c.result != nil {
@@ -461,11 +463,20 @@ func (r *run) runCalls(batch []*call) bool {
 		}
 		go func() {
 			defer close(done[i])
-			c.result = r.runTool(c)
+			c.result = r.runTool(c, sent)
 		}()
 	}
 	for i, c := range batch {
-		<-done[i]
+		for waiting := true; waiting; {
+			select {
+			case <-done[i]:
+				waiting = false
+			case ev := <-sent:
+				if !r.emit(ev) {
+					return r.abandon(done[i:])
+				}
+			}
+		}
 		res := c.result
 		res.ToolCallID, res.ToolName, res.Approved = c.id, c.name, c.approved
 		if c.approved || res.Denied {
@@ -478,27 +489,37 @@ func (r *run) runCalls(batch []*call) bool {
 			res.MessageID = ids.New()
 		}
 		if !r.emit(res) {
-			for _, d := range done[i+1:] { // leave no goroutine behind
-				<-d
-			}
-			return false
+			return r.abandon(done[i+1:])
 		}
 	}
 	return true
 }
 
-// runTool runs one server tool call (through the interceptors). A panic
+// abandon waits for the calls still running once the consumer stopped
+// (the run's context is cancelled: their emitters return), leaving no
+// goroutine behind. It returns false.
+func (r *run) abandon(done []chan struct{}) bool {
+	for _, d := range done {
+		<-d
+	}
+	return false
+}
+
+// runTool runs one server tool call (through the interceptors), with its
+// emitter sending to sent. A panic
 // in the tool becomes an error result. A tool that returns a result keeps
 // it even when the run was cancelled meanwhile: it ran, and what it did
 // is recorded as done. Only a tool that failed because the run was
 // cancelled gives the interrupted result.
-func (r *run) runTool(c *call) (res *ToolResult) {
+func (r *run) runTool(c *call, sent chan<- Event) (res *ToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = errorResult(fmt.Sprintf("the tool failed: %v", p))
 		}
 	}()
-	out, err := r.execTool(r.ctx, ToolCall{ID: c.id, Name: c.name, Args: c.args})
+	tc := ToolCall{ID: c.id, Name: c.name, Args: c.args}
+	ctx := context.WithValue(r.ctx, emitterKey{}, &ToolEmitter{ctx: r.ctx, call: tc, out: sent})
+	out, err := r.execTool(ctx, tc)
 	switch {
 	case err != nil && r.ctx.Err() != nil:
 		return errorResult("The tool call was interrupted before it finished.")

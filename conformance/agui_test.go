@@ -13,7 +13,7 @@ import (
 func TestAGUI(t *testing.T) {
 	node := testutil.Node(t)
 	testutil.NodeModules(t, "js")
-	flows := []string{"samples", "chat", "reasoning", "serverTool", "frontendTool", "approve", "deny", "cancel",
+	flows := []string{"samples", "chat", "reasoning", "serverTool", "streamingTool", "frontendTool", "approve", "deny", "cancel",
 		"editArgs", "ambiguous", "state", "modelError", "abort", "duplicateCallIds", "copilotKitDeny", "copilotKitApprove",
 		"reload", "reattach"}
 	for _, mode := range modes {

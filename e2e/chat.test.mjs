@@ -249,6 +249,35 @@ test('useChat: a model error shows in the error box', async () => {
   await error.waitFor({ state: 'detached' });
 });
 
+// streamingTool: research's progress shows on its card (preliminary
+// output, "Progress"), which its result replaces. An observer records
+// every progress the card showed.
+async function streamingTool() {
+  await page.evaluate(() => {
+    window.__progress = [];
+    window.__toolObserver?.disconnect();
+    window.__toolObserver = new MutationObserver(() => {
+      const card = document.querySelector('[data-testid=tool][data-tool-name=research][data-preliminary=true]');
+      const t = card?.querySelector('[data-testid=tool-output]')?.textContent;
+      if (t && window.__progress.at(-1) !== t) window.__progress.push(t);
+    });
+    window.__toolObserver.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+  });
+  await send('research owls');
+  await expectReply('Research on owls: 3 sources agree that owls is worth a closer look.');
+  const seen = await page.evaluate(() => {
+    window.__toolObserver.disconnect();
+    return window.__progress;
+  });
+  assert.ok(seen.length >= 1 && seen.every((t) => t.startsWith('Progress') && t.includes('"step"')), `the card showed progress: ${JSON.stringify(seen)}`);
+  const tool = lastAssistant().locator('[data-testid=tool][data-tool-name=research]');
+  assert.equal(await tool.getAttribute('data-preliminary'), null);
+  assert.equal(await state(tool), 'output-available');
+  assert.match(await tool.getByTestId('tool-output').textContent(), /^Output.*"sources": ?3/s);
+}
+
+test('useChat: a streaming tool shows its progress, then its result', streamingTool);
+
 test('useChat: Regenerate answers the last message again', async () => {
   await send('hello');
   await expectReply('You said: hello');
@@ -565,6 +594,8 @@ test('AG-UI: a server tool call', async () => {
   assert.equal(await state(tool), 'output-available');
   assert.match(await tool.getByTestId('tool-output').textContent(), /sunny/);
 });
+
+test('AG-UI: a streaming tool shows its progress, then its result', streamingTool);
 
 test('AG-UI: approve and deny interrupts', async () => {
   await send('delete /tmp/x.txt');

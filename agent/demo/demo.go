@@ -56,13 +56,14 @@ func New(opts ...Option) *Model {
 }
 
 var (
-	reCount   = regexp.MustCompile(`(?i)\bcount to (\d+)\b`)
-	reWait    = regexp.MustCompile(`(?i)\bwait (\d+) ?ms\b`)
-	reSet     = regexp.MustCompile(`(?i)^\s*set (\S+) to (.+?)\s*$`)
-	reWeather = regexp.MustCompile(`(?i)\bweather in ([^?!.,;]+)`)
-	reDelete  = regexp.MustCompile(`(?i)\bdelete (\S+)`)
-	reWhere   = regexp.MustCompile(`(?i)\bwhere am i\b`)
-	reCall    = regexp.MustCompile(`(?i)^\s*call (\S+)\s*$`)
+	reCount    = regexp.MustCompile(`(?i)\bcount to (\d+)\b`)
+	reWait     = regexp.MustCompile(`(?i)\bwait (\d+) ?ms\b`)
+	reSet      = regexp.MustCompile(`(?i)^\s*set (\S+) to (.+?)\s*$`)
+	reWeather  = regexp.MustCompile(`(?i)\bweather in ([^?!.,;]+)`)
+	reResearch = regexp.MustCompile(`(?i)^\s*research (.+?)\s*$`)
+	reDelete   = regexp.MustCompile(`(?i)\bdelete (\S+)`)
+	reWhere    = regexp.MustCompile(`(?i)\bwhere am i\b`)
+	reCall     = regexp.MustCompile(`(?i)^\s*call (\S+)\s*$`)
 )
 
 // Stream answers the last user message. See docs/demo-model.md.
@@ -221,6 +222,11 @@ func (s *stream) answer(t turn, req *agent.Request) {
 		if s.sleep(time.Duration(ms) * time.Millisecond) {
 			s.say("done")
 		}
+	case reResearch.MatchString(t.text):
+		topic := reResearch.FindStringSubmatch(t.text)[1]
+		s.tool(t, "research", map[string]string{"topic": topic}, func(out map[string]any) string {
+			return "Research on " + topic + ": " + str(out["summary"])
+		}, func(errText string) string { return "I could not research " + topic + ": " + errText })
 	case reWeather.MatchString(t.text):
 		city := strings.TrimSpace(reWeather.FindStringSubmatch(t.text)[1])
 		s.tool(t, "get_weather", map[string]string{"city": city}, func(out map[string]any) string {

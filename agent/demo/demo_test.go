@@ -165,6 +165,26 @@ func TestWeather(t *testing.T) {
 	}
 }
 
+// research streams three progress updates, then its result, which the
+// answer quotes.
+func TestResearch(t *testing.T) {
+	s := newSession(t)
+	s.say("research owls")
+	var progress []string
+	for _, ev := range s.events {
+		if p, ok := ev.(*agent.ToolProgress); ok {
+			progress = append(progress, string(p.Output))
+		}
+	}
+	want := []string{`{"step":1,"of":3,"status":"Searching for owls"}`, `{"step":2,"of":3,"status":"Reading 3 sources"}`, `{"step":3,"of":3,"status":"Summarizing"}`}
+	if strings.Join(progress, "|") != strings.Join(want, "|") {
+		t.Fatalf("progress %q", progress)
+	}
+	if s.text() != "Research on owls: 3 sources agree that owls is worth a closer look." {
+		t.Fatalf("text = %q", s.text())
+	}
+}
+
 func TestDelete(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -400,7 +420,7 @@ func TestWordDelay(t *testing.T) {
 
 func TestTools(t *testing.T) {
 	tools := demo.Tools()
-	if len(tools) != 3 || tools[0].Name != "get_weather" || tools[1].NeedsApproval == nil || tools[2].Execute != nil {
+	if len(tools) != 4 || tools[0].Name != "get_weather" || tools[1].NeedsApproval == nil || tools[2].Execute != nil || tools[3].Name != "research" {
 		t.Fatalf("tools = %+v", tools)
 	}
 	out, err := tools[0].Execute(context.Background(), json.RawMessage(`{"city":"Oslo"}`))

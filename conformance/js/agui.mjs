@@ -185,6 +185,39 @@ const flows = {
     assert.equal(lastAssistant(agent), 'The weather in Paris is sunny, 21°C.');
   },
 
+  // A tool that streams: research's progress arrives as ACTIVITY_SNAPSHOT
+  // events (accepted by the client's verifyEvents; the client keeps one
+  // activity message per call, replaced by each), then TOOL_CALL_RESULT;
+  // the model and the server's copy get only the result.
+  async streamingTool() {
+    const agent = newAgent();
+    agent.messages = [user('research owls')];
+    await agent.runAgent();
+    const events = await eventsOf(0);
+    const progress = events.filter((e) => e.type === 'ACTIVITY_SNAPSHOT');
+    assert.deepEqual(progress.map((e) => e.content.output.step), [1, 2, 3]);
+    const call = agent.messages.find((m) => m.toolCalls?.length).toolCalls[0];
+    for (const e of progress) {
+      assert.equal(e.activityType, 'tool-progress');
+      assert.equal(e.messageId, call.id + ':progress');
+      assert.equal(e.content.toolCallId, call.id);
+      assert.equal(e.content.toolName, 'research');
+    }
+    const result = events.findIndex((e) => e.type === 'TOOL_CALL_RESULT');
+    assert.ok(result > events.indexOf(progress.at(-1)), 'the result comes after the progress');
+    const activity = agent.messages.filter((m) => m.role === 'activity');
+    assert.equal(activity.length, 1, 'one activity message per call');
+    assert.equal(activity[0].content.output.status, 'Summarizing');
+    const tool = agent.messages.find((m) => m.role === 'tool');
+    assert.deepEqual(JSON.parse(tool.content), { topic: 'owls', summary: '3 sources agree that owls is worth a closer look.', sources: 3 });
+    assert.equal(lastAssistant(agent), 'Research on owls: 3 sources agree that owls is worth a closer look.');
+    // The next run sends no activity (HttpAgent keeps it to itself) and
+    // goes on as usual.
+    agent.messages = [...agent.messages, user('hello')];
+    await agent.runAgent();
+    assert.equal(lastAssistant(agent), 'You said: hello');
+  },
+
   async frontendTool() {
     const tools = [{ name: 'confirm_action', description: 'Ask the user to confirm', parameters: { type: 'object', properties: {} } }];
     const agent = newAgent();

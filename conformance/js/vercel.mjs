@@ -188,6 +188,40 @@ const flows = {
     return chat;
   },
 
+  // A tool that streams: research sends three progress updates, each a
+  // preliminary tool-output-available (valid by the SDK's schema; the Chat
+  // shows it as the part's output), then its result; the Chat ends with
+  // the result, not preliminary, and the stored conversation has only it.
+  async streamingTool() {
+    const chat = newChat();
+    const shown = []; // the tool part's outputs as the Chat showed them (useChat's own subscription)
+    const unsubscribe = chat['~registerMessagesCallback'](() => {
+      const part = assistant(chat) && toolPart(assistant(chat), 'research');
+      const out = part?.output && JSON.stringify({ step: part.output.step ?? 'final', preliminary: !!part.preliminary });
+      if (out && shown.at(-1) !== out) shown.push(out);
+    });
+    await chat.sendMessage({ text: 'research owls' });
+    await settled(chat);
+    unsubscribe();
+    const { chunks } = await checks.at(-1);
+    const outputs = chunks.filter((c) => c.type === 'tool-output-available');
+    assert.deepEqual(outputs.map((c) => [c.output.step ?? 'final', !!c.preliminary]), [[1, true], [2, true], [3, true], ['final', false]]);
+    assert.equal(outputs[2].output.status, 'Summarizing');
+    assert.deepEqual(shown.map((s) => JSON.parse(s)), [1, 2, 3, 'final'].map((step) => ({ step, preliminary: step !== 'final' })), 'the Chat showed each output');
+    const tool = toolPart(assistant(chat), 'research');
+    assert.equal(tool.state, 'output-available');
+    assert.ok(!tool.preliminary, 'the final output is not preliminary');
+    assert.deepEqual(tool.output, { topic: 'owls', summary: '3 sources agree that owls is worth a closer look.', sources: 3 });
+    assert.equal(texts(assistant(chat)), 'Research on owls: 3 sources agree that owls is worth a closer look.');
+    if (history) {
+      const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+      const storedTool = toolPart(stored.at(-1), 'research');
+      assert.deepEqual(storedTool.output, tool.output, 'the stored call has the final result');
+      assert.ok(!JSON.stringify(stored).includes('Reading 3 sources'), 'no progress is stored');
+    }
+    return chat;
+  },
+
   // With the fake OpenAI-compatible model of lineBreaks_test.go: tool
   // arguments, a tool output and text that hold LF, CRLF and U+2028, as a
   // real model may send them, each event still one data line.

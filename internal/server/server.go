@@ -29,7 +29,7 @@ import (
 // Instructions is the system prompt the binary gives every model.
 const Instructions = "You are the agentui demo assistant. Answer briefly. Use the tools when they help: " +
 	"get_weather for the weather in a city, delete_file to delete a file (the user must approve it), " +
-	"get_location to learn where the user is (the user's browser answers)."
+	"get_location to learn where the user is (the user's browser answers), research to look into a topic."
 
 // Config is the server's configuration; see docs/configuration.md.
 type Config struct {

@@ -29,7 +29,8 @@ func Encode(p uiadapter.Protocol, turn *uiadapter.Turn, events ...agent.Event) s
 
 // EventsWith is a run whose every string is s and every JSON value raw:
 // ids, names, text, reasoning, tool input and output, state, data and
-// denial reasons, through an approval, a client call and an error result.
+// denial reasons, progress and metadata, through an approval, a client
+// call and an error result.
 // The encoders' fuzz targets feed it to check their framing.
 func EventsWith(s string, raw json.RawMessage) []agent.Event {
 	return []agent.Event{
@@ -44,6 +45,7 @@ func EventsWith(s string, raw json.RawMessage) []agent.Event {
 		&agent.PartStarted{Kind: agent.PartToolCall, ID: s + "c", ToolName: s, MessageID: s},
 		&agent.PartDelta{Kind: agent.PartToolCall, ID: s + "c", Delta: string(raw)},
 		&agent.PartEnded{Kind: agent.PartToolCall, ID: s + "c", Part: cmf.ToolCall{ToolCallID: s + "c", Name: s, Arguments: raw}},
+		&agent.ToolProgress{ToolCallID: s + "c", ToolName: s, Output: raw},
 		&agent.ToolResult{ToolCallID: s + "c", ToolName: s, Output: raw, MessageID: s},
 		&agent.PartStarted{Kind: agent.PartToolCall, ID: s + "e", ToolName: s, MessageID: s},
 		&agent.PartEnded{Kind: agent.PartToolCall, ID: s + "e", Part: cmf.ToolCall{ToolCallID: s + "e", Name: s, Arguments: raw}, InputError: s},
@@ -56,7 +58,7 @@ func EventsWith(s string, raw json.RawMessage) []agent.Event {
 		&agent.ApprovalRequested{ToolCallID: s + "a", ToolName: s, ApprovalID: s, Input: raw, Signature: s},
 		&agent.ClientToolCall{ToolCallID: s + "a", ToolName: s, Input: raw},
 		&agent.StepFinished{Step: 1, StopReason: cmf.StopCall},
-		&agent.RunFinished{StopReason: cmf.StopCall, Pending: []agent.PendingCall{{Kind: agent.PendingApproval, ToolCallID: s + "a", ToolName: s, ApprovalID: s, Input: raw}}},
+		&agent.RunFinished{StopReason: cmf.StopCall, Metadata: map[string]json.RawMessage{s: raw}, Pending: []agent.PendingCall{{Kind: agent.PendingApproval, ToolCallID: s + "a", ToolName: s, ApprovalID: s, Input: raw}}},
 	}
 }
 

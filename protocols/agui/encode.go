@@ -99,6 +99,17 @@ func (e *encoder) Encode(ev agent.Event) error {
 		b = jsonw.StringField(b, "toolCallId", ev.ToolCallID)
 		b = jsonw.StringField(b, "content", resultText(ev))
 		e.end(jsonw.StringField(b, "role", "tool"))
+	case *agent.ToolProgress:
+		// A running tool's preliminary output: an activity (client-side
+		// display state, never sent back), one per call, each snapshot
+		// replacing the last.
+		e.start()
+		b := jsonw.StringField(e.begin("ACTIVITY_SNAPSHOT"), "messageId", ev.ToolCallID+ProgressSuffix)
+		b = jsonw.StringField(b, "activityType", ProgressActivity)
+		b = jsonw.StringField(append(b, `,"content":{`...), "toolCallId", ev.ToolCallID)
+		b = jsonw.StringField(b, "toolName", ev.ToolName)
+		b = jsonw.RawField(b, "output", ev.Output)
+		e.end(append(b, '}'))
 	case *agent.ApprovalRequested:
 		e.interrupts = append(e.interrupts, ev)
 	case *agent.ClientToolCall:
@@ -302,6 +313,14 @@ func (e *encoder) finish(reason cmf.StopReason, ev *agent.RunFinished) {
 	e.end(b)
 }
 
+// A running tool's progress (agent.ToolProgress) is an ACTIVITY_SNAPSHOT
+// of this activity type, whose message id is the tool call's id with
+// ProgressSuffix and whose content is {toolCallId, toolName, output}.
+const (
+	ProgressActivity = "tool-progress"
+	ProgressSuffix   = ":progress"
+)
+
 // MetadataEvent names the CUSTOM event that carries the application's
 // metadata for a reply (uiadapter.WithMetadata), just before the run's
 // end: AG-UI has no message metadata.
@@ -316,8 +335,7 @@ func (e *encoder) metadata(md map[string]json.RawMessage) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(jsonw.String(b, k), ':')
-		b = append(b, md[k]...)
+		b = jsonw.Raw(append(jsonw.String(b, k), ':'), md[k])
 	}
 	e.end(append(b, '}'))
 }

@@ -72,6 +72,15 @@ func (e *encoder) Encode(ev agent.Event) error {
 		e.endPart(ev)
 	case *agent.ToolResult:
 		e.result(ev)
+	case *agent.ToolProgress:
+		if _, ok := e.tools[ev.ToolCallID]; !ok {
+			return nil
+		}
+		e.start("")
+		b := append(e.w.Start(), `{"type":"tool-output-available","toolCallId":`...)
+		b = jsonw.String(b, ev.ToolCallID)
+		b = jsonw.RawField(b, "output", ev.Output)
+		e.w.End(append(b, `,"preliminary":true}`...))
 	case *agent.ApprovalRequested:
 		if _, ok := e.tools[ev.ToolCallID]; !ok {
 			return nil

@@ -195,6 +195,9 @@ export function AguiChat({ chatId, fresh, onTurnEnd }) {
 
   const turns = groupTurns(messages);
   const results = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m]));
+  const progress = new Map(
+    messages.filter((m) => m.role === 'activity' && m.activityType === 'tool-progress').map((m) => [m.content.toolCallId, m.content.output]),
+  );
   const byCall = new Map(interrupts.filter((it) => it.toolCallId).map((it) => [it.toolCallId, it]));
   const lastMsg = messages.at(-1);
   const contentKey = messages.length + ':' + (typeof lastMsg?.content === 'string' ? lastMsg.content.length : 0) + ':' + running;
@@ -211,6 +214,7 @@ export function AguiChat({ chatId, fresh, onTurnEnd }) {
               streaming={running && isLast && turn.role === 'assistant'}
               running={running}
               results={turn.role === 'assistant' ? results : null}
+              progress={turn.role === 'assistant' && isLast ? progress : null}
               interrupts={turn.role === 'assistant' && isLast ? byCall : null}
               answers={isLast ? answers : null}
               decisions={decisions}
@@ -247,7 +251,7 @@ function lastAssistantTurn(messages) {
 // place change. (The results and interrupts maps are new per render, so
 // a finished turn is compared by its messages' identities.)
 const AguiTurn = memo(
-  function AguiTurn({ turn, isLast, streaming, running, results, interrupts, answers, decisions, usage, failed, editing, canRegenerate, actions }) {
+  function AguiTurn({ turn, isLast, streaming, running, results, progress, interrupts, answers, decisions, usage, failed, editing, canRegenerate, actions }) {
     if (turn.role === 'user') {
       const text = userText(turn.messages[0].content);
       return (
@@ -288,6 +292,7 @@ const AguiTurn = memo(
             key={m.id}
             message={m}
             results={results}
+            progress={progress ?? EMPTY}
             interrupts={interrupts ?? EMPTY}
             answers={answers ?? {}}
             decisions={decisions}
@@ -366,7 +371,7 @@ function parseContent(raw) {
   }
 }
 
-function AguiMessage({ message: m, results, interrupts, answers, decisions, running, streaming, onAnswer }) {
+function AguiMessage({ message: m, results, progress, interrupts, answers, decisions, running, streaming, onAnswer }) {
   switch (m.role) {
     case 'user':
       return <UserText text={userText(m.content)} />;
@@ -381,6 +386,8 @@ function AguiMessage({ message: m, results, interrupts, answers, decisions, runn
           {(m.toolCalls ?? []).map((call) => {
             const result = results.get(call.id);
             const interrupt = interrupts.get(call.id);
+            // A streaming tool's progress (an activity) shows until its result.
+            const working = !result && running ? progress.get(call.id) : undefined;
             let state = 'input-available';
             // A denied call's result is the server's note that it did not run.
             if (result) state = result.error ? 'output-error' : decisions[call.id]?.approved === false ? 'output-denied' : 'output-available';
@@ -393,7 +400,8 @@ function AguiMessage({ message: m, results, interrupts, answers, decisions, runn
                 name={call.function.name}
                 state={state}
                 input={parseArgs(call.function.arguments)}
-                output={result && !result.error ? parseContent(result.content) : undefined}
+                output={result && !result.error ? parseContent(result.content) : working}
+                preliminary={working !== undefined}
                 errorText={result?.error}
                 approval={interrupt ? answers[interrupt.id] : decisions[call.id]}
                 busy={running}

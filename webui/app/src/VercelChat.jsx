@@ -270,6 +270,7 @@ function Part({ part, role, busy, streaming, current, onAnswer }) {
         state={stale ? 'approval-expired' : part.state}
         input={part.input}
         output={part.output}
+        preliminary={part.state === 'output-available' && part.preliminary}
         errorText={part.errorText}
         approval={part.approval}
         busy={busy}

@@ -30,14 +30,16 @@ export function Json({ value }) {
   return <pre className="json">{text}</pre>;
 }
 
-// ToolCard shows one tool call: its name, state, input and output, and,
+// ToolCard shows one tool call: its name, state, input and output (or,
+// while a streaming tool runs, its latest progress: preliminary), and,
 // while it waits for approval, Approve and Deny with an optional reason
 // (the model reads it with the denial).
-export function ToolCard({ id, name, state, input, output, errorText, approval, onApprove, onDeny, busy }) {
+export function ToolCard({ id, name, state, input, output, preliminary, errorText, approval, onApprove, onDeny, busy }) {
   const waiting = state === 'approval-requested';
   const [reason, setReason] = useState('');
   let label = STATE_LABELS[state] ?? state;
   if (state === 'approval-responded' && approval) label = approval.approved ? 'approved' : 'denied';
+  if (preliminary) label = 'working';
   return (
     <section
       className={`tool tool-${state}`}
@@ -45,6 +47,7 @@ export function ToolCard({ id, name, state, input, output, errorText, approval, 
       data-tool-name={name}
       data-tool-call-id={id}
       data-state={state}
+      data-preliminary={preliminary ? 'true' : undefined}
       aria-label={`Tool call ${name}`}
     >
       <header className="tool-head">
@@ -60,7 +63,7 @@ export function ToolCard({ id, name, state, input, output, errorText, approval, 
       )}
       {output !== undefined && (
         <div className="tool-io" data-testid="tool-output">
-          <span className="tool-io-label">Output</span>
+          <span className="tool-io-label">{preliminary ? 'Progress' : 'Output'}</span>
           <Json value={output} />
         </div>
       )}
