@@ -93,6 +93,15 @@ bench-runs:
 	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'IdleStreamsWithRunLog' -test.benchtime 1x | grep '^Benchmark'; \
 	  done
 
+# Telemetry's cost (issue 16): S1 with telemetry off and on (spans to an
+# exporter that drops them), five interleaved rounds; docs/benchmarks.md.
+bench-telemetry:
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  $(GO) test -c -o "$$tmp/telemetry.test" ./telemetry && \
+	  for round in 1 2 3 4 5; do \
+	    "$$tmp/telemetry.test" -test.run '^$$' -test.bench 'Tracing' -test.benchtime 400x | grep '^Benchmark'; \
+	  done
+
 # The chat page: sources in webui/app (React, useChat and HttpAgent, built
 # by Vite), output in webui/dist, which package webui embeds.
 # `make web` rebuilds it; `make web-check` fails when the committed build
@@ -100,7 +109,7 @@ bench-runs:
 WEB_DIR = webui/app
 WEB_OUT = webui/dist
 
-.PHONY: web web-check e2e bench-runs
+.PHONY: web web-check e2e bench-runs bench-telemetry
 
 web: $(WEB_DIR)/node_modules/.package-lock.json
 	cd $(WEB_DIR) && npx --no-install vite build --logLevel warn

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/internal/server"
+	"github.com/agentui/agentui/telemetry"
 	"github.com/agentui/agentui/uiadapter"
 	"github.com/agentui/agentui/webui"
 	goredis "github.com/redis/go-redis/v9"
@@ -146,6 +147,22 @@ func run(args []string) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	goredis.SetLogger(server.RedisLog{Logger: logger})
 
+	// Telemetry is off unless OTEL_EXPORTER_OTLP_* says where to send it.
+	otelProviders, err := telemetry.FromEnv(context.Background())
+	if err != nil {
+		return err
+	}
+	if otelProviders != nil {
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := otelProviders.Shutdown(ctx); err != nil {
+				logger.Warn("telemetry: the last spans and metrics could not be sent", "error", err)
+			}
+		}()
+		logger.Info("telemetry on: " + otelProviders.Desc)
+	}
+
 	var limits uiadapter.Limits
 	for _, r := range []struct {
 		flag, value string
@@ -163,7 +180,7 @@ func run(args []string) error {
 		Page: webui.Handler(), Model: o.model, History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix,
 		Secret: o.secret, DemoDelay: o.demoDelay, Logger: logger,
 		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL,
-		CORSOrigins: splitList(o.corsOrigins), Limits: limits,
+		CORSOrigins: splitList(o.corsOrigins), Limits: limits, Telemetry: otelProviders != nil,
 	})
 	if err != nil {
 		return err

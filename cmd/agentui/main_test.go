@@ -157,6 +157,7 @@ func TestStartupFailures(t *testing.T) {
 		// (the unknown model) is the one reported.
 		{"bad env, flag wins", []string{"AGENTUI_DEMO_DELAY=soon"}, []string{"-demo-delay", "0s", "-model", "gpt-5"}, 1, `agentui: unknown -model "gpt-5"`},
 		{"extra argument", nil, []string{"serve"}, 1, `agentui: unexpected argument "serve"`},
+		{"bad OTLP protocol", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + closed, "OTEL_EXPORTER_OTLP_PROTOCOL=http/json"}, nil, 1, `agentui: OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" is not a protocol`},
 		{"bad rate", nil, []string{"-rate-limit", "20 per minute"}, 1, `agentui: -rate-limit: rate "20 per minute": want N/unit`},
 		{"bad token unit", []string{"AGENTUI_TOKEN_LIMIT=5/fortnight"}, nil, 1, `agentui: -token-limit: rate "5/fortnight": the unit is`},
 		{"unknown flag", nil, []string{"-bogus"}, 2, "flag provided but not defined: -bogus"},

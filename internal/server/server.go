@@ -22,6 +22,7 @@ import (
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/runlog"
+	"github.com/agentui/agentui/telemetry"
 	"github.com/agentui/agentui/uiadapter"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -61,6 +62,9 @@ type Config struct {
 	// Page is the chat page (webui.Handler), served at GET /. Nil serves
 	// none.
 	Page http.Handler
+	// Telemetry traces and measures the server (package telemetry) with
+	// otel's global providers: telemetry.FromEnv sets them up.
+	Telemetry bool
 	// Limits bound runs and tokens per scope (uiadapter.WithLimiter),
 	// counted in Redis when the history is there, else in memory; zero
 	// Rates: no limit.
@@ -108,7 +112,16 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	loop, err := agent.New(model, agent.WithTools(demo.Tools()...))
+	loopOpts := []agent.Option{agent.WithTools(demo.Tools()...)}
+	if cfg.Telemetry {
+		name, provider := modelIdentity(cfg.Model)
+		ic, err := telemetry.Interceptor(telemetry.WithAgentName("agentui"), telemetry.WithModel(name, provider))
+		if err != nil {
+			return nil, err
+		}
+		loopOpts = append(loopOpts, agent.WithInterceptors(ic))
+	}
+	loop, err := agent.New(model, loopOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +193,9 @@ func New(cfg Config) (*Server, error) {
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
 	s.handler = scope.middleware(mux)
+	if cfg.Telemetry {
+		s.handler = telemetry.Handler(s.handler)
+	}
 	if len(cfg.CORSOrigins) > 0 {
 		if s.handler, err = uiadapter.CORS(s.handler, cfg.CORSOrigins...); err != nil {
 			return nil, fmt.Errorf("-cors-origins: %w", err)
@@ -354,6 +370,15 @@ func newModel(cfg Config) (agent.Model, error) {
 		return nil, errors.New("no -model")
 	}
 	return nil, fmt.Errorf("unknown -model %q (want demo or openai:<model>)", cfg.Model)
+}
+
+// modelIdentity is the model -model asks for and its provider, as
+// telemetry names them.
+func modelIdentity(model string) (name, provider string) {
+	if m, ok := strings.CutPrefix(model, "openai:"); ok {
+		return m, "openai"
+	}
+	return demo.ModelName, demo.Provider
 }
 
 // readyz answers whether the server can take turns: 200 when its store
