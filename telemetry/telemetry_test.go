@@ -117,7 +117,7 @@ func TestSpansAndMetrics(t *testing.T) {
 		"gen_ai.provider.name": "agentui", "gen_ai.response.model": "agentui-demo", "agentui.run.outcome": "finished",
 		"agentui.protocol": "vercel-ai",
 	} {
-		if got := attr(r, key).Emit(); got != want {
+		if got := attr(r, key).String(); got != want {
 			t.Errorf("invoke_agent %s = %q, want %q", key, got, want)
 		}
 	}
