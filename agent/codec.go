@@ -22,6 +22,7 @@ const (
 	TypePartEnded         = "part_ended"
 	TypeToolResult        = "tool_result"
 	TypeToolProgress      = "tool_progress"
+	TypeSource            = "source"
 	TypeApprovalRequested = "approval_requested"
 	TypeClientToolCall    = "client_tool_call"
 	TypeStateSnapshot     = "state_snapshot"
@@ -64,6 +65,8 @@ func EventType(ev Event) string {
 		return TypeToolResult
 	case *ToolProgress:
 		return TypeToolProgress
+	case *Source:
+		return TypeSource
 	case *ApprovalRequested:
 		return TypeApprovalRequested
 	case *ClientToolCall:
@@ -159,6 +162,8 @@ func UnmarshalEvent(typ string, data []byte) (Event, error) {
 		ev = &Data{}
 	case TypeToolProgress:
 		ev = &ToolProgress{}
+	case TypeSource:
+		ev = &Source{}
 	case TypeRunFinished:
 		ev = &RunFinished{}
 	default:

@@ -3,11 +3,13 @@ package agent
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/agentui/agentui/internal/ids"
 )
 
 // ToolEmitter lets a running server tool stream to the user: preliminary
-// output ([ToolProgress]: "searching…", partial results), UI data parts
-// and shared state. What the tool's Execute returns stays its result: the
+// output ([ToolProgress]: "searching…", partial results), sources, UI data
+// parts and shared state. What the tool's Execute returns stays its result: the
 // model sees that alone, and that alone is stored with the call (data
 // parts are stored with the step, as a model's are).
 //
@@ -66,6 +68,14 @@ func (e *ToolEmitter) State(snapshot any) error {
 		return err
 	}
 	return e.send(&StateSnapshot{State: b})
+}
+
+// Source cites a source by URL (see [Source]).
+func (e *ToolEmitter) Source(url, title string) error {
+	if e == nil {
+		return nil
+	}
+	return e.send(&Source{ID: ids.New(), URL: url, Title: title})
 }
 
 // StateDelta changes the shared state by an RFC 6902 patch (see

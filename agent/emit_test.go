@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +21,9 @@ var research = FuncTool("research", "Researches a topic.", func(ctx context.Cont
 		if err := e.Progress(map[string]any{"step": i}); err != nil {
 			return nil, err
 		}
+	}
+	if err := e.Source("https://example.com/"+in.Topic, in.Topic); err != nil {
+		return nil, err
 	}
 	if err := e.Data("source", in.Topic, map[string]string{"url": "https://example.com/" + in.Topic}, false); err != nil {
 		return nil, err
@@ -72,6 +76,19 @@ func TestToolEmitterStreamsProgress(t *testing.T) {
 	msgs := record(events).Messages()
 	if got := len(msgs[0].Data()); got != 2 {
 		t.Fatalf("recorded %d data parts, want 2", got)
+	}
+	var sources []string
+	for _, p := range msgs[0].Content {
+		if r, ok := p.(cmf.ResourceRef); ok && r.ResourceType == cmf.ResourceURI && r.ResourceRequestID != "" {
+			sources = append(sources, r.URI+" "+r.Name)
+		}
+	}
+	slices.Sort(sources) // the two calls run at once
+	if len(sources) != 2 || sources[0] != "https://example.com/bats bats" || sources[1] != "https://example.com/owls owls" {
+		t.Fatalf("recorded sources %q", sources)
+	}
+	if err := msgs[0].Validate(); err != nil {
+		t.Fatal(err)
 	}
 	b, _ := json.Marshal(msgs)
 	if strings.Contains(string(b), `"step"`) {

@@ -126,6 +126,15 @@ type ToolProgress struct {
 	Output     json.RawMessage
 }
 
+// Source is a source the reply cites, by URL ([ToolEmitter.Source]). It
+// is stored with its step (a CMF resource reference) and shown with the
+// reply.
+type Source struct {
+	ID    string
+	URL   string
+	Title string `json:",omitempty"`
+}
+
 // ErrorText returns the error text of an error result (Output unquoted).
 func (r *ToolResult) ErrorText() string {
 	var s string
@@ -245,6 +254,7 @@ func (*PartDelta) isEvent()         {}
 func (*PartEnded) isEvent()         {}
 func (*ToolResult) isEvent()        {}
 func (*ToolProgress) isEvent()      {}
+func (*Source) isEvent()            {}
 func (*ApprovalRequested) isEvent() {}
 func (*ClientToolCall) isEvent()    {}
 func (*StateSnapshot) isEvent()     {}

@@ -49,6 +49,9 @@ func (r *Recorder) Add(ev Event) {
 		}
 	case *ToolResult:
 		r.addResult(e)
+	case *Source:
+		m := r.current()
+		m.Content = append(m.Content, cmf.ResourceRef{ResourceRequestID: e.ID, URI: e.URL, Name: e.Title, ResourceType: cmf.ResourceURI})
 	case *Data:
 		if e.Transient {
 			return

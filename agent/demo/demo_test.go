@@ -171,10 +171,17 @@ func TestResearch(t *testing.T) {
 	s := newSession(t)
 	s.say("research owls")
 	var progress []string
+	var source *agent.Source
 	for _, ev := range s.events {
-		if p, ok := ev.(*agent.ToolProgress); ok {
-			progress = append(progress, string(p.Output))
+		switch e := ev.(type) {
+		case *agent.ToolProgress:
+			progress = append(progress, string(e.Output))
+		case *agent.Source:
+			source = e
 		}
+	}
+	if source == nil || source.URL != "https://example.com/research/owls" || source.Title != "owls: an overview" {
+		t.Fatalf("source %+v", source)
 	}
 	want := []string{`{"step":1,"of":3,"status":"Searching for owls"}`, `{"step":2,"of":3,"status":"Reading 3 sources"}`, `{"step":3,"of":3,"status":"Summarizing"}`}
 	if strings.Join(progress, "|") != strings.Join(want, "|") {

@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"time"
 
 	"github.com/agentui/agentui/agent"
@@ -58,7 +59,7 @@ var builtin = map[string]bool{"get_weather": true, "delete_file": true, "get_loc
 //     deletes nothing and returns {"deleted": path};
 //   - get_location, a client tool: the frontend supplies its output;
 //   - research, a server tool that streams three progress updates
-//     (agent.Emitter) before its result.
+//     (agent.Emitter) and cites a source before its result.
 func Tools() []agent.Tool {
 	research := agent.FuncTool("research", "Research a topic; reports its progress while it works.",
 		func(ctx context.Context, in ResearchInput) (Research, error) {
@@ -71,6 +72,9 @@ func Tools() []agent.Tool {
 				case <-ctx.Done():
 					return Research{}, ctx.Err()
 				}
+			}
+			if err := agent.Emitter(ctx).Source("https://example.com/research/"+url.PathEscape(in.Topic), in.Topic+": an overview"); err != nil {
+				return Research{}, err
 			}
 			return Research{Topic: in.Topic, Summary: "3 sources agree that " + in.Topic + " is worth a closer look.", Sources: 3}, nil
 		})

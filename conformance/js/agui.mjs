@@ -203,6 +203,8 @@ const flows = {
       assert.equal(e.content.toolCallId, call.id);
       assert.equal(e.content.toolName, 'research');
     }
+    const source = events.find((e) => e.type === 'CUSTOM' && e.name === 'agentui.source');
+    assert.equal(source?.value.url, 'https://example.com/research/owls', 'the tool cited its source');
     const result = events.findIndex((e) => e.type === 'TOOL_CALL_RESULT');
     assert.ok(result > events.indexOf(progress.at(-1)), 'the result comes after the progress');
     const activity = agent.messages.filter((m) => m.role === 'activity');

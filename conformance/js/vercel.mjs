@@ -213,11 +213,15 @@ const flows = {
     assert.ok(!tool.preliminary, 'the final output is not preliminary');
     assert.deepEqual(tool.output, { topic: 'owls', summary: '3 sources agree that owls is worth a closer look.', sources: 3 });
     assert.equal(texts(assistant(chat)), 'Research on owls: 3 sources agree that owls is worth a closer look.');
+    const source = assistant(chat).parts.find((p) => p.type === 'source-url');
+    assert.equal(source?.url, 'https://example.com/research/owls', 'the tool cited its source');
+    assert.equal(source.title, 'owls: an overview');
     if (history) {
       const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
       const storedTool = toolPart(stored.at(-1), 'research');
       assert.deepEqual(storedTool.output, tool.output, 'the stored call has the final result');
       assert.ok(!JSON.stringify(stored).includes('Reading 3 sources'), 'no progress is stored');
+      assert.equal(stored.at(-1).parts.find((p) => p.type === 'source-url')?.url, source.url, 'the source is stored');
     }
     return chat;
   },

@@ -46,6 +46,7 @@ func EventsWith(s string, raw json.RawMessage) []agent.Event {
 		&agent.PartDelta{Kind: agent.PartToolCall, ID: s + "c", Delta: string(raw)},
 		&agent.PartEnded{Kind: agent.PartToolCall, ID: s + "c", Part: cmf.ToolCall{ToolCallID: s + "c", Name: s, Arguments: raw}},
 		&agent.ToolProgress{ToolCallID: s + "c", ToolName: s, Output: raw},
+		&agent.Source{ID: s, URL: s, Title: s},
 		&agent.ToolResult{ToolCallID: s + "c", ToolName: s, Output: raw, MessageID: s},
 		&agent.PartStarted{Kind: agent.PartToolCall, ID: s + "e", ToolName: s, MessageID: s},
 		&agent.PartEnded{Kind: agent.PartToolCall, ID: s + "e", Part: cmf.ToolCall{ToolCallID: s + "e", Name: s, Arguments: raw}, InputError: s},

@@ -110,6 +110,16 @@ func (e *encoder) Encode(ev agent.Event) error {
 		b = jsonw.StringField(b, "toolName", ev.ToolName)
 		b = jsonw.RawField(b, "output", ev.Output)
 		e.end(append(b, '}'))
+	case *agent.Source:
+		// AG-UI has no sources: a CUSTOM event of agentui's.
+		e.start()
+		b := jsonw.StringField(e.begin("CUSTOM"), "name", SourceEvent)
+		b = jsonw.StringField(append(b, `,"value":{`...), "sourceId", ev.ID)
+		b = jsonw.StringField(b, "url", ev.URL)
+		if ev.Title != "" {
+			b = jsonw.StringField(b, "title", ev.Title)
+		}
+		e.end(append(b, '}'))
 	case *agent.ApprovalRequested:
 		e.interrupts = append(e.interrupts, ev)
 	case *agent.ClientToolCall:
@@ -320,6 +330,10 @@ const (
 	ProgressActivity = "tool-progress"
 	ProgressSuffix   = ":progress"
 )
+
+// SourceEvent names the CUSTOM event that carries a source the reply
+// cites (agent.Source): {sourceId, url, title?}.
+const SourceEvent = "agentui.source"
 
 // MetadataEvent names the CUSTOM event that carries the application's
 // metadata for a reply (uiadapter.WithMetadata), just before the run's

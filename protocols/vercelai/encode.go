@@ -81,6 +81,14 @@ func (e *encoder) Encode(ev agent.Event) error {
 		b = jsonw.String(b, ev.ToolCallID)
 		b = jsonw.RawField(b, "output", ev.Output)
 		e.w.End(append(b, `,"preliminary":true}`...))
+	case *agent.Source:
+		e.start("")
+		b := jsonw.StringField(append(e.w.Start(), `{"type":"source-url"`...), "sourceId", ev.ID)
+		b = jsonw.StringField(b, "url", ev.URL)
+		if ev.Title != "" {
+			b = jsonw.StringField(b, "title", ev.Title)
+		}
+		e.w.End(append(b, '}'))
 	case *agent.ApprovalRequested:
 		if _, ok := e.tools[ev.ToolCallID]; !ok {
 			return nil
