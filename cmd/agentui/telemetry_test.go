@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -12,6 +14,7 @@ import (
 
 	collmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentui/agentui/internal/testutil"
@@ -72,6 +75,70 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := proto.Marshal(reply)
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(b)
+}
+
+// grpcReceiver is an OTLP/gRPC trace receiver keeping the span names.
+type grpcReceiver struct {
+	colltrace.UnimplementedTraceServiceServer
+	rc *receiver
+}
+
+func (g *grpcReceiver) Export(_ context.Context, req *colltrace.ExportTraceServiceRequest) (*colltrace.ExportTraceServiceResponse, error) {
+	g.rc.mu.Lock()
+	defer g.rc.mu.Unlock()
+	for _, rs := range req.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			for _, s := range ss.Spans {
+				g.rc.spans = append(g.rc.spans, s.Name)
+			}
+		}
+	}
+	return &colltrace.ExportTraceServiceResponse{}, nil
+}
+
+// metricsReceiver is the metrics half (its Export has another signature).
+type metricsReceiver struct {
+	collmetrics.UnimplementedMetricsServiceServer
+	rc *receiver
+}
+
+func (m *metricsReceiver) Export(_ context.Context, req *collmetrics.ExportMetricsServiceRequest) (*collmetrics.ExportMetricsServiceResponse, error) {
+	m.rc.mu.Lock()
+	defer m.rc.mu.Unlock()
+	for _, rm := range req.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			for _, x := range sm.Metrics {
+				m.rc.metrics = append(m.rc.metrics, x.Name)
+			}
+		}
+	}
+	return &collmetrics.ExportMetricsServiceResponse{}, nil
+}
+
+// With OTEL_EXPORTER_OTLP_PROTOCOL=grpc the binary exports over OTLP/gRPC.
+func TestExportsOTLPOverGRPC(t *testing.T) {
+	rc := &receiver{}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	colltrace.RegisterTraceServiceServer(gs, &grpcReceiver{rc: rc})
+	collmetrics.RegisterMetricsServiceServer(gs, &metricsReceiver{rc: rc})
+	go func() { _ = gs.Serve(ln) }()
+	t.Cleanup(gs.Stop)
+	p := testutil.RunProgram(t, ".", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + ln.Addr().String(), "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_EXPORTER_OTLP_INSECURE=true"},
+		"-addr", "127.0.0.1:0", "-demo-delay", "0s")
+	testutil.PostStream(t, p.URL+"/api/chat", testutil.UserMessage("c1", "u1", "hello"))
+	p.Signal(t, syscall.SIGTERM)
+	if err := p.Exited(t, 20*time.Second); err != nil {
+		t.Fatalf("exit: %v\n%s", err, p.Stderr)
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if !slices.Contains(rc.spans, "invoke_agent agentui") || !slices.Contains(rc.metrics, "agentui.runs") {
+		t.Fatalf("over gRPC: spans %q, metrics %q", rc.spans, rc.metrics)
+	}
 }
 
 // With OTEL_EXPORTER_OTLP_ENDPOINT set, the real binary exports its
