@@ -1,15 +1,10 @@
 package telemetry_test
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -55,34 +50,7 @@ func BenchmarkTracing(b *testing.B) {
 			}
 			srv := httptest.NewServer(h)
 			b.Cleanup(srv.Close)
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
-			var frames, next atomic.Int64
-			b.SetParallelism(4) // 8 clients on 2 cores
-			b.ResetTimer()
-			start := time.Now()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					body := testutil.UserMessage(fmt.Sprint("c", next.Add(1)), "u1", "count to 1000")
-					resp, err := client.Post(srv.URL, "application/json", strings.NewReader(body))
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					n := int64(0)
-					sc := bufio.NewScanner(resp.Body)
-					for sc.Scan() {
-						if strings.HasPrefix(sc.Text(), "data: ") {
-							n++
-						}
-					}
-					resp.Body.Close()
-					if n != 1007 {
-						b.Errorf("%d frames, want 1007", n)
-					}
-					frames.Add(n)
-				}
-			})
-			b.ReportMetric(float64(frames.Load())/time.Since(start).Seconds(), "events/s")
+			testutil.StreamS1(b, srv.URL)
 		})
 	}
 }

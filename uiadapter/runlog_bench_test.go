@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,35 +81,7 @@ func BenchmarkRunLogStream(b *testing.B) {
 			}
 			srv := httptest.NewServer(runLogHandler(b, history.NewMemory(), l))
 			b.Cleanup(srv.Close)
-			tr := &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}
-			client := &http.Client{Transport: tr}
-			var frames, next atomic.Int64
-			b.SetParallelism(4) // 8 clients on 2 cores
-			b.ResetTimer()
-			start := time.Now()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					chat := fmt.Sprint("c", next.Add(1))
-					resp, err := client.Post(srv.URL, "application/json", strings.NewReader(userBody(chat, "count to 1000")))
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					n := int64(0)
-					sc := bufio.NewScanner(resp.Body)
-					for sc.Scan() {
-						if strings.HasPrefix(sc.Text(), "data: ") {
-							n++
-						}
-					}
-					resp.Body.Close()
-					if n != 1007 {
-						b.Errorf("%d frames, want 1007", n)
-					}
-					frames.Add(n)
-				}
-			})
-			b.ReportMetric(float64(frames.Load())/time.Since(start).Seconds(), "events/s")
+			testutil.StreamS1(b, srv.URL)
 		})
 	}
 }

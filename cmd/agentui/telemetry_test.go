@@ -29,6 +29,34 @@ type receiver struct {
 	service string
 }
 
+// addSpans keeps the span names and the service of an export (rc.mu
+// held).
+func (rc *receiver) addSpans(req *colltrace.ExportTraceServiceRequest) {
+	for _, rs := range req.ResourceSpans {
+		for _, kv := range rs.GetResource().GetAttributes() {
+			if kv.Key == "service.name" {
+				rc.service = kv.GetValue().GetStringValue()
+			}
+		}
+		for _, ss := range rs.ScopeSpans {
+			for _, s := range ss.Spans {
+				rc.spans = append(rc.spans, s.Name)
+			}
+		}
+	}
+}
+
+// addMetrics keeps the metric names of an export (rc.mu held).
+func (rc *receiver) addMetrics(req *collmetrics.ExportMetricsServiceRequest) {
+	for _, rm := range req.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				rc.metrics = append(rc.metrics, m.Name)
+			}
+		}
+	}
+}
+
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rc.mu.Lock()
@@ -41,18 +69,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		for _, rs := range req.ResourceSpans {
-			for _, kv := range rs.GetResource().GetAttributes() {
-				if kv.Key == "service.name" {
-					rc.service = kv.GetValue().GetStringValue()
-				}
-			}
-			for _, ss := range rs.ScopeSpans {
-				for _, s := range ss.Spans {
-					rc.spans = append(rc.spans, s.Name)
-				}
-			}
-		}
+		rc.addSpans(&req)
 		reply = &colltrace.ExportTraceServiceResponse{}
 	case "/v1/metrics":
 		var req collmetrics.ExportMetricsServiceRequest
@@ -60,13 +77,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		for _, rm := range req.ResourceMetrics {
-			for _, sm := range rm.ScopeMetrics {
-				for _, m := range sm.Metrics {
-					rc.metrics = append(rc.metrics, m.Name)
-				}
-			}
-		}
+		rc.addMetrics(&req)
 		reply = &collmetrics.ExportMetricsServiceResponse{}
 	default:
 		http.NotFound(w, r)
@@ -86,13 +97,7 @@ type grpcReceiver struct {
 func (g *grpcReceiver) Export(_ context.Context, req *colltrace.ExportTraceServiceRequest) (*colltrace.ExportTraceServiceResponse, error) {
 	g.rc.mu.Lock()
 	defer g.rc.mu.Unlock()
-	for _, rs := range req.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			for _, s := range ss.Spans {
-				g.rc.spans = append(g.rc.spans, s.Name)
-			}
-		}
-	}
+	g.rc.addSpans(req)
 	return &colltrace.ExportTraceServiceResponse{}, nil
 }
 
@@ -105,13 +110,7 @@ type metricsReceiver struct {
 func (m *metricsReceiver) Export(_ context.Context, req *collmetrics.ExportMetricsServiceRequest) (*collmetrics.ExportMetricsServiceResponse, error) {
 	m.rc.mu.Lock()
 	defer m.rc.mu.Unlock()
-	for _, rm := range req.ResourceMetrics {
-		for _, sm := range rm.ScopeMetrics {
-			for _, x := range sm.Metrics {
-				m.rc.metrics = append(m.rc.metrics, x.Name)
-			}
-		}
-	}
+	m.rc.addMetrics(req)
 	return &collmetrics.ExportMetricsServiceResponse{}, nil
 }
 

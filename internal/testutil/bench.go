@@ -1,0 +1,45 @@
+package testutil
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// StreamS1 is the S1 scenario in-process: 8 clients (4 per core on 2
+// cores) post `count to 1000` to url, each on a chat of its own, read the
+// 1,007 frames of each reply, and b reports events/s: frames per second
+// over all clients.
+func StreamS1(b *testing.B, url string) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
+	var frames, next atomic.Int64
+	b.SetParallelism(4)
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := client.Post(url, "application/json", strings.NewReader(UserMessage(fmt.Sprint("c", next.Add(1)), "u1", "count to 1000")))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			n := int64(0)
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				if strings.HasPrefix(sc.Text(), "data: ") {
+					n++
+				}
+			}
+			resp.Body.Close()
+			if n != 1007 {
+				b.Errorf("%d frames, want 1007", n)
+			}
+			frames.Add(n)
+		}
+	})
+	b.ReportMetric(float64(frames.Load())/time.Since(start).Seconds(), "events/s")
+}
