@@ -32,13 +32,13 @@ func NewMemory() *Memory {
 }
 
 // Begin implements Log.
-func (m *Memory) Begin(_ context.Context, key history.Key, h Header) error {
+func (m *Memory) Begin(_ context.Context, key history.Key, h Header, first ...Entry) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if old := m.logs[key]; old != nil {
 		old.close()
 	}
-	m.logs[key] = &memLog{header: h, wake: make(chan struct{})}
+	m.logs[key] = &memLog{header: h, wake: make(chan struct{}), entries: append([]Entry(nil), first...)}
 	return nil
 }
 

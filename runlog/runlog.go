@@ -118,8 +118,10 @@ var ErrNoRun = errors.New("runlog: no run")
 
 // Log keeps run logs. Implementations are safe for concurrent use.
 type Log interface {
-	// Begin starts key's log for a new run, replacing an earlier one.
-	Begin(ctx context.Context, key history.Key, h Header) error
+	// Begin starts key's log for a new run, replacing an earlier one,
+	// with its first entries when there are some: one step, so a log
+	// copied from another costs no round trip of its own to start.
+	Begin(ctx context.Context, key history.Key, h Header, first ...Entry) error
 	// Append adds entries to run's log, numbered on from its last. An
 	// append to a log that another run has replaced is dropped.
 	Append(ctx context.Context, key history.Key, run string, entries ...Entry) error

@@ -23,8 +23,10 @@ type mirror struct {
 	stop   context.CancelFunc // ends the wait for more entries
 	ctx    context.Context
 	done   chan struct{}
-	failed bool  // the log could not be written (read after done)
-	after  int64 // the last sequence copied (read after done)
+	failed bool           // the log could not be written (read after done)
+	after  int64          // the last sequence copied (read after done)
+	rest   []runlog.Entry // what the run logged after the last append: it goes with the end (read after done)
+	begun  bool           // the shared log has the run's header (read after done)
 }
 
 // A mirror append waits up to mirrorWait for a batch of mirrorBatch.
@@ -40,9 +42,10 @@ func newMirror(h *Handler, key history.Key, header runlog.Header) *mirror {
 	return m
 }
 
-// finish waits, for one store timeout at most, until the mirror has
-// copied everything the run logged, then ends the shared log with the
-// run's last entries (one round trip). A store that does not answer in
+// finish waits, for one store timeout at most, until the mirror's append
+// in flight is done, then ends the shared log with what the mirror had
+// not copied yet and the run's last entries (one round trip: the end of a
+// reply waits for this). A store that does not answer in
 // time delays the end of the stream by no more than that; remote readers
 // then find the run dead once its lock lapses.
 func (m *mirror) finish(last []runlog.Entry) {
@@ -58,7 +61,15 @@ func (m *mirror) finish(last []runlog.Entry) {
 	if m.failed {
 		return
 	}
-	if err := m.h.shared.End(ctx, m.key, m.header.Run, m.h.cfg.runRetention, last...); err != nil {
+	rest := m.rest
+	if !m.begun { // the run ended before the mirror's first copy
+		if err := m.h.shared.Begin(ctx, m.key, m.header, rest...); err != nil {
+			m.h.cfg.logger.Warn("could not start the shared run log: other replicas cannot resume this run", "chat", m.key.Chat, "error", err)
+			return
+		}
+		rest = nil
+	}
+	if err := m.h.shared.End(ctx, m.key, m.header.Run, m.h.cfg.runRetention, append(rest, last...)...); err != nil {
 		m.h.cfg.logger.Warn("could not end the shared run log; remote readers find the run dead once its lock lapses", "chat", m.key.Chat, "error", err)
 	}
 }
@@ -66,51 +77,57 @@ func (m *mirror) finish(last []runlog.Entry) {
 func (m *mirror) loop() {
 	defer close(m.done)
 	log := m.h.cfg.logger.With("protocol", m.h.proto.Name(), "chat", m.key.Chat, "run", m.header.Run)
-	ctx, cancel := context.WithTimeout(context.Background(), m.h.cfg.storeTimeout)
-	err := m.h.shared.Begin(ctx, m.key, m.header)
-	cancel()
-	if err != nil {
-		m.failed = true
-		log.Warn("could not start the shared run log: other replicas cannot resume this run", "error", err)
-		return
-	}
-	wait, readCtx := time.Hour, m.ctx // until finish
 	for {
-		es, err := m.h.local.Read(readCtx, m.key, m.header.Run, m.after, wait)
+		es, err := m.h.local.Read(m.ctx, m.key, m.header.Run, m.after, time.Hour) // until finish
 		switch {
-		case err != nil && readCtx.Err() != nil:
-			// Finishing: copy what is left, then stop.
-			wait, readCtx = 0, context.Background()
-			continue
+		case err != nil && m.ctx.Err() != nil:
+			m.takeRest() // finishing: what is left goes with the end
+			return
 		case err != nil:
 			return // the local log is gone: the run ended
 		case len(es) == 0:
-			if wait == 0 {
-				return
-			}
 			continue
 		}
-		if len(es) < mirrorBatch && wait != 0 {
+		if len(es) < mirrorBatch {
 			// A burst is under way or a slow agent spoke: either way a
 			// moment's wait lets a burst share one append (remote readers
-			// trail by at most this much more).
-			time.Sleep(mirrorWait)
+			// trail by at most this much more). The run's end cuts it
+			// short: then the rest goes with the end.
+			select {
+			case <-time.After(mirrorWait):
+			case <-m.ctx.Done():
+				m.takeRest()
+				return
+			}
 			if more, err := m.h.local.Read(context.Background(), m.key, m.header.Run, m.after, 0); err == nil && len(more) > len(es) {
 				es = more
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), m.h.cfg.storeTimeout)
-		err = m.h.shared.Append(ctx, m.key, m.header.Run, es...)
+		if m.begun {
+			err = m.h.shared.Append(ctx, m.key, m.header.Run, es...)
+		} else {
+			// The header goes with the first copy: one round trip.
+			err = m.h.shared.Begin(ctx, m.key, m.header, es...)
+		}
 		cancel()
 		if err != nil {
 			// A gap would make every remote reader wrong: stop copying;
 			// remote readers find the log stalled and the run, once it
 			// ends, its lock released.
 			m.failed = true
-			log.Warn("could not append to the shared run log: other replicas cannot follow this run", "error", err)
+			log.Warn("could not copy to the shared run log: other replicas cannot follow this run", "error", err)
 			return
 		}
+		m.begun = true
 		m.after = es[len(es)-1].Seq
+	}
+}
+
+// takeRest keeps what the run logged after the last append, for finish.
+func (m *mirror) takeRest() {
+	if es, err := m.h.local.Read(context.Background(), m.key, m.header.Run, m.after, 0); err == nil {
+		m.rest = es
 	}
 }
 

@@ -90,14 +90,30 @@ func (l *RunLog) streamKey(k history.Key, run string) string {
 	return l.headerKey(k) + ":" + keyEscaper.Replace(run)
 }
 
-// Begin implements runlog.Log.
-func (l *RunLog) Begin(ctx context.Context, key history.Key, h runlog.Header) error {
+// Begin implements runlog.Log: the header and the first entries in one
+// pipelined round trip.
+func (l *RunLog) Begin(ctx context.Context, key history.Key, h runlog.Header, first ...runlog.Entry) error {
 	b, err := json.Marshal(h)
 	if err != nil {
 		return err
 	}
-	if err := l.rdb.Set(ctx, l.headerKey(key), b, l.live).Err(); err != nil {
-		return storeError("run log: begin", err)
+	stream := l.streamKey(key, h.Run)
+	_, perr := l.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		p.Set(ctx, l.headerKey(key), b, l.live)
+		if len(first) == 0 {
+			return nil
+		}
+		if err = addEntries(ctx, p, stream, first); err != nil {
+			return err
+		}
+		p.PExpire(ctx, stream, l.live)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if perr != nil {
+		return storeError("run log: begin", perr)
 	}
 	return nil
 }

@@ -57,6 +57,22 @@ func deltas(t *testing.T, es []runlog.Entry) (seqs []int64, words []string) {
 // Run runs the suite against the log newLog returns.
 func Run(t *testing.T, newLog func(t *testing.T) runlog.Log) {
 	ctx := context.Background()
+	t.Run("begin with entries", func(t *testing.T) {
+		l, k := newLog(t), key()
+		if err := l.Begin(ctx, k, runlog.Header{Run: "r1"}, texts(1, "a", "b")...); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Append(ctx, k, "r1", texts(3, "c")...); err != nil {
+			t.Fatal(err)
+		}
+		es, err := l.Read(ctx, k, "r1", 0, time.Second)
+		if seqs, words := deltas(t, es); err != nil || len(seqs) != 3 || words[0] != "a" || words[2] != "c" {
+			t.Fatalf("Read = %v %v, %v", seqs, words, err)
+		}
+		if h, err := l.Current(ctx, k); err != nil || h.Run != "r1" {
+			t.Fatalf("Current = %+v, %v", h, err)
+		}
+	})
 	t.Run("replay and follow", func(t *testing.T) {
 		l, k := newLog(t), key()
 		if _, err := l.Current(ctx, k); !errors.Is(err, runlog.ErrNoRun) {
