@@ -72,6 +72,16 @@ type Input struct {
 	// MessageID is the id for the first assistant message the run
 	// produces; one is generated when empty.
 	MessageID string
+
+	// Extensions are the run's context: the request, the agent's session
+	// and the authenticated subject, as a handler fills them at
+	// ingestion. A guard's checks carry them, and a handler stores the
+	// run's messages with them. Nil for none.
+	Extensions *cmf.Extensions
+
+	// Guard decides what the run calls and puts out (see [Guard]); nil
+	// for none, which costs nothing.
+	Guard Guard
 }
 
 // ToolSpec describes a tool to the model.

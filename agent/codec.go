@@ -38,6 +38,7 @@ type partEndedJSON struct {
 	ID         string
 	Part       *cmf.Message `json:",omitempty"`
 	InputError string       `json:",omitempty"`
+	Labels     []string     `json:",omitempty"`
 }
 
 // MarshalEvent returns an event's type name and its JSON.
@@ -96,7 +97,7 @@ func AppendEvent(b []byte, ev Event) ([]byte, error) {
 		b = jsonw.StringField(b, "Delta", e.Delta)
 		return append(b, '}'), nil
 	case *PartEnded:
-		if t, ok := e.Part.(cmf.Text); ok && e.InputError == "" {
+		if t, ok := e.Part.(cmf.Text); ok && e.InputError == "" && len(e.Labels) == 0 {
 			// A reply's whole text, once per part: written by hand in
 			// the form CMF's codec writes, which would escape and
 			// compact the text once per level of nesting.
@@ -105,7 +106,7 @@ func AppendEvent(b []byte, ev Event) ([]byte, error) {
 			b = append(b, `,"Part":{"schema_version":"`+cmf.SchemaVersion+`","role":"assistant","content":[{"content_type":"text","text":`...)
 			return append(jsonw.String(b, t.Text), "}]}}"...), nil
 		}
-		w := partEndedJSON{Kind: e.Kind, ID: e.ID, InputError: e.InputError}
+		w := partEndedJSON{Kind: e.Kind, ID: e.ID, InputError: e.InputError, Labels: e.Labels}
 		if e.Part != nil {
 			w.Part = &cmf.Message{Role: cmf.RoleAssistant, Content: []cmf.Part{e.Part}}
 		}
@@ -140,7 +141,7 @@ func UnmarshalEvent(typ string, data []byte) (Event, error) {
 		if err := json.Unmarshal(data, &w); err != nil {
 			return nil, fmt.Errorf("agent: event %s: %w", typ, err)
 		}
-		e := &PartEnded{Kind: w.Kind, ID: w.ID, InputError: w.InputError}
+		e := &PartEnded{Kind: w.Kind, ID: w.ID, InputError: w.InputError, Labels: w.Labels}
 		if w.Part != nil {
 			if len(w.Part.Content) != 1 {
 				return nil, errors.New("agent: event part_ended: want one part")

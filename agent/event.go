@@ -95,6 +95,9 @@ type PartEnded struct {
 	ID         string
 	Part       cmf.Part
 	InputError string
+	// Labels are security labels a [Guard] put on the part: the message
+	// that holds it is stored with them.
+	Labels []string
 }
 
 // ToolResult is the result of a tool call: executed by the server, denied
@@ -115,6 +118,9 @@ type ToolResult struct {
 	EditedInput json.RawMessage `json:",omitempty"`
 	FromClient  bool
 	MessageID   string // the tool message that holds the result
+	// Labels are security labels for the tool message: the tool's data
+	// policy's and a [Guard]'s.
+	Labels []string `json:",omitempty"`
 }
 
 // ToolProgress is a running server tool's preliminary output ([ToolEmitter]):

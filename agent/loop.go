@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"time"
 
@@ -243,6 +244,9 @@ type call struct {
 	approval string          // the approval id, for calls resumed after an approval
 	approved bool            // the user approved this call
 	edited   bool            // ... with arguments of their own
+	approve  bool            // a guard requires the user's approval
+	answer   bool            // the result is the tool's or the client's answer: post-tool applies
+	labels   []string        // a guard's, for the result
 	rawArgs  strings.Builder // arguments as they stream
 }
 
@@ -294,6 +298,7 @@ func (r *run) resume() ([]PendingCall, bool) {
 					out = json.RawMessage("null")
 				}
 				c.result = &ToolResult{Output: out, FromClient: true, MessageID: res.MessageID}
+				c.answer = true
 			case resolved && res.Kind == ClientError:
 				c.result = &ToolResult{Output: jsonString(res.ErrorText), IsError: true, FromClient: true, MessageID: res.MessageID}
 			default:
@@ -310,6 +315,9 @@ func (r *run) resume() ([]PendingCall, bool) {
 				}
 				if err := t.validate(c.args); err != nil {
 					c.result = errorResult(err.Error())
+				} else if c.edited {
+					// The user's own arguments pass the policies too.
+					c.labels = r.preTool(c, msgs[last].ID())
 				}
 			case resolved && res.Kind == Deny:
 				text := "The user denied this tool call."
@@ -350,7 +358,7 @@ func (r *run) step(step int, messageID string) bool {
 	if !r.emit(&StepStarted{Step: step, MessageID: messageID}) {
 		return true
 	}
-	s := streamState{run: r, messageID: messageID}
+	s := streamState{run: r, messageID: messageID, hold: r.in.Guard != nil && r.in.Guard.Guards(PointOutput)}
 	start := time.Now()
 	var modelErr error
 	for chunk, err := range r.loop.stream(r.ctx, req) {
@@ -408,7 +416,7 @@ func (r *run) step(step int, messageID string) bool {
 				return true
 			}
 			pending = append(pending, PendingCall{Kind: PendingClient, ToolCallID: c.id, ToolName: c.name, Input: c.args})
-		case c.tool.needsApproval(c.args):
+		case c.approve || c.tool.needsApproval(c.args):
 			approvalID := ids.New()
 			if !r.emit(&ApprovalRequested{ToolCallID: c.id, ToolName: c.name, ApprovalID: approvalID, Input: c.args}) {
 				return true
@@ -461,6 +469,7 @@ func (r *run) runCalls(batch []*call) bool {
 			close(done[i])
 			continue
 		}
+		c.answer = true
 		go func() {
 			defer close(done[i])
 			c.result = r.runTool(c, sent)
@@ -487,6 +496,10 @@ func (r *run) runCalls(batch []*call) bool {
 		}
 		if res.MessageID == "" {
 			res.MessageID = ids.New()
+		}
+		res.Labels = addLabels(res.Labels, c.labels...)
+		if c.answer {
+			r.postTool(c, res)
 		}
 		if !r.emit(res) {
 			return r.abandon(done[i+1:])
@@ -704,6 +717,7 @@ type streamState struct {
 	model     string
 	provider  string
 	finished  bool // the model sent its ChunkFinish
+	hold      bool // a guard decides text parts: they stream in one piece when they end
 }
 
 func (s *streamState) handle(ch *Chunk) bool {
@@ -723,6 +737,9 @@ func (s *streamState) handle(ch *Chunk) bool {
 			return true
 		}
 		s.text.WriteString(ch.Delta)
+		if s.hold {
+			return true
+		}
 		return r.emit(&PartDelta{Kind: PartText, ID: s.textID, Delta: ch.Delta})
 	case ChunkThinking:
 		if !s.endText() {
@@ -790,7 +807,14 @@ func (s *streamState) endText() bool {
 	s.textID = ""
 	text := s.text.String()
 	s.text.Reset()
-	return s.run.emit(&PartEnded{Kind: PartText, ID: id, Part: cmf.Text{Text: text}})
+	var labels []string
+	if s.hold {
+		text, labels = s.run.output(text, s.messageID)
+		if text != "" && !s.run.emit(&PartDelta{Kind: PartText, ID: id, Delta: text}) {
+			return false
+		}
+	}
+	return s.run.emit(&PartEnded{Kind: PartText, ID: id, Part: cmf.Text{Text: text}, Labels: labels})
 }
 
 func (s *streamState) endThinking() bool {
@@ -843,6 +867,8 @@ func (s *streamState) endAll(complete bool) bool {
 			if !json.Valid(c.args) || !strings.HasPrefix(raw, "{") {
 				c.args = json.RawMessage("{}")
 			}
+		} else {
+			ev.Labels = s.run.preTool(c, s.messageID)
 		}
 		ev.Part = cmf.ToolCall{ToolCallID: c.id, Name: c.name, Arguments: c.args}
 		if !s.run.emit(ev) {
@@ -851,4 +877,110 @@ func (s *streamState) endAll(complete bool) bool {
 	}
 	s.byChunkID = nil
 	return true
+}
+
+// preTool asks the run's guard about call c before it is handed out. A
+// denial gives the call an error result (it never runs or asks for
+// approval), a redaction new arguments (validated again), and a guard
+// may require the user's approval. It returns the guard's labels.
+func (r *run) preTool(c *call, messageID string) []string {
+	g := r.in.Guard
+	if g == nil || !g.Guards(PointPreTool) {
+		return nil
+	}
+	ext := r.in.Extensions
+	if c.tool.Object != nil {
+		ext = withSecurity(ext, func(s *cmf.SecurityExtension) {
+			s.Objects = map[string]cmf.ObjectSecurityProfile{c.name: *c.tool.Object}
+		})
+	}
+	msg := checkMessage(cmf.RoleAssistant, messageID, cmf.ToolCall{ToolCallID: c.id, Name: c.name, Arguments: c.args}, ext)
+	v := guardCheck(r.ctx, g, &Check{Point: PointPreTool, Tool: c.name, Message: msg})
+	switch {
+	case v.Deny != "":
+		c.result = &ToolResult{Output: policyDenied("This tool call was", v.Deny), IsError: true}
+		return v.Labels
+	case v.Message != nil:
+		tc, ok := onlyPart[cmf.ToolCall](v.Message)
+		if !ok || tc.ToolCallID != c.id || tc.Name != c.name {
+			c.result = &ToolResult{Output: policyDenied("This tool call was", PolicyFailed), IsError: true}
+			return v.Labels
+		}
+		c.args = tc.Arguments
+		if err := c.tool.validate(c.args); err != nil {
+			c.result = errorResult("Invalid tool call after a policy changed it: " + err.Error())
+		}
+	}
+	c.approve = v.RequireApproval
+	return v.Labels
+}
+
+// postTool stamps the labels of the tool's data policy on a result, then
+// asks the run's guard about it: a denial withholds the output (the model
+// and the user see why), a redaction replaces it.
+func (r *run) postTool(c *call, res *ToolResult) {
+	if c.tool != nil && c.tool.Data != nil {
+		res.Labels = addLabels(res.Labels, c.tool.Data.ApplyLabels...)
+	}
+	g := r.in.Guard
+	if g == nil || !g.Guards(PointPostTool) {
+		return
+	}
+	ext := withSecurity(r.in.Extensions, func(s *cmf.SecurityExtension) {
+		s.Labels = addLabels(slices.Clip(s.Labels), res.Labels...)
+		if c.tool != nil && c.tool.Data != nil {
+			s.Data = map[string]cmf.DataPolicy{c.name: *c.tool.Data}
+		}
+	})
+	part := cmf.ToolResult{ToolCallID: c.id, ToolName: c.name, Content: res.Output, IsError: res.IsError}
+	v := guardCheck(r.ctx, g, &Check{Point: PointPostTool, Tool: c.name, Message: checkMessage(cmf.RoleTool, res.MessageID, part, ext)})
+	switch {
+	case v.Deny != "":
+		res.Output, res.IsError = jsonString("The result was withheld by policy: "+v.Deny), true
+	case v.Message != nil:
+		tr, ok := onlyPart[cmf.ToolResult](v.Message)
+		if !ok || tr.ToolCallID != c.id {
+			res.Output, res.IsError = jsonString("The result was withheld by policy: "+PolicyFailed), true
+			break
+		}
+		res.Output, res.IsError = tr.Content, tr.IsError
+		if len(res.Output) == 0 {
+			res.Output = json.RawMessage("null")
+		}
+	}
+	res.Labels = addLabels(res.Labels, v.Labels...)
+}
+
+// output asks the run's guard about a finished text part and returns the
+// text to stream and store, and the guard's labels.
+func (r *run) output(text, messageID string) (string, []string) {
+	msg := checkMessage(cmf.RoleAssistant, messageID, cmf.Text{Text: text}, r.in.Extensions)
+	v := guardCheck(r.ctx, r.in.Guard, &Check{Point: PointOutput, Message: msg})
+	switch {
+	case v.Deny != "":
+		text = "[Withheld by policy: " + v.Deny + "]"
+	case v.Message != nil:
+		t, ok := onlyPart[cmf.Text](v.Message)
+		if !ok {
+			t.Text = "[Withheld by policy: " + PolicyFailed + "]"
+		}
+		text = t.Text
+	}
+	return text, v.Labels
+}
+
+// withSecurity returns a copy of ext whose security extension f changed
+// (on a copy: ext is shared).
+func withSecurity(ext *cmf.Extensions, f func(*cmf.SecurityExtension)) *cmf.Extensions {
+	var e cmf.Extensions
+	if ext != nil {
+		e = *ext
+	}
+	var sec cmf.SecurityExtension
+	if e.Security != nil {
+		sec = *e.Security
+	}
+	f(&sec)
+	e.Security = &sec
+	return &e
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentui/agentui/cmf"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -31,6 +32,13 @@ type Tool struct {
 	// for the user's approval before Execute runs. Use [Always] for tools
 	// that always need it.
 	NeedsApproval func(args json.RawMessage) bool
+	// Object is the tool's access profile, and Data the policy for its
+	// output (labels its results get, the actions allowed on them): a
+	// [Guard] sees them in the extensions of the call and of its result,
+	// and Data's ApplyLabels are added to every result the tool returns.
+	// Nil for none.
+	Object *cmf.ObjectSecurityProfile
+	Data   *cmf.DataPolicy
 }
 
 // Always is a NeedsApproval predicate for tools that always need approval.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"slices"
 	"time"
 
 	"github.com/agentui/agentui/cmf"
@@ -22,10 +23,51 @@ type Recorder struct {
 	msgs    []cmf.Message
 	step    int       // index of the current step's assistant message, or -1
 	started time.Time // the run's start
+	context *cmf.Extensions
+	parent  string // the id of the message before the next one
 }
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder { return &Recorder{step: -1} }
+
+// Stamp gives every message recorded from now on the run's context (the
+// request, agent and subject of ext, shared: they are immutable) and its
+// provenance: its id, its source ("model", "tool" or "client") and the
+// id of the message before it, parent for the first.
+func (r *Recorder) Stamp(ext *cmf.Extensions, parent string) {
+	r.context, r.parent = ext, parent
+}
+
+// stamp sets m's context extensions, as Stamp asked.
+func (r *Recorder) stamp(m *cmf.Message, source string) {
+	if r.context == nil {
+		return
+	}
+	e := &cmf.Extensions{Request: r.context.Request, Agent: r.context.Agent,
+		Provenance: &cmf.ProvenanceExtension{Source: source, MessageID: m.ID(), ParentID: r.parent}}
+	if s := r.context.Security; s != nil && s.Subject != nil {
+		e.Security = &cmf.SecurityExtension{Subject: s.Subject}
+	}
+	m.Extensions = e
+	r.parent = m.ID()
+}
+
+// addLabels adds security labels to m (a copy of its security
+// extension: monotonic, never shared).
+func labelMessage(m *cmf.Message, labels []string) {
+	if len(labels) == 0 {
+		return
+	}
+	if m.Extensions == nil {
+		m.Extensions = &cmf.Extensions{}
+	}
+	var sec cmf.SecurityExtension
+	if m.Extensions.Security != nil {
+		sec = *m.Extensions.Security
+	}
+	sec.Labels = addLabels(slices.Clip(sec.Labels), labels...)
+	m.Extensions.Security = &sec
+}
 
 // Add folds one event in.
 func (r *Recorder) Add(ev Event) {
@@ -38,6 +80,7 @@ func (r *Recorder) Add(ev Event) {
 		if e.Part != nil {
 			m := r.current()
 			m.Content = append(m.Content, e.Part)
+			labelMessage(m, e.Labels)
 		}
 	case *ApprovalRequested:
 		if m := r.holder(e.ToolCallID); m != nil {
@@ -90,6 +133,7 @@ func (r *Recorder) startStep(id string) {
 	}
 	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleAssistant}
 	m.SetID(id)
+	r.stamp(&m, "model")
 	r.msgs = append(r.msgs, m)
 	r.step = len(r.msgs) - 1
 }
@@ -124,6 +168,12 @@ func (r *Recorder) addResult(e *ToolResult) {
 		cmf.ToolResult{ToolCallID: e.ToolCallID, ToolName: e.ToolName, Content: e.Output, IsError: e.IsError},
 	}}
 	m.SetID(id)
+	source := "tool"
+	if e.FromClient {
+		source = "client"
+	}
+	r.stamp(&m, source)
+	labelMessage(&m, e.Labels)
 	switch {
 	case e.Denied:
 		m.SetCallRecord(e.ToolCallID, cmf.CallRecord{Decision: &cmf.Decision{Approved: false, Reason: e.Reason}})
