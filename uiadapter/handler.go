@@ -61,6 +61,20 @@ func New(proto Protocol, a agent.Agent, opts ...Option) (*Handler, error) {
 	if err := cfg.check(proto, a); err != nil {
 		return nil, err
 	}
+	if subject := cfg.subject; subject != nil {
+		// The subject's id is the scope of the handlers that only need
+		// the scope (resume, stop, threads).
+		cfg.scope = func(r *http.Request) (string, error) {
+			s, err := subject(r)
+			if err == nil && (s == nil || s.ID == "") {
+				err = errNoSubject
+			}
+			if err != nil {
+				return "", err
+			}
+			return s.ID, nil
+		}
+	}
 	cfg.logger = slog.New(newOutageLog(cfg.logger.Handler(), time.Now))
 	if cfg.signer == nil {
 		cfg.signer, cfg.randomKey = NewSigner(RandomKey()), true
@@ -94,8 +108,10 @@ func (c *config) check(proto Protocol, a agent.Agent) error {
 		problem = "no protocol"
 	case a == nil:
 		problem = "no agent"
-	case c.store != nil && c.scope == nil:
-		problem = "WithStore needs WithScope (uiadapter.SingleScope for a single-user app)"
+	case c.store != nil && c.scope == nil && c.subject == nil:
+		problem = "WithStore needs WithScope or WithSubject (uiadapter.SingleScope for a single-user app)"
+	case c.scope != nil && c.subject != nil:
+		problem = "WithScope and WithSubject both set: the subject's id is the scope, use one"
 	case c.lockTTL <= 0 || c.storeTimeout <= 0 || c.approvalTTL <= 0 || c.runRetention <= 0:
 		problem = "WithLockTTL, WithStoreTimeout, WithApprovalTTL and WithRunRetention need a positive duration"
 	case c.runLog != nil && c.store == nil:
@@ -106,6 +122,9 @@ func (c *config) check(proto Protocol, a agent.Agent) error {
 		problem = "WithMaxBodyBytes and WithChatLimits need positive limits"
 	case c.logger == nil:
 		problem = "WithLogger(nil)"
+	}
+	if err := checkHeaders(c.headers); err != nil {
+		return err
 	}
 	if problem != "" {
 		return errors.New("uiadapter: " + problem)
@@ -144,14 +163,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req := &request{r: r, turn: turn, log: log}
 	stateless := h.cfg.store == nil
-	if h.cfg.scope != nil {
-		if req.scope, err = h.cfg.scope(r); errors.Is(err, ErrNoScope) {
-			stateless = true
-			log.Debug("no scope credential: served without history")
-		} else if err != nil {
-			writeError(w, log, scopeError(err))
-			return
-		}
+	if err := h.authenticate(req); errors.Is(err, ErrNoScope) {
+		stateless = true
+		log.Debug("no scope credential: served without history")
+	} else if err != nil {
+		writeError(w, log, scopeError(err))
+		return
 	}
 	if err := h.allow(w, req); err != nil {
 		writeError(w, log, err)
@@ -159,6 +176,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if stateless {
 		in, err := h.prepare(req)
+		if err == nil {
+			err = h.ingest(req, in)
+		}
 		if err != nil {
 			writeError(w, log, err)
 			return
@@ -175,6 +195,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		log.Debug("the client left before the conversation was loaded")
 		return
 	}
+	if err == nil && s.refusal == "" {
+		if err = h.ingest(req, s.input); err != nil {
+			s.release()
+		}
+	}
 	if err != nil {
 		writeError(w, log, err)
 		return
@@ -184,10 +209,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // request is one chat request being served.
 type request struct {
-	r     *http.Request
-	turn  *Turn
-	scope string // "" without a scope function
-	log   *slog.Logger
+	r       *http.Request
+	turn    *Turn
+	scope   string                // "" without a scope function
+	subject *cmf.SubjectExtension // nil without WithSubject
+	log     *slog.Logger
 }
 
 // signedCall is what the signature of an approval request in this
@@ -251,6 +277,7 @@ func (h *Handler) prepare(req *request) (*agent.Input, error) {
 	if err := h.verify(req, msgs); err != nil {
 		return nil, err
 	}
+	markApprovals(msgs, turn.Resolutions)
 	in := &agent.Input{
 		Messages:     msgs,
 		Instructions: h.cfg.instructions,
@@ -310,6 +337,32 @@ func (h *Handler) verify(req *request, msgs []cmf.Message) error {
 // approval is worth a look (a stale tab, a replay, an attack).
 func refused(log *slog.Logger, res Resolution, why string) {
 	log.Warn("refused an answer to a tool call", "call", res.ToolCallID, "answer", res.Kind.String(), "reason", why)
+}
+
+// markApprovals records, on the client's copy of each call an answer
+// this request brings was verified for, that the call waited for
+// approval: a client's copy may not say so (AG-UI's has no such field),
+// and the loop must resume the call as an approval even when its tool
+// asks for none (a guard required it).
+func markApprovals(msgs []cmf.Message, resolutions []Resolution) {
+	for _, res := range resolutions {
+		if !res.NeedsSignature() {
+			continue
+		}
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if _, ok := findCall(msgs[i:i+1], res.ToolCallID); !ok {
+				continue
+			}
+			if rec := msgs[i].CallRecord(res.ToolCallID); rec.ApprovalID == "" {
+				rec.ApprovalID = res.ApprovalID
+				if rec.ApprovalID == "" {
+					rec.ApprovalID = res.ToolCallID
+				}
+				msgs[i].SetCallRecord(res.ToolCallID, rec)
+			}
+			break
+		}
+	}
 }
 
 func findCall(msgs []cmf.Message, id string) (cmf.ToolCall, bool) {

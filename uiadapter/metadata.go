@@ -20,6 +20,10 @@ type ReplyMetadata struct {
 	Model        string      `json:"model,omitempty"`     // as the model reported it
 	FinishReason string      `json:"finishReason,omitempty"`
 	Usage        *TokenUsage `json:"usage,omitempty"`
+	// Labels are the security labels policies put on the reply's
+	// messages (its steps and tool results), or on a user's message:
+	// "this chat touched PII" shows on reload.
+	Labels []string `json:"labels,omitempty"`
 	// App is the application's own metadata ([WithMetadata]), written
 	// next to agentui's fields; a key agentui uses is left out.
 	App map[string]json.RawMessage `json:"-"`
@@ -50,6 +54,7 @@ func (u *TokenUsage) Add(t *cmf.TokenUsage) {
 // had any.
 func (md *ReplyMetadata) Add(m *cmf.Message) bool {
 	var c *cmf.CompletionExtension
+	labelled := md.AddLabels(m)
 	if m.Extensions != nil {
 		c = m.Extensions.Completion
 	}
@@ -58,7 +63,7 @@ func (md *ReplyMetadata) Add(m *cmf.Message) bool {
 		md.App = app
 	}
 	if c == nil {
-		return app != nil
+		return app != nil || labelled
 	}
 	if md.CreatedAt == 0 {
 		if t, err := time.Parse(time.RFC3339Nano, c.CreatedAt); err == nil {
@@ -78,6 +83,19 @@ func (md *ReplyMetadata) Add(m *cmf.Message) bool {
 	return true
 }
 
+// AddLabels folds in m's security labels and reports whether it had any.
+func (md *ReplyMetadata) AddLabels(m *cmf.Message) bool {
+	if m.Extensions == nil || m.Extensions.Security == nil || len(m.Extensions.Security.Labels) == 0 {
+		return false
+	}
+	for _, l := range m.Extensions.Security.Labels {
+		if !slices.Contains(md.Labels, l) {
+			md.Labels = append(md.Labels, l)
+		}
+	}
+	return true
+}
+
 // MarshalJSON writes agentui's fields, then the application's, sorted by
 // key.
 func (md ReplyMetadata) MarshalJSON() ([]byte, error) {
@@ -89,7 +107,7 @@ func (md ReplyMetadata) MarshalJSON() ([]byte, error) {
 	b = b[:len(b)-1] // reopen the object
 	for _, k := range slices.Sorted(maps.Keys(md.App)) {
 		switch k {
-		case "createdAt", "model", "finishReason", "usage":
+		case "createdAt", "model", "finishReason", "usage", "labels":
 			continue
 		}
 		if len(b) > 1 {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/runlog"
 )
@@ -37,6 +38,10 @@ type config struct {
 	runRetention    time.Duration
 	metadata        func(*http.Request, *agent.RunFinished) map[string]any
 	limiter         Limiter
+	guard           agent.Guard
+	subject         func(*http.Request) (*cmf.SubjectExtension, error)
+	environment     string
+	headers         []string // recorded on user messages; nil: DefaultRecordedHeaders
 }
 
 // DefaultApprovalTTL is how long an approval request stays answerable

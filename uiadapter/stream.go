@@ -213,6 +213,7 @@ func (rn *run) paced(seq int64, leave bool) {
 // whose scope has no tokens left is stopped (stop).
 func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, emit func(agent.Event), stop context.CancelCauseFunc) (res runResult) {
 	res.rec = agent.NewRecorder()
+	res.rec.Stamp(in.Extensions, lastID(in.History, in.Messages))
 	var bal agent.Balancer
 	sink := func(ev agent.Event) {
 		if e, ok := ev.(*agent.StepFinished); ok && h.cfg.limiter != nil {

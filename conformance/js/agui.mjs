@@ -306,6 +306,32 @@ const flows = {
     return interruptFlow({ approved: 'yes' }, 'Okay, I did not delete /tmp/x.txt.');
   },
 
+  // Against a server with the demo policies (conformance TestAGUIPolicy):
+  // the denied call is never an interrupt; its result says why.
+  async policyDenied() {
+    const agent = newAgent();
+    agent.messages = [user('delete /etc/passwd')];
+    await agent.runAgent();
+    const events = await eventsOf(0);
+    assert.notEqual(events.at(-1).outcome?.type, 'interrupt');
+    const result = events.find((e) => e.type === 'TOOL_CALL_RESULT');
+    assert.equal(result.content, 'This tool call was denied by policy: files may be deleted only under /tmp');
+    assert.match(lastAssistant(agent), /denied by policy/);
+  },
+  // A policy turns get_weather into a call that waits for approval.
+  async policyApproval() {
+    const agent = newAgent();
+    agent.messages = [user('weather in Area 51')];
+    await agent.runAgent();
+    const finished = (await eventsOf(0)).at(-1);
+    assert.equal(finished.outcome.type, 'interrupt');
+    const [interrupt] = finished.outcome.interrupts;
+    await agent.runAgent({ resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] });
+    const result = (await eventsOf(1)).find((e) => e.type === 'TOOL_CALL_RESULT');
+    assert.deepEqual(JSON.parse(result.content), { city: 'Area 51', forecast: 'sunny', temperature_c: 21 });
+    assert.equal(lastAssistant(agent), 'The weather in Area 51 is sunny, 21°C.');
+  },
+
   async state() {
     const agent = newAgent();
     agent.messages = [user('set color to blue')];

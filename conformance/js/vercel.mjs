@@ -316,6 +316,66 @@ const flows = {
     return chat;
   },
 
+  // The policy flows run against a server with the demo policies
+  // (conformance TestVercelPolicy, internal/testutil DemoPolicies).
+  // A call the policy denies never asks for approval: it ends in an
+  // error that says the policy refused it, and the reply says so.
+  async policyDenied() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'delete /etc/passwd' });
+    await settled(chat);
+    const m = assistant(chat);
+    const call = toolPart(m, 'delete_file');
+    assert.equal(call.state, 'output-error');
+    assert.equal(call.approval, undefined, 'no approval was asked');
+    assert.equal(call.errorText, 'This tool call was denied by policy: files may be deleted only under /tmp');
+    assert.match(texts(m), /failed: This tool call was denied by policy: files may be deleted only under \/tmp/);
+    assert.equal(chat.messages.length, 2);
+    return chat;
+  },
+
+  // A policy makes a tool that needs no approval wait for one.
+  async policyApproval() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'weather in Area 51' });
+    await settled(chat);
+    const asked = toolPart(assistant(chat), 'get_weather');
+    assert.equal(asked.state, 'approval-requested');
+    assert.ok(asked.approval.signature, 'the approval request is signed');
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
+    await until(() => chat.status === 'ready' && texts(assistant(chat)) !== '', 'the continuation');
+    await settled(chat);
+    const m = assistant(chat);
+    assert.equal(toolPart(m, 'get_weather').state, 'output-available');
+    assert.equal(texts(m), 'The weather in Area 51 is sunny, 21°C.');
+    if (history) {
+      // The result's label is stored with the reply and shows on reload.
+      const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+      assert.deepEqual(stored.at(-1).metadata.labels, ['external']);
+    }
+    return chat;
+  },
+
+  // The card number is redacted before the model sees it; a policy that
+  // fails refuses the message (403) with no detail.
+  async policyInput() {
+    const chat = newChat();
+    await chat.sendMessage({ text: 'my card is 4111 1111 1111 1111' });
+    await settled(chat);
+    assert.equal(texts(assistant(chat)), 'You said: my card is [card number]');
+    if (history) {
+      const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+      assert.deepEqual(stored[0].metadata, { labels: ['PII'] });
+      assert.equal(stored[0].parts[0].text, 'my card is [card number]');
+    }
+    await chat.sendMessage({ text: 'please break the policy' });
+    await until(() => chat.status === 'error', 'the refusal');
+    assert.match(chat.error.message, /a policy could not be evaluated/);
+    await Promise.all(checks);
+    chat.clearError();
+    return chat;
+  },
+
   async clientTool() {
     let chat;
     chat = newChat({

@@ -69,6 +69,9 @@ type Config struct {
 	// counted in Redis when the history is there, else in memory; zero
 	// Rates: no limit.
 	Limits uiadapter.Limits
+	// Guard decides each turn's input, tool calls, results and output
+	// (uiadapter.WithGuard; a policy.Engine). Nil: none.
+	Guard agent.Guard
 }
 
 // The binary's timeouts (see Config).
@@ -158,6 +161,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		opts = append(opts, uiadapter.WithLimiter(l))
+	}
+	if cfg.Guard != nil {
+		opts = append(opts, uiadapter.WithGuard(cfg.Guard))
 	}
 	var vercelOpts []vercelai.Option
 	if cfg.AISDK7 {

@@ -25,7 +25,12 @@ func dump(msgs []cmf.Message, metadata bool) []Message {
 		case cmf.RoleSystem, cmf.RoleDeveloper:
 			out = append(out, Message{ID: m.ID(), Role: string(m.Role), Content: jsonText(m.Text())})
 		case cmf.RoleUser:
-			out = append(out, Message{ID: m.ID(), Role: "user", Content: userContent(m)})
+			u := Message{ID: m.ID(), Role: "user", Content: userContent(m)}
+			var md uiadapter.ReplyMetadata
+			if metadata && md.AddLabels(m) {
+				u.Metadata, _ = json.Marshal(md)
+			}
+			out = append(out, u)
 		case cmf.RoleAssistant:
 			a := Message{ID: m.ID(), Role: "assistant"}
 			if text := m.Text(); text != "" {
@@ -57,6 +62,10 @@ func dump(msgs []cmf.Message, metadata bool) []Message {
 				// the live stream showed.
 				if r.IsError && m.CallRecord(r.ToolCallID).Client {
 					t.Error = text
+				}
+				var md uiadapter.ReplyMetadata
+				if metadata && md.AddLabels(m) {
+					t.Metadata, _ = json.Marshal(md)
 				}
 				out = append(out, t)
 			}

@@ -25,7 +25,12 @@ func Dump(msgs []cmf.Message) []UIMessage {
 		m := &msgs[i]
 		switch m.Role {
 		case cmf.RoleTool:
-			continue // results are shown on their calls
+			// Results are shown on their calls; their labels go with
+			// the reply's.
+			if cur != nil && md.AddLabels(m) {
+				cur.Metadata, _ = json.Marshal(md)
+			}
+			continue
 		case cmf.RoleAssistant:
 			if cur == nil {
 				out = append(out, UIMessage{ID: m.ID(), Role: "assistant"})
@@ -42,7 +47,12 @@ func Dump(msgs []cmf.Message) []UIMessage {
 			if m.Role == cmf.RoleSystem || m.Role == cmf.RoleDeveloper {
 				role = "system"
 			}
-			out = append(out, UIMessage{ID: m.ID(), Role: role, Parts: appendParts(nil, m, states)})
+			u := UIMessage{ID: m.ID(), Role: role, Parts: appendParts(nil, m, states)}
+			var labels Metadata
+			if labels.AddLabels(m) {
+				u.Metadata, _ = json.Marshal(labels)
+			}
+			out = append(out, u)
 		}
 	}
 	return out

@@ -1,0 +1,271 @@
+package uiadapter
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/ids"
+)
+
+// WithGuard gives every run a guard (a policy.Engine): it decides each
+// new user message before the model sees it or it is stored (a denial is
+// a 403 whose error is the guard's reason), and the agent loop asks it
+// about each tool call, result and finished text part (see
+// [agent.Guard]). The default is none, which costs nothing.
+func WithGuard(g agent.Guard) Option { return func(c *config) { c.guard = g } }
+
+// WithSubject authenticates a request as a subject (id, type, roles,
+// permissions, teams, claims): policies see it on every message of the
+// request and its run, and the subject's id is the request's scope, as
+// [WithScope] would return it (use one of the two). Its errors mean what
+// the scope function's do; a nil subject or one without an id is a 401.
+func WithSubject(fn func(*http.Request) (*cmf.SubjectExtension, error)) Option {
+	return func(c *config) { c.subject = fn }
+}
+
+// WithEnvironment names the deployment ("production", "staging") in the
+// request extension of every message, for policies that differ by it.
+// The default is none.
+func WithEnvironment(env string) Option { return func(c *config) { c.environment = env } }
+
+// DefaultRecordedHeaders are the request headers a new user message
+// keeps in its http extension by default.
+var DefaultRecordedHeaders = []string{"User-Agent", "Accept-Language", "Origin"}
+
+// WithRecordedHeaders replaces the request headers a new user message
+// keeps in its http extension (stored with it; policies read them with
+// cmf.CapReadHeaders). Credentials are never kept: naming Authorization,
+// Cookie, Proxy-Authorization or X-Api-Key is a configuration error.
+func WithRecordedHeaders(names ...string) Option {
+	return func(c *config) { c.headers = slices.Clone(names) }
+}
+
+// maxHeaderValue bounds a recorded header value.
+const maxHeaderValue = 512
+
+var credentialHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization", "X-Api-Key"}
+
+func checkHeaders(names []string) error {
+	for _, n := range names {
+		if slices.Contains(credentialHeaders, http.CanonicalHeaderKey(n)) {
+			return errors.New("uiadapter: WithRecordedHeaders: " + http.CanonicalHeaderKey(n) + " holds credentials and is never recorded")
+		}
+	}
+	return nil
+}
+
+// errNoSubject: a subject function returned no subject and no error.
+var errNoSubject = errors.New("the subject function returned no subject")
+
+// authenticate runs the subject or scope function for req.
+func (h *Handler) authenticate(req *request) error {
+	switch {
+	case h.cfg.subject != nil:
+		s, err := h.cfg.subject(req.r)
+		if err == nil && (s == nil || s.ID == "") {
+			err = errNoSubject
+		}
+		if err != nil {
+			return err
+		}
+		req.subject, req.scope = s, s.ID
+	case h.cfg.scope != nil:
+		scope, err := h.cfg.scope(req.r)
+		if err != nil {
+			return err
+		}
+		req.scope = scope
+	}
+	return nil
+}
+
+// ingest fills the extensions of the turn's new user message (request,
+// agent, http, subject, provenance), lets the guard decide it, and gives
+// the run its context and guard. A denial is a 403 with the guard's
+// reason; nothing of the turn is stored.
+func (h *Handler) ingest(req *request, in *agent.Input) error {
+	ctx := req.r.Context()
+	run := h.runContext(req)
+	in.Extensions, in.Guard = run, h.cfg.guard
+	msgs := in.Messages
+	last := len(msgs) - 1
+	if last < 0 || msgs[last].Role != cmf.RoleUser {
+		// A continuation: the run works for the turn's user message.
+		run.Agent.Turn = turnOf(in.History, false)
+		run.Agent.Input = lastUserText(in.History, msgs)
+		return nil
+	}
+	run.Agent.Turn = turnOf(in.History, true)
+	m := &msgs[last]
+	parent := ""
+	switch {
+	case last > 0:
+		parent = msgs[last-1].ID()
+	case len(in.History) > 0:
+		parent = in.History[len(in.History)-1].ID()
+	}
+	h.stampUser(req, m, run, parent)
+	if g := h.cfg.guard; g != nil && g.Guards(agent.PointInput) {
+		v, err := g.Check(ctx, &agent.Check{Point: agent.PointInput, Message: m})
+		if err != nil {
+			v = agent.Verdict{Deny: agent.PolicyFailed}
+		}
+		if v.Deny != "" {
+			req.log.Info("the user's message was denied by policy", "reason", v.Deny)
+			return &Error{Status: http.StatusForbidden, Message: v.Deny}
+		}
+		if v.Message != nil {
+			*m = *v.Message
+		}
+		labelUser(m, v.Labels)
+	}
+	run.Agent.Input = m.Text()
+	return nil
+}
+
+// runContext is the run's context extensions: the request, the agent's
+// session and the subject.
+func (h *Handler) runContext(req *request) *cmf.Extensions {
+	r := req.r
+	rx := &cmf.RequestExtension{Environment: h.cfg.environment, RequestID: requestID(r), Timestamp: time.Now().UTC().Format(time.RFC3339Nano)}
+	if sc := spanContext(r); sc.IsValid() {
+		rx.TraceID, rx.SpanID = sc.TraceID().String(), sc.SpanID().String()
+	}
+	ext := &cmf.Extensions{Request: rx, Agent: &cmf.AgentExtension{SessionID: req.scope, ConversationID: req.turn.ChatID}}
+	if req.subject != nil {
+		ext.Security = &cmf.SecurityExtension{Subject: req.subject}
+	}
+	return ext
+}
+
+// stampUser fills a new user message's extensions (keeping what the
+// decoder put there: its id, UI records).
+func (h *Handler) stampUser(req *request, m *cmf.Message, run *cmf.Extensions, parent string) {
+	e := m.Extensions.Clone()
+	if e == nil {
+		e = &cmf.Extensions{}
+	}
+	e.Request = run.Request
+	a := *run.Agent // the run's, without its Input: the message is the intent
+	e.Agent = &a
+	if req.subject != nil {
+		e.Security = &cmf.SecurityExtension{Subject: req.subject}
+	}
+	names := h.cfg.headers
+	if names == nil {
+		names = DefaultRecordedHeaders
+	}
+	var hdr map[string]string
+	for _, n := range names {
+		if v := req.r.Header.Get(n); v != "" {
+			if hdr == nil {
+				hdr = make(map[string]string, len(names))
+			}
+			if len(v) > maxHeaderValue {
+				v = v[:maxHeaderValue]
+			}
+			hdr[http.CanonicalHeaderKey(n)] = v
+		}
+	}
+	if hdr != nil {
+		e.HTTP = &cmf.HTTPExtension{Headers: hdr}
+	}
+	e.Provenance = &cmf.ProvenanceExtension{Source: "user", MessageID: m.ID(), ParentID: parent}
+	m.Extensions = e
+}
+
+// labelUser adds a guard's labels to the user's message.
+func labelUser(m *cmf.Message, labels []string) {
+	if len(labels) == 0 {
+		return
+	}
+	e := m.Extensions.Clone()
+	if e.Security == nil {
+		e.Security = &cmf.SecurityExtension{}
+	}
+	for _, l := range labels {
+		if l != "" && !slices.Contains(e.Security.Labels, l) {
+			e.Security.Labels = append(e.Security.Labels, l)
+		}
+	}
+	m.Extensions = e
+}
+
+// turnOf numbers the turn: the stored conversation's last turn, plus one
+// for a new user message. Stored messages carry their turn, so this
+// reads from the end.
+func turnOf(history []cmf.Message, next bool) *int {
+	n := 0
+	for i := len(history) - 1; i >= 0; i-- {
+		if e := history[i].Extensions; e != nil && e.Agent != nil && e.Agent.Turn != nil {
+			n = *e.Agent.Turn
+			break
+		}
+		if history[i].Role == cmf.RoleUser {
+			n++ // a message stored before turns were: count back
+		}
+	}
+	if next {
+		n++
+	}
+	return &n
+}
+
+func lastUserText(history, msgs []cmf.Message) string {
+	for _, part := range [2][]cmf.Message{msgs, history} {
+		for i := len(part) - 1; i >= 0; i-- {
+			if part[i].Role == cmf.RoleUser {
+				return part[i].Text()
+			}
+		}
+	}
+	return ""
+}
+
+// lastID is the id of the conversation's last message.
+func lastID(history, msgs []cmf.Message) string {
+	switch {
+	case len(msgs) > 0:
+		return msgs[len(msgs)-1].ID()
+	case len(history) > 0:
+		return history[len(history)-1].ID()
+	}
+	return ""
+}
+
+// requestID is the request's X-Request-Id when it is a sane token, else
+// a new id.
+func requestID(r *http.Request) string {
+	id := r.Header.Get("X-Request-Id")
+	if id == "" || len(id) > 128 {
+		return ids.New()
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+			return ids.New()
+		}
+	}
+	return id
+}
+
+// spanContext is the request's trace: the server span an OpenTelemetry
+// handler (package telemetry) started, else the caller's traceparent.
+func spanContext(r *http.Request) trace.SpanContext {
+	if sc := trace.SpanContextFromContext(r.Context()); sc.IsValid() {
+		return sc
+	}
+	if r.Header.Get("Traceparent") == "" {
+		return trace.SpanContext{}
+	}
+	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(r.Header))
+	return trace.SpanContextFromContext(ctx)
+}

@@ -1,0 +1,342 @@
+package uiadapter_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/policy"
+	"github.com/agentui/agentui/protocols/agui"
+	"github.com/agentui/agentui/protocols/vercelai"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// auditLog collects audit records.
+type auditLog struct {
+	mu      sync.Mutex
+	records []policy.Record
+}
+
+func (a *auditLog) Audit(_ context.Context, r policy.Record) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.records = append(a.records, r)
+}
+
+func (a *auditLog) find(policyName, decision string) *policy.Record {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := range a.records {
+		if a.records[i].Policy == policyName && a.records[i].Decision == decision {
+			r := a.records[i]
+			return &r
+		}
+	}
+	return nil
+}
+
+// subjectOf authenticates by headers, standing in for a real login.
+func subjectOf(r *http.Request) (*cmf.SubjectExtension, error) {
+	id := r.Header.Get("X-User")
+	if id == "" {
+		return nil, uiadapter.ErrNoScope
+	}
+	return &cmf.SubjectExtension{ID: id, Type: cmf.SubjectUser, Roles: []string{"staff"}, Permissions: []string{"files:delete"}}, nil
+}
+
+// policyFixture serves both protocols, keeping history (or not), with the
+// demo policies and an audit log.
+type policyFixture struct {
+	t       *testing.T
+	url     string
+	store   history.Store
+	audit   *auditLog
+	logs    *testutil.LogBuffer
+	deleted atomic.Int32
+}
+
+func newPolicyFixture(t *testing.T, keep bool) *policyFixture {
+	t.Helper()
+	f := &policyFixture{t: t, audit: &auditLog{}, logs: &testutil.LogBuffer{}}
+	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	opts := []uiadapter.Option{
+		uiadapter.WithGuard(testutil.DemoEngine(t, policy.WithAudit(f.audit), policy.WithLogger(logger))),
+		uiadapter.WithSubject(subjectOf), uiadapter.WithEnvironment("test"), uiadapter.WithSecret([]byte(secret)),
+		uiadapter.WithLogger(logger),
+	}
+	if keep {
+		f.store = history.NewMemory()
+		opts = append(opts, uiadapter.WithStore(f.store))
+	}
+	loop := testutil.DemoLoop(t, &f.deleted)
+	chat := testutil.Must(vercelai.Handler(loop, opts...))
+	ag := testutil.Must(agui.Handler(loop, opts...))
+	mux := http.NewServeMux()
+	mux.Handle("POST /api/chat", chat)
+	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil))
+	mux.Handle("POST /api/agui", ag)
+	mux.Handle("POST /api/agui/connect", ag.ConnectHandler())
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { testutil.ShutdownNow(chat, ag) })
+	f.url = srv.URL
+	return f
+}
+
+func (f *policyFixture) post(path, body string, header ...string) (int, string) {
+	f.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.url+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-User", "ann")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return resp.StatusCode, b.String()
+}
+
+func (f *policyFixture) chat(body string, header ...string) testutil.Chunks {
+	f.t.Helper()
+	return testutil.PostStream(f.t, f.url+"/api/chat", body, append([]string{"X-User", "ann"}, header...)...)
+}
+
+func (f *policyFixture) stored(chat string) []cmf.Message {
+	f.t.Helper()
+	conv, err := f.store.Load(context.Background(), history.Key{Scope: "ann", Chat: chat})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return conv.Messages
+}
+
+// Every ingested and produced message carries the request, agent,
+// subject and provenance extensions (the user's also its headers);
+// views show the gated ones only with the capability.
+func TestPolicyExtensionsFilled(t *testing.T) {
+	f := newPolicyFixture(t, true)
+	f.chat(userBody("c", "weather in Oslo"), "X-Request-Id", "req-42", "User-Agent", "agentui-test",
+		"Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "Authorization", "Bearer secret")
+	msgs := f.stored("c")
+	if len(msgs) != 4 { // user, assistant (call), tool, assistant (text)
+		t.Fatalf("%d messages stored", len(msgs))
+	}
+	parent := ""
+	for i, m := range msgs {
+		e := m.Extensions
+		if e.Request == nil || e.Request.RequestID != "req-42" || e.Request.Environment != "test" || e.Request.Timestamp == "" ||
+			e.Request.TraceID != "4bf92f3577b34da6a3ce929d0e0e4736" || e.Request.SpanID != "00f067aa0ba902b7" {
+			t.Fatalf("message %d request = %+v", i, e.Request)
+		}
+		if e.Agent == nil || e.Agent.SessionID != "ann" || e.Agent.ConversationID != "c" || e.Agent.Turn == nil || *e.Agent.Turn != 1 {
+			t.Fatalf("message %d agent = %+v", i, e.Agent)
+		}
+		if e.Provenance == nil || e.Provenance.MessageID != m.ID() || e.Provenance.ParentID != parent ||
+			e.Provenance.Source != []string{"user", "model", "tool", "model"}[i] {
+			t.Fatalf("message %d provenance = %+v", i, e.Provenance)
+		}
+		parent = m.ID()
+		all, _ := m.Views(cmf.CapAll)
+		none, _ := m.Views(0)
+		if s := all[0].Subject(); s == nil || s.ID != "ann" || !all[0].HasRole("staff") || !all[0].HasPermission("files:delete") {
+			t.Fatalf("message %d subject = %+v", i, s)
+		}
+		if all[0].SessionID() != "ann" || all[0].RequestID() != "req-42" || all[0].Environment() != "test" {
+			t.Fatalf("message %d: agent or request missing from the view", i)
+		}
+		if none[0].Subject() != nil || none[0].HasRole("staff") || none[0].SessionID() != "" || none[0].Headers() != nil {
+			t.Fatalf("message %d: gated values visible without capabilities", i)
+		}
+		if i > 0 && (e.Agent.Input != "weather in Oslo" || e.HTTP != nil) {
+			t.Fatalf("message %d: agent input %q, http %+v", i, e.Agent.Input, e.HTTP)
+		}
+	}
+	user, _ := msgs[0].Views(cmf.CapReadHeaders)
+	if user[0].GetHeader("User-Agent") != "agentui-test" || user[0].HasHeader("Authorization") || msgs[0].Extensions.Agent.Input != "" {
+		t.Fatalf("user headers = %v", user[0].Headers())
+	}
+	// The next turn is turn 2.
+	f.chat(strings.Replace(userBody("c", "hello"), `"u1"`, `"u2"`, 1))
+	if msgs := f.stored("c"); *msgs[len(msgs)-1].Extensions.Agent.Turn != 2 || *msgs[4].Extensions.Agent.Turn != 2 {
+		t.Fatal("the second turn is not numbered 2")
+	}
+}
+
+func TestPolicyInput(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		name := map[bool]string{false: "stateless", true: "history"}[keep]
+		t.Run(name+"/redact and label: the model never sees the card number", func(t *testing.T) {
+			f := newPolicyFixture(t, keep)
+			got := f.chat(userBody("c", "my card is 4111 1111 1111 1111, ok?")).Text()
+			if got != "You said: my card is [card number], ok?" {
+				t.Fatalf("reply = %q", got)
+			}
+			r := f.audit.find("card-numbers", "redact")
+			if r == nil || r.Subject != "ann" || r.Chat != "c" || r.RequestID == "" || !slices.Equal(r.Labels, []string{"PII"}) {
+				t.Fatalf("audit = %+v", r)
+			}
+			if !keep {
+				return
+			}
+			user := f.stored("c")[0]
+			if user.Text() != "my card is [card number], ok?" || !slices.Equal(user.Extensions.Security.Labels, []string{"PII"}) {
+				t.Fatalf("stored %q, labels %+v", user.Text(), user.Extensions.Security)
+			}
+			// The label shows on reload, in both protocols.
+			_, body := f.get("/api/chat/c")
+			var conv []vercelai.UIMessage
+			if err := json.Unmarshal([]byte(body), &conv); err != nil || string(conv[0].Metadata) != `{"labels":["PII"]}` {
+				t.Fatalf("reloaded (useChat): %s", body)
+			}
+			_, snap := f.post("/api/agui/connect", `{"threadId":"c","runId":"r","protocolVersion":"1.0","messages":[]}`)
+			if !strings.Contains(snap, `"metadata":{"labels":["PII"]}`) {
+				t.Fatalf("reloaded (AG-UI): %s", snap)
+			}
+		})
+		for path, body := range map[string]string{"/api/chat": userBody("c2", "please break the policy"), "/api/agui": testutil.AGUIInput("c2", "r1", "please break the policy")} {
+			t.Run(name+path+"/a failing policy denies with no detail", func(t *testing.T) {
+				f := newPolicyFixture(t, keep)
+				status, got := f.post(path, body)
+				if status != http.StatusForbidden || got != `{"error":"a policy could not be evaluated"}`+"\n" {
+					t.Fatalf("%d %s", status, got)
+				}
+				if !strings.Contains(f.logs.String(), "the policy broke, as asked") || !strings.Contains(f.logs.String(), "decision=error") {
+					t.Fatalf("the failure was not logged:\n%s", f.logs)
+				}
+				if keep {
+					if msgs := f.stored("c2"); len(msgs) != 0 {
+						t.Fatalf("a denied turn was stored: %d messages", len(msgs))
+					}
+					// The chat is not left locked.
+					if got := f.chat(userBody("c2", "hello")).Text(); got != "You said: hello" {
+						t.Fatalf("after the denial: %q", got)
+					}
+				}
+			})
+		}
+	}
+}
+
+func (f *policyFixture) get(path string) (int, string) {
+	f.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, f.url+path, nil)
+	req.Header.Set("X-User", "ann")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return resp.StatusCode, b.String()
+}
+
+func TestPolicyTools(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		name := map[bool]string{false: "stateless", true: "history"}[keep]
+		t.Run(name+"/deny before approval: useChat", func(t *testing.T) {
+			f := newPolicyFixture(t, keep)
+			chunks := f.chat(userBody("c", "delete /etc/passwd"))
+			if chunks.Find("tool-approval-request") != nil || f.deleted.Load() != 0 {
+				t.Fatal("a denied call asked for approval or ran")
+			}
+			e := chunks.Find("tool-output-error")
+			if e == nil || e["errorText"] != "This tool call was denied by policy: files may be deleted only under /tmp" {
+				t.Fatalf("chunks = %v", chunks)
+			}
+			if got := chunks.Text(); !strings.Contains(got, "denied by policy: files may be deleted only under /tmp") {
+				t.Fatalf("reply = %q", got)
+			}
+			if r := f.audit.find("tmp-only", "deny"); r == nil || r.URI != "tool:///delete_file" || r.Tool != "delete_file" {
+				t.Fatalf("audit = %+v", r)
+			}
+		})
+		t.Run(name+"/deny before approval: AG-UI", func(t *testing.T) {
+			f := newPolicyFixture(t, keep)
+			_, body := f.post("/api/agui", testutil.AGUIInput("c", "r1", "delete /etc/passwd"))
+			if strings.Contains(body, `"outcome":"interrupt"`) || !strings.Contains(body, `denied by policy: files may be deleted only under /tmp`) || f.deleted.Load() != 0 {
+				t.Fatalf("stream = %s", body)
+			}
+		})
+		t.Run(name+"/an allowed path still asks for approval", func(t *testing.T) {
+			f := newPolicyFixture(t, keep)
+			if f.chat(userBody("c", "delete /tmp/x.txt")).Find("tool-approval-request") == nil {
+				t.Fatal("no approval request")
+			}
+		})
+	}
+	t.Run("require approval, approve, run; labels stored and reloaded", func(t *testing.T) {
+		f := newPolicyFixture(t, true)
+		chunks := f.chat(userBody("c", "weather in Area 51"))
+		req, avail := chunks.Find("tool-approval-request"), chunks.Find("tool-input-available")
+		if req == nil || avail["toolName"] != "get_weather" || chunks.Find("tool-output-available") != nil {
+			t.Fatalf("chunks = %v", chunks)
+		}
+		asst := msg(chunks.Find("start")["messageId"].(string), "assistant", part("step-start"),
+			part("tool-get_weather", "toolCallId", avail["toolCallId"], "state", "approval-responded", "input", avail["input"],
+				"approval", map[string]any{"id": req["approvalId"], "approved": true, "signature": req["signature"]}))
+		b, _ := json.Marshal(map[string]any{"id": "c", "trigger": "submit-message", "messageId": asst["id"], "messages": []any{
+			msg("u1", "user", part("text", "text", "weather in Area 51")), asst}})
+		if got := f.chat(string(b)).Text(); got != "The weather in Area 51 is sunny, 21°C." {
+			t.Fatalf("after approval: %q", got)
+		}
+		msgs := f.stored("c")
+		tool := msgs[2]
+		if tool.Role != cmf.RoleTool || !slices.Equal(tool.Extensions.Security.Labels, []string{"external"}) {
+			t.Fatalf("tool message = %+v", tool.Extensions)
+		}
+		_, body := f.get("/api/chat/c")
+		if !strings.Contains(body, `"labels":["external"]`) {
+			t.Fatalf("reloaded (useChat): %s", body)
+		}
+		_, snap := f.post("/api/agui/connect", `{"threadId":"c","runId":"r","protocolVersion":"1.0","messages":[]}`)
+		if !strings.Contains(snap, `"labels":["external"]`) {
+			t.Fatalf("reloaded (AG-UI): %s", snap)
+		}
+	})
+}
+
+func TestSubjectAndHeaderConfiguration(t *testing.T) {
+	loop := testutil.DemoLoop(t, new(atomic.Int32))
+	for name, opts := range map[string][]uiadapter.Option{
+		"scope and subject":   {uiadapter.WithScope(uiadapter.SingleScope), uiadapter.WithSubject(subjectOf)},
+		"credentials header":  {uiadapter.WithRecordedHeaders("User-Agent", "authorization")},
+		"store without scope": {uiadapter.WithStore(history.NewMemory())},
+	} {
+		if _, err := vercelai.Handler(loop, opts...); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := vercelai.Handler(loop, uiadapter.WithStore(history.NewMemory()), uiadapter.WithSubject(subjectOf)); err != nil {
+		t.Errorf("store with a subject: %v", err)
+	}
+}
