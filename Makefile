@@ -110,6 +110,16 @@ bench-telemetry:
 	    "$$tmp/telemetry.test" -test.run '^$$' -test.bench 'Tracing' -test.benchtime 400x | grep '^Benchmark'; \
 	  done
 
+# Policies' cost (issue 15): S1 with no guard, a trivial Go policy at the
+# input and tool points, and at every point (output held back), five
+# interleaved rounds; docs/benchmarks.md.
+bench-policy:
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  $(GO) test -c -o "$$tmp/uiadapter.test" ./uiadapter && \
+	  for round in 1 2 3 4 5; do \
+	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'PolicyS1' -test.benchtime 400x | grep '^Benchmark'; \
+	  done
+
 # The chat page: sources in webui/app (React, useChat and HttpAgent, built
 # by Vite), output in webui/dist, which package webui embeds.
 # `make web` rebuilds it; `make web-check` fails when the committed build
@@ -117,7 +127,7 @@ bench-telemetry:
 WEB_DIR = webui/app
 WEB_OUT = webui/dist
 
-.PHONY: web web-check e2e bench-runs bench-telemetry
+.PHONY: web web-check e2e bench-runs bench-telemetry bench-policy
 
 web: $(WEB_DIR)/node_modules/.package-lock.json
 	cd $(WEB_DIR) && npx --no-install vite build --logLevel warn

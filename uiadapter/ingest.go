@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -100,7 +101,7 @@ func (h *Handler) ingest(req *request, in *agent.Input) error {
 	if last < 0 || msgs[last].Role != cmf.RoleUser {
 		// A continuation: the run works for the turn's user message.
 		run.Agent.Turn = turnOf(in.History, false)
-		run.Agent.Input = lastUserText(in.History, msgs)
+		run.Agent.Input = intent(lastUserText(in.History, msgs))
 		return nil
 	}
 	run.Agent.Turn = turnOf(in.History, true)
@@ -127,8 +128,25 @@ func (h *Handler) ingest(req *request, in *agent.Input) error {
 		}
 		labelUser(m, v.Labels)
 	}
-	run.Agent.Input = m.Text()
+	run.Agent.Input = intent(m.Text())
 	return nil
+}
+
+// maxIntent bounds the user's intent each produced message repeats.
+const maxIntent = 512
+
+// intent is the turn's user text as the run's messages carry it: cut at
+// maxIntent bytes (on a rune boundary), since every message of the run
+// repeats it and the whole text is in the user's message.
+func intent(text string) string {
+	if len(text) <= maxIntent {
+		return text
+	}
+	cut := maxIntent
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + "…"
 }
 
 // runContext is the run's context extensions: the request, the agent's

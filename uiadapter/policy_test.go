@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
@@ -338,5 +339,17 @@ func TestSubjectAndHeaderConfiguration(t *testing.T) {
 	}
 	if _, err := vercelai.Handler(loop, uiadapter.WithStore(history.NewMemory()), uiadapter.WithSubject(subjectOf)); err != nil {
 		t.Errorf("store with a subject: %v", err)
+	}
+}
+
+// The intent each produced message repeats is cut, on a rune boundary.
+func TestPolicyIntentIsCut(t *testing.T) {
+	f := newPolicyFixture(t, true)
+	long := strings.Repeat("ü", 400) // 800 bytes
+	f.chat(userBody("c", long))
+	msgs := f.stored("c")
+	in := msgs[1].Extensions.Agent.Input
+	if msgs[0].Text() != long || !utf8.ValidString(in) || len(in) > 512+len("…") || !strings.HasPrefix(long, strings.TrimSuffix(in, "…")) {
+		t.Fatalf("intent %d bytes: %q", len(in), in)
 	}
 }
