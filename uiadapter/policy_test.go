@@ -13,6 +13,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testutil"
@@ -216,6 +217,21 @@ func TestPolicyInput(t *testing.T) {
 				t.Fatalf("reloaded (AG-UI): %s", snap)
 			}
 		})
+		for path, body := range map[string]string{"/api/chat": userBody("c2", "my password: hunter2"), "/api/agui": testutil.AGUIInput("c2", "r1", "my password: hunter2")} {
+			t.Run(name+path+"/deny: 403 with the policy's reason, nothing stored", func(t *testing.T) {
+				f := newPolicyFixture(t, keep)
+				status, got := f.post(path, body)
+				if status != http.StatusForbidden || got != `{"error":"do not paste passwords into the chat"}`+"\n" {
+					t.Fatalf("%d %s", status, got)
+				}
+				if r := f.audit.find("no-passwords", "deny"); r == nil || r.Point.String() != "input" || r.Subject != "ann" {
+					t.Fatalf("audit = %+v", r)
+				}
+				if keep && len(f.stored("c2")) != 0 {
+					t.Fatal("a denied turn was stored")
+				}
+			})
+		}
 		for path, body := range map[string]string{"/api/chat": userBody("c2", "please break the policy"), "/api/agui": testutil.AGUIInput("c2", "r1", "please break the policy")} {
 			t.Run(name+path+"/a failing policy denies with no detail", func(t *testing.T) {
 				f := newPolicyFixture(t, keep)
@@ -351,5 +367,56 @@ func TestPolicyIntentIsCut(t *testing.T) {
 	in := msgs[1].Extensions.Agent.Input
 	if msgs[0].Text() != long || !utf8.ValidString(in) || len(in) > 512+len("…") || !strings.HasPrefix(long, strings.TrimSuffix(in, "…")) {
 		t.Fatalf("intent %d bytes: %q", len(in), in)
+	}
+}
+
+// An output policy decides each text part before anyone sees it: the
+// reply streams redacted, in one piece, and is stored redacted.
+func TestPolicyOutput(t *testing.T) {
+	engine := testutil.Must(policy.New([]policy.Policy{{Name: "no-cities", Points: []agent.Point{agent.PointOutput},
+		Decide: func(_ context.Context, in *policy.Input) (policy.Decision, error) {
+			text, _ := in.Views[0].Content()
+			if !strings.Contains(text, "Oslo") {
+				return policy.Allow(), nil
+			}
+			m := in.Copy()
+			m.Content[0] = cmf.Text{Text: strings.ReplaceAll(text, "Oslo", "[city]")}
+			d := policy.Redact(m, "no city names")
+			d.Labels = []string{"redacted"}
+			return d, nil
+		}}}, policy.WithLogger(slog.New(slog.DiscardHandler))))
+	store := history.NewMemory()
+	loop := testutil.DemoLoop(t, new(atomic.Int32))
+	opts := []uiadapter.Option{uiadapter.WithGuard(engine), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope)}
+	mux := http.NewServeMux()
+	mux.Handle("POST /api/chat", testutil.Must(vercelai.Handler(loop, opts...)))
+	mux.Handle("POST /api/agui", testutil.Must(agui.Handler(loop, opts...)))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	chunks := testutil.PostStream(t, srv.URL+"/api/chat", userBody("c", "weather in Oslo"))
+	var deltas []string
+	for _, c := range chunks {
+		if c["type"] == "text-delta" {
+			deltas = append(deltas, c["delta"].(string))
+		}
+	}
+	if !slices.Equal(deltas, []string{"The weather in [city] is sunny, 21°C."}) {
+		t.Fatalf("useChat deltas = %q", deltas)
+	}
+	ag := testutil.PostStream(t, srv.URL+"/api/agui", testutil.AGUIInput("t", "r1", "weather in Oslo"))
+	var content []string
+	for _, c := range ag {
+		if c["type"] == "TEXT_MESSAGE_CONTENT" {
+			content = append(content, c["delta"].(string))
+		}
+	}
+	if !slices.Equal(content, []string{"The weather in [city] is sunny, 21°C."}) {
+		t.Fatalf("AG-UI content = %q", content)
+	}
+	conv, _ := store.Load(context.Background(), history.Key{Scope: "single", Chat: "c"})
+	last := conv.Messages[len(conv.Messages)-1]
+	if last.Text() != "The weather in [city] is sunny, 21°C." || !slices.Equal(last.Extensions.Security.Labels, []string{"redacted"}) {
+		t.Fatalf("stored %q %+v", last.Text(), last.Extensions.Security)
 	}
 }

@@ -356,8 +356,9 @@ const flows = {
     return chat;
   },
 
-  // The card number is redacted before the model sees it; a policy that
-  // fails refuses the message (403) with no detail.
+  // The card number is redacted before the model sees it; a denied
+  // message is refused (403) with the policy's reason, and one a policy
+  // failed on with no detail.
   async policyInput() {
     const chat = newChat();
     await chat.sendMessage({ text: 'my card is 4111 1111 1111 1111' });
@@ -368,6 +369,11 @@ const flows = {
       assert.deepEqual(stored[0].metadata, { labels: ['PII'] });
       assert.equal(stored[0].parts[0].text, 'my card is [card number]');
     }
+    await chat.sendMessage({ text: 'my password: hunter2' });
+    await until(() => chat.status === 'error', 'the denial');
+    assert.match(chat.error.message, /do not paste passwords into the chat/);
+    await Promise.all(checks);
+    chat.clearError();
     await chat.sendMessage({ text: 'please break the policy' });
     await until(() => chat.status === 'error', 'the refusal');
     assert.match(chat.error.message, /a policy could not be evaluated/);

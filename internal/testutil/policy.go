@@ -25,6 +25,7 @@ var cardNumber = regexp.MustCompile(`\b(?:\d[ -]?){12,18}\d\b`)
 //   - external-data: get_weather results labelled external;
 //   - restricted-cities: the weather in a city named "Area 51" needs
 //     the user's approval;
+//   - no-passwords: a user message with "password:" is refused;
 //   - broken: fails on a user message that says "break the policy".
 func DemoPolicies() []policy.Policy {
 	return []policy.Policy{
@@ -69,6 +70,14 @@ func DemoPolicies() []policy.Policy {
 		{Name: "restricted-cities", Points: []agent.Point{agent.PointPreTool}, Decide: func(_ context.Context, in *policy.Input) (policy.Decision, error) {
 			if raw, ok := in.Views[0].GetArg("city"); ok && in.Tool == "get_weather" && strings.Contains(string(raw), "Area 51") {
 				return policy.RequireApproval("a restricted city"), nil
+			}
+			return policy.Allow(), nil
+		}},
+		{Name: "no-passwords", Points: []agent.Point{agent.PointInput}, Decide: func(_ context.Context, in *policy.Input) (policy.Decision, error) {
+			for _, v := range in.Views {
+				if text, _ := v.Content(); strings.Contains(strings.ToLower(text), "password:") {
+					return policy.Deny("do not paste passwords into the chat"), nil
+				}
 			}
 			return policy.Allow(), nil
 		}},
