@@ -25,13 +25,14 @@ vet:
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-# Examples with dependencies the core does not take (OPA) are modules of
-# their own: vetted and tested here too.
-EXAMPLE_MODULES = examples/policy
+# Code with dependencies the core does not take (OPA in an example, the
+# AG-UI Go SDK as a benchmark peer) lives in modules of its own: vetted
+# and tested here too.
+OWN_MODULES = examples/policy bench/peers
 
 unit:
 	$(GO) test -race -count=1 ./...
-	@set -e; for m in $(EXAMPLE_MODULES); do \
+	@set -e; for m in $(OWN_MODULES); do \
 		echo "go test $$m"; (cd $$m && $(GO) vet ./... && $(GO) test -race -count=1 ./...); \
 	done
 
@@ -45,13 +46,13 @@ cover-cmf:
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	$(GO) run $(STATICCHECK) ./...
-	@set -e; for m in $(EXAMPLE_MODULES); do (cd $$m && $(GO) run $(STATICCHECK) ./...); done
+	@set -e; for m in $(OWN_MODULES); do (cd $$m && $(GO) run $(STATICCHECK) ./...); done
 
 # Run each fuzz target for FUZZTIME (default 30s): every decoder and
-# parser that reads what a client, a model or a store sent. CI runs them
-# briefly (FUZZTIME=1000x: a count, since Go 1.26 can report a spurious
-# "context deadline exceeded" when a duration ends, golang/go#75804) so a
-# regression in a seed or a quick find shows.
+# parser that reads what a client, a model or a store sent. `make test`
+# runs their seed corpora; to fuzz briefly use a count (FUZZTIME=1000x):
+# Go 1.26 can report a spurious "context deadline exceeded" when a
+# duration ends (golang/go#75804).
 FUZZTIME ?= 30s
 FUZZ_TARGETS = \
 	./cmf:FuzzMessageJSON \

@@ -6,9 +6,14 @@
 // as this, or its framework layers (decoding, sanitising, the agent loop,
 // the encoder) cost more than they are worth.
 //
+// With -batch B it is the other bound: frames go out in batches of B
+// bytes (flushed when a batch is full and at the end), the most a writer
+// of this stream can do with encoding/json; and it answers AG-UI on
+// POST /api/agui, framed as agentui frames it.
+//
 // Usage:
 //
-//	barego -addr 127.0.0.1:8081
+//	barego -addr 127.0.0.1:8081 [-batch 32768]
 package main
 
 import (
@@ -28,9 +33,14 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8081", "address to listen on")
+	batch := flag.Int("batch", 0, "write frames in batches of this many bytes (0: flush every frame)")
 	flag.Parse()
+	srv := &server{batch: *batch}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /api/chat", chat)
+	mux.HandleFunc("POST /api/chat", srv.chat)
+	if *batch > 0 {
+		mux.HandleFunc("POST /api/agui", srv.agui)
+	}
 	fmt.Printf("barego listening on http://%s\n", *addr)
 	log.Fatal((&http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}).ListenAndServe())
 }
@@ -63,9 +73,44 @@ var countRE = regexp.MustCompile(`(?i)count to (\d+)`)
 // maxCount matches the demo model's limit.
 const maxCount = 100000
 
+// server answers chats, flushing every frame or (batch > 0) batches.
+type server struct{ batch int }
+
+// frames writes SSE data frames: with batch 0 each is written and
+// flushed; else they gather in buf, which is written and flushed when it
+// holds batch bytes and at the end.
+type frames struct {
+	w     http.ResponseWriter
+	f     http.Flusher
+	batch int
+	buf   []byte
+}
+
+func (fw *frames) send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	fw.buf = append(append(append(fw.buf, "data: "...), b...), "\n\n"...)
+	if len(fw.buf) >= fw.batch {
+		return fw.flush()
+	}
+	return nil
+}
+
+func (fw *frames) flush() error {
+	if len(fw.buf) == 0 {
+		return nil
+	}
+	_, err := fw.w.Write(fw.buf)
+	fw.buf = fw.buf[:0]
+	fw.f.Flush()
+	return err
+}
+
 // chat answers "count to N" in the last user message with N text deltas
 // "1 ", "2 ", … framed exactly as agentui frames them.
-func chat(w http.ResponseWriter, r *http.Request) {
+func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	var req request
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 8<<20)).Decode(&req); err != nil {
 		http.Error(w, "bad request body: "+err.Error(), http.StatusBadRequest)
@@ -88,37 +133,111 @@ func chat(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
 	w.WriteHeader(http.StatusOK)
 
-	send := func(c chunk) error {
-		b, err := json.Marshal(c)
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-			return err
-		}
-		f.Flush()
-		return nil
-	}
+	fw := &frames{w: w, f: f, batch: s.batch, buf: make([]byte, 0, s.batch+256)}
 	textID := newID()
-	frames := []chunk{{Type: "start", MessageID: newID()}, {Type: "start-step"}, {Type: "text-start", ID: textID}}
-	for _, c := range frames {
-		if send(c) != nil {
+	first := []chunk{{Type: "start", MessageID: newID()}, {Type: "start-step"}, {Type: "text-start", ID: textID}}
+	for _, c := range first {
+		if fw.send(c) != nil {
 			return
 		}
 	}
 	for i := 1; i <= n; i++ {
-		if send(chunk{Type: "text-delta", ID: textID, Delta: strconv.Itoa(i) + " "}) != nil {
+		if fw.send(chunk{Type: "text-delta", ID: textID, Delta: strconv.Itoa(i) + " "}) != nil {
 			return // the client went away
 		}
 	}
 	for _, c := range []chunk{{Type: "text-end", ID: textID}, {Type: "finish-step"}, {Type: "finish", FinishReason: "stop"}} {
-		if send(c) != nil {
+		if fw.send(c) != nil {
 			return
 		}
 	}
-	if _, err := fmt.Fprint(w, "data: [DONE]\n\n"); err == nil {
-		f.Flush()
+	fw.buf = append(fw.buf, "data: [DONE]\n\n"...)
+	_ = fw.flush()
+}
+
+// aguiRequest is the part of RunAgentInput this server reads.
+type aguiRequest struct {
+	ThreadID string `json:"threadId"`
+	RunID    string `json:"runId"`
+	Messages []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+}
+
+// aguiEvent is one AG-UI event, its fields in agentui's order.
+type aguiEvent struct {
+	Type      string `json:"type"`
+	Timestamp int64  `json:"timestamp"`
+	ThreadID  string `json:"threadId,omitempty"`
+	RunID     string `json:"runId,omitempty"`
+	Protocol  string `json:"protocolVersion,omitempty"`
+	StepName  string `json:"stepName,omitempty"`
+	MessageID string `json:"messageId,omitempty"`
+	Role      string `json:"role,omitempty"`
+	Delta     string `json:"delta,omitempty"`
+}
+
+// agui answers "count to N" over AG-UI, with the events agentui sends:
+// a run, a step, a text message of N contents.
+func (s *server) agui(w http.ResponseWriter, r *http.Request) {
+	var req aguiRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 8<<20)).Decode(&req); err != nil {
+		http.Error(w, "bad request body: "+err.Error(), http.StatusBadRequest)
+		return
 	}
+	n := 0
+	for i := len(req.Messages) - 1; i >= 0 && n == 0; i-- {
+		if req.Messages[i].Role == "user" {
+			if sub := countRE.FindStringSubmatch(req.Messages[i].Content); sub != nil {
+				n, _ = strconv.Atoi(sub[1])
+			}
+			break
+		}
+	}
+	if n < 1 || n > maxCount {
+		http.Error(w, `this server only answers "count to N" (1 ≤ N ≤ 100000)`, http.StatusBadRequest)
+		return
+	}
+	f, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fw := &frames{w: w, f: f, batch: s.batch, buf: make([]byte, 0, s.batch+256)}
+	now := func() int64 { return time.Now().UnixMilli() }
+	msg := newID()
+	for _, e := range []aguiEvent{
+		{Type: "RUN_STARTED", ThreadID: req.ThreadID, RunID: req.RunID, Protocol: "1.0"},
+		{Type: "STEP_STARTED", StepName: "step-1"},
+		{Type: "TEXT_MESSAGE_START", MessageID: msg, Role: "assistant"},
+	} {
+		e.Timestamp = now()
+		if fw.send(e) != nil {
+			return
+		}
+	}
+	for i := 1; i <= n; i++ {
+		if fw.send(aguiEvent{Type: "TEXT_MESSAGE_CONTENT", Timestamp: now(), MessageID: msg, Delta: strconv.Itoa(i) + " "}) != nil {
+			return
+		}
+	}
+	for _, e := range []aguiEvent{
+		{Type: "TEXT_MESSAGE_END", MessageID: msg},
+		{Type: "STEP_FINISHED", StepName: "step-1"},
+		{Type: "RUN_FINISHED", ThreadID: req.ThreadID, RunID: req.RunID},
+	} {
+		e.Timestamp = now()
+		if fw.send(e) != nil {
+			return
+		}
+	}
+	_ = fw.flush()
 }
 
 // countFrom finds N in "count to N" in the text of the last user message.

@@ -13,7 +13,7 @@ import (
 func TestChatFrames(t *testing.T) {
 	body := `{"id":"c","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"count to 3"}]}],"trigger":"submit-message"}`
 	rec := httptest.NewRecorder()
-	chat(rec, httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body)))
+	(&server{}).chat(rec, httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body)))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
@@ -60,7 +60,7 @@ func TestChatFrames(t *testing.T) {
 func TestChatRejectsOtherText(t *testing.T) {
 	body := `{"messages":[{"role":"user","parts":[{"type":"text","text":"hello"}]}]}`
 	rec := httptest.NewRecorder()
-	chat(rec, httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body)))
+	(&server{}).chat(rec, httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body)))
 	if rec.Code != http.StatusBadRequest {
 		t.Fatalf("status %d", rec.Code)
 	}
@@ -70,5 +70,44 @@ func TestNewID(t *testing.T) {
 	id := newID()
 	if len(id) != 36 || id[14] != '7' || strings.Count(id, "-") != 4 {
 		t.Fatalf("newID() = %q, want a UUIDv7", id)
+	}
+}
+
+// flushes counts Flush calls.
+type flushes struct {
+	*httptest.ResponseRecorder
+	n int
+}
+
+func (f *flushes) Flush() { f.n++; f.ResponseRecorder.Flush() }
+
+// With -batch the frames are the same, in fewer flushes; AG-UI gets the
+// events agentui sends.
+func TestBatchedFrames(t *testing.T) {
+	s := &server{batch: 32 << 10}
+	body := `{"id":"c","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"count to 1000"}]}]}`
+	rec := &flushes{ResponseRecorder: httptest.NewRecorder()}
+	s.chat(rec, httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body)))
+	frames := strings.Split(strings.TrimSuffix(rec.Body.String(), "\n\n"), "\n\n")
+	if want := (rec.Body.Len() + s.batch - 1) / s.batch; len(frames) != 1007 || rec.n != want { // a flush per full batch, one for the rest
+		t.Fatalf("%d frames in %d flushes", len(frames), rec.n)
+	}
+	agui := `{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":"count to 3"}]}`
+	rec = &flushes{ResponseRecorder: httptest.NewRecorder()}
+	s.agui(rec, httptest.NewRequest(http.MethodPost, "/api/agui", strings.NewReader(agui)))
+	var types, deltas []string
+	for _, f := range strings.Split(strings.TrimSuffix(rec.Body.String(), "\n\n"), "\n\n") {
+		var e aguiEvent
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(f, "data: ")), &e); err != nil || e.Timestamp == 0 {
+			t.Fatalf("frame %q: %v", f, err)
+		}
+		types = append(types, e.Type)
+		if e.Delta != "" {
+			deltas = append(deltas, e.Delta)
+		}
+	}
+	want := "RUN_STARTED STEP_STARTED TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END STEP_FINISHED RUN_FINISHED"
+	if strings.Join(types, " ") != want || strings.Join(deltas, "") != "1 2 3 " || rec.n != 1 {
+		t.Fatalf("types %v, deltas %v, %d flushes", types, deltas, rec.n)
 	}
 }

@@ -48,6 +48,7 @@ type env struct {
 	repo    string // repository root
 	agentui string // path of the agentui binary built for this run
 	barego  string // path of the bare Go contender built for this run
+	peers   string // path of the Go peer (bench/peers) built for this run
 	node    string // node binary
 	fileLim uint64 // RLIMIT_NOFILE the servers get
 	// s4History is the -history value S4 compares with none: a redis://
@@ -94,6 +95,19 @@ func startNode(ctx context.Context, e *env, name, dir string) (*server, error) {
 		[]string{"HOST=127.0.0.1", "PORT=" + port}, addr)
 }
 
+// batchBytes is the batching bare writer's batch: the most a writer can
+// gain from fewer writes and flushes (issue 17's limit).
+const batchBytes = 32 << 10
+
+// startBatching starts the bare Go contender writing 32 KiB batches.
+func startBatching(ctx context.Context, e *env, name string) (*server, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	return startServer(ctx, name, e.repo, []string{e.barego, "-addr", addr, "-batch", strconv.Itoa(batchBytes)}, nil, addr)
+}
+
 // allContenders lists the contenders in the order they are run and
 // reported.
 func allContenders() []*contender {
@@ -113,6 +127,20 @@ func allContenders() []*contender {
 					return nil, err
 				}
 				return startServer(ctx, "bare Go", e.repo, []string{e.barego, "-addr", addr}, nil, addr)
+			}},
+		{key: "barego-batch", label: "bare Go, 32 KiB batches", proto: vercel, path: "/api/chat",
+			launch: func(ctx context.Context, e *env) (*server, error) { return startBatching(ctx, e, "bare Go, 32 KiB batches") }},
+		{key: "barego-batch-agui", label: "bare Go AG-UI, 32 KiB batches", proto: agui, path: "/api/agui",
+			launch: func(ctx context.Context, e *env) (*server, error) {
+				return startBatching(ctx, e, "bare Go AG-UI, 32 KiB batches")
+			}},
+		{key: "peer-agui-go", label: "AG-UI Go SDK (community)", proto: agui, path: "/api/agui",
+			launch: func(ctx context.Context, e *env) (*server, error) {
+				addr, err := freeAddr()
+				if err != nil {
+					return nil, err
+				}
+				return startServer(ctx, "AG-UI Go SDK", e.repo, []string{e.peers, "-addr", addr}, nil, addr)
 			}},
 		{key: "node-ai", label: "ai (Node)", proto: vercel, path: "/api/chat",
 			launch: func(ctx context.Context, e *env) (*server, error) {

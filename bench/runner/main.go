@@ -50,7 +50,7 @@ func run() error {
 	node := flag.String("node", "node", "Node.js binary")
 	history := flag.String("history", "redis://127.0.0.1:6379/0", "the agentui -history value S4 compares with -history none (a redis:// URL, or memory)")
 	scenarios := flag.String("scenarios", "S1,S2,S3,S4,TC", "scenarios to run")
-	only := flag.String("contenders", "", "comma-separated contender keys to run (default all): agentui-vercel, agentui-agui, barego, node-ai, node-agui")
+	only := flag.String("contenders", "", "comma-separated contender keys to run (default all): agentui-vercel, agentui-agui, barego, barego-batch, barego-batch-agui, peer-agui-go, node-ai, node-agui")
 	rounds := flag.Int("rounds", 0, "override the number of S1/S2 rounds")
 	duration := flag.Duration("duration", 0, "override the length of an S1/S2 round")
 	flag.Parse()
@@ -96,11 +96,11 @@ func run() error {
 	}
 	defer os.RemoveAll(tmp)
 	e := &env{repo: root, node: *node, fileLim: lim, s4History: *history,
-		agentui: filepath.Join(tmp, "agentui"), barego: filepath.Join(tmp, "barego")}
-	for _, b := range []struct{ out, pkg string }{{e.agentui, "./cmd/agentui"}, {e.barego, "./bench/barego"}} {
-		logf("go build -o %s %s", b.out, b.pkg)
+		agentui: filepath.Join(tmp, "agentui"), barego: filepath.Join(tmp, "barego"), peers: filepath.Join(tmp, "peers")}
+	for _, b := range []struct{ out, dir, pkg string }{{e.agentui, "", "./cmd/agentui"}, {e.barego, "", "./bench/barego"}, {e.peers, "bench/peers", "."}} {
+		logf("go build -o %s %s", b.out, filepath.Join(b.dir, b.pkg))
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", b.out, b.pkg)
-		cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
+		cmd.Dir, cmd.Stdout, cmd.Stderr = filepath.Join(root, b.dir), os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("building %s: %w", b.pkg, err)
 		}

@@ -68,8 +68,8 @@ func (r *report) markdown() string {
 	p("| command | `%s` (%s mode) |\n", r.command, mode)
 	p("| wall time | %s for the whole run (builds, start-up, every scenario); limit 10 min |\n", r.wall.Round(time.Second))
 	p("| machine | %s, %d cores, %s, %s RAM |\n", r.sys.cpu, r.sys.cores, r.sys.kernel, r.sys.memory)
-	p("| versions | Go %s · Node %s · ai %s · @ag-ui/encoder %s (@ag-ui/core %s) · Redis %s |\n",
-		strings.TrimPrefix(r.sys.goVersion, "go"), strings.TrimPrefix(r.sys.node, "v"), r.sys.ai, r.sys.encoder, r.sys.core, r.sys.redis)
+	p("| versions | Go %s · Node %s · ai %s · @ag-ui/encoder %s (@ag-ui/core %s) · AG-UI community Go SDK %s · Redis %s |\n",
+		strings.TrimPrefix(r.sys.goVersion, "go"), strings.TrimPrefix(r.sys.node, "v"), r.sys.ai, r.sys.encoder, r.sys.core, r.sys.aguiGoSDK, r.sys.redis)
 	p("| agentui | built from %s |\n", r.sys.agentui)
 	p("| file descriptors | RLIMIT_NOFILE %d for the load generator and every server |\n\n", r.fileLim)
 
@@ -444,7 +444,9 @@ func (r *report) targets() []target {
 	}
 	out := []target{
 		ratio(r.s1, "agentui-vercel", "node-ai", 10, "S1: agentui/Vercel events/s ≥ 10× ai (Node)", "S1"),
-		ratio(r.s1, "agentui-vercel", "barego", 1, "S1: agentui/Vercel events/s ≥ 1.0× bare Go", "S1"),
+		ratio(r.s1, "agentui-vercel", "barego", 3, "S1: agentui/Vercel events/s ≥ 3× bare Go (flush per frame)", "S1"),
+		ratio(r.s1, "agentui-vercel", "barego-batch", 0.5, "S1: agentui/Vercel events/s ≥ 0.5× bare Go, 32 KiB batches", "S1"),
+		ratio(r.s1, "agentui-agui", "barego-batch-agui", 0.5, "S1: agentui/AG-UI events/s ≥ 0.5× bare Go AG-UI, 32 KiB batches", "S1"),
 		ratio(r.s1, "agentui-agui", "node-agui", 3, "S1: agentui/AG-UI events/s ≥ 3× @ag-ui/encoder (Node)", "S1"),
 	}
 	t3 := target{name: "S3: RSS per open idle stream ≤ 40 KB (KiB)", scenario: "S3", measured: "—", verdict: "not run"}

@@ -21,6 +21,7 @@ type sysInfo struct {
 	goVersion           string
 	node                string
 	ai, encoder, core   string
+	aguiGoSDK           string // the AG-UI community Go SDK's version in bench/peers
 	agentui             string // the revision the agentui binary was built from
 	redis               string
 }
@@ -41,6 +42,7 @@ func collectSysInfo(e *env) sysInfo {
 	si.ai = npmVersion(filepath.Join(e.repo, "bench/node-ai/node_modules/ai"))
 	si.encoder = npmVersion(filepath.Join(e.repo, "bench/node-agui/node_modules/@ag-ui/encoder"))
 	si.core = npmVersion(filepath.Join(e.repo, "bench/node-agui/node_modules/@ag-ui/core"))
+	si.aguiGoSDK = firstField(filepath.Join(e.repo, "bench/peers/go.mod"), "github.com/ag-ui-protocol/ag-ui/sdks/community/go", " ")
 	si.agentui = binaryRevision(e.agentui)
 	if strings.HasPrefix(si.agentui, "unknown") {
 		si.agentui = gitRevision(e.repo)
