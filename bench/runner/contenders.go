@@ -129,7 +129,9 @@ func allContenders() []*contender {
 				return startServer(ctx, "bare Go", e.repo, []string{e.barego, "-addr", addr}, nil, addr)
 			}},
 		{key: "barego-batch", label: "bare Go, 32 KiB batches", proto: vercel, path: "/api/chat",
-			launch: func(ctx context.Context, e *env) (*server, error) { return startBatching(ctx, e, "bare Go, 32 KiB batches") }},
+			launch: func(ctx context.Context, e *env) (*server, error) {
+				return startBatching(ctx, e, "bare Go, 32 KiB batches")
+			}},
 		{key: "barego-batch-agui", label: "bare Go AG-UI, 32 KiB batches", proto: agui, path: "/api/agui",
 			launch: func(ctx context.Context, e *env) (*server, error) {
 				return startBatching(ctx, e, "bare Go AG-UI, 32 KiB batches")
