@@ -81,8 +81,8 @@ type flushes struct {
 
 func (f *flushes) Flush() { f.n++; f.ResponseRecorder.Flush() }
 
-// With -batch the frames are the same, in fewer flushes; AG-UI gets the
-// events agentui sends.
+// With -batch the frames are the same (the deltas' written by hand), in
+// fewer flushes; AG-UI gets the events agentui sends.
 func TestBatchedFrames(t *testing.T) {
 	s := &server{batch: 32 << 10}
 	body := `{"id":"c","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"count to 1000"}]}]}`
@@ -91,6 +91,10 @@ func TestBatchedFrames(t *testing.T) {
 	frames := strings.Split(strings.TrimSuffix(rec.Body.String(), "\n\n"), "\n\n")
 	if want := (rec.Body.Len() + s.batch - 1) / s.batch; len(frames) != 1007 || rec.n != want { // a flush per full batch, one for the rest
 		t.Fatalf("%d frames in %d flushes", len(frames), rec.n)
+	}
+	var c chunk
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(frames[1002], "data: ")), &c); err != nil || c != (chunk{Type: "text-delta", ID: c.ID, Delta: "1000 "}) || len(c.ID) != 36 {
+		t.Fatalf("frame %q: %+v %v", frames[1002], c, err)
 	}
 	agui := `{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":"count to 3"}]}`
 	rec = &flushes{ResponseRecorder: httptest.NewRecorder()}
