@@ -177,7 +177,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if stateless {
 		in, err := h.prepare(req)
 		if err == nil {
-			err = h.ingest(req, in)
+			err = h.ingest(req, in, true)
 		}
 		if err != nil {
 			writeError(w, log, err)
@@ -196,7 +196,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err == nil && s.refusal == "" {
-		if err = h.ingest(req, s.input); err != nil {
+		if err = h.ingest(req, s.input, false); err != nil {
 			s.release()
 		}
 	}

@@ -88,47 +88,84 @@ func (h *Handler) authenticate(req *request) error {
 	return nil
 }
 
-// ingest fills the extensions of the turn's new user message (request,
-// agent, http, subject, provenance), lets the guard decide it, and gives
-// the run its context and guard. A denial is a 403 with the guard's
-// reason; nothing of the turn is stored.
-func (h *Handler) ingest(req *request, in *agent.Input) error {
-	ctx := req.r.Context()
+// ingest fills the extensions of the turn's user messages (request,
+// agent, http, subject, provenance), lets the guard decide them, and
+// gives the run its context and guard. With history only the new user
+// message is the request's; without, every user message the client sent
+// is (the client resends its own copy each turn, unredacted), so all of
+// them are stamped and decided. A denial of the new message is a 403 with
+// the guard's reason, and nothing of the turn is stored; a resent message
+// a guard denies is left out (the client still holds the message it was
+// refused for, and would otherwise be refused on every turn after).
+func (h *Handler) ingest(req *request, in *agent.Input, stateless bool) error {
 	run := h.runContext(req)
 	in.Extensions, in.Guard = run, h.cfg.guard
 	msgs := in.Messages
-	last := len(msgs) - 1
-	if last < 0 || msgs[last].Role != cmf.RoleUser {
-		// A continuation: the run works for the turn's user message.
-		run.Agent.Turn = turnOf(in.History, false)
-		run.Agent.Input = intent(lastUserText(in.History, msgs))
+	run.Agent.Turn = turnOf(in.History, msgs)
+	first := len(msgs) - 1
+	if first < 0 || msgs[first].Role != cmf.RoleUser {
+		first = len(msgs) // a continuation: no new user message
+	}
+	if stateless {
+		first = 0
+	}
+	var dropped map[int]bool
+	for i := first; i < len(msgs); i++ {
+		if msgs[i].Role != cmf.RoleUser {
+			continue
+		}
+		parent := ""
+		switch {
+		case i > 0:
+			parent = msgs[i-1].ID()
+		case len(in.History) > 0:
+			parent = in.History[len(in.History)-1].ID()
+		}
+		h.stampUser(req, &msgs[i], run, parent)
+		err := h.checkInput(req, &msgs[i])
+		switch {
+		case err != nil && i == len(msgs)-1:
+			return err
+		case err != nil:
+			req.log.Info("a resent user message was denied by policy: left out", "message", msgs[i].ID())
+			if dropped == nil {
+				dropped = map[int]bool{}
+			}
+			dropped[i] = true
+		}
+	}
+	if dropped != nil {
+		kept := make([]cmf.Message, 0, len(msgs)-len(dropped))
+		for i := range msgs {
+			if !dropped[i] {
+				kept = append(kept, msgs[i])
+			}
+		}
+		in.Messages, msgs = kept, kept
+	}
+	// The run works for the turn's user message, as the policies left it.
+	run.Agent.Input = intent(lastUserText(in.History, msgs))
+	return nil
+}
+
+// checkInput lets the guard decide a user message, in place.
+func (h *Handler) checkInput(req *request, m *cmf.Message) error {
+	g := h.cfg.guard
+	if g == nil || !g.Guards(agent.PointInput) {
 		return nil
 	}
-	run.Agent.Turn = turnOf(in.History, true)
-	m := &msgs[last]
-	parent := ""
-	switch {
-	case last > 0:
-		parent = msgs[last-1].ID()
-	case len(in.History) > 0:
-		parent = in.History[len(in.History)-1].ID()
+	v, err := g.Check(req.r.Context(), &agent.Check{Point: agent.PointInput, Message: m})
+	if err != nil {
+		v = agent.Verdict{Deny: agent.PolicyFailed}
 	}
-	h.stampUser(req, m, run, parent)
-	if g := h.cfg.guard; g != nil && g.Guards(agent.PointInput) {
-		v, err := g.Check(ctx, &agent.Check{Point: agent.PointInput, Message: m})
-		if err != nil {
-			v = agent.Verdict{Deny: agent.PolicyFailed}
-		}
-		if v.Deny != "" {
-			req.log.Info("the user's message was denied by policy", "reason", v.Deny)
-			return &Error{Status: http.StatusForbidden, Message: v.Deny}
-		}
-		if v.Message != nil {
-			*m = *v.Message
-		}
-		labelUser(m, v.Labels)
+	if v.Deny != "" {
+		req.log.Info("the user's message was denied by policy", "reason", v.Deny)
+		return &Error{Status: http.StatusForbidden, Message: v.Deny}
 	}
-	run.Agent.Input = intent(m.Text())
+	if v.Message != nil {
+		*m = *v.Message
+	}
+	labelUser(m, v.Labels)
 	return nil
 }
 
@@ -217,22 +254,22 @@ func labelUser(m *cmf.Message, labels []string) {
 	m.Extensions = e
 }
 
-// turnOf numbers the turn: the stored conversation's last turn, plus one
-// for a new user message. Stored messages carry their turn, so this
-// reads from the end.
-func turnOf(history []cmf.Message, next bool) *int {
+// turnOf numbers the turn of a conversation (history, then msgs, before
+// they are stamped): the user messages from the last one that carries
+// its turn (stored messages do, so this reads from the end), plus that
+// turn.
+func turnOf(history, msgs []cmf.Message) *int {
 	n := 0
-	for i := len(history) - 1; i >= 0; i-- {
-		if e := history[i].Extensions; e != nil && e.Agent != nil && e.Agent.Turn != nil {
-			n = *e.Agent.Turn
-			break
+	for _, part := range [2][]cmf.Message{msgs, history} {
+		for i := len(part) - 1; i >= 0; i-- {
+			if e := part[i].Extensions; e != nil && e.Agent != nil && e.Agent.Turn != nil {
+				n += *e.Agent.Turn
+				return &n
+			}
+			if part[i].Role == cmf.RoleUser {
+				n++
+			}
 		}
-		if history[i].Role == cmf.RoleUser {
-			n++ // a message stored before turns were: count back
-		}
-	}
-	if next {
-		n++
 	}
 	return &n
 }

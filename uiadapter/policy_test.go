@@ -420,3 +420,31 @@ func TestPolicyOutput(t *testing.T) {
 		t.Fatalf("stored %q %+v", last.Text(), last.Extensions.Security)
 	}
 }
+
+// Without history the client resends its own copy of every message each
+// turn, unredacted: every user message it sends is decided again, so an
+// old card number never reaches the model either, and a message a policy
+// refused is left out rather than refusing every later turn.
+func TestPolicyInputStatelessResend(t *testing.T) {
+	f := newPolicyFixture(t, false)
+	b, _ := json.Marshal(map[string]any{"id": "c", "messages": []any{
+		msg("u1", "user", part("text", "text", "my card is 4111 1111 1111 1111")),
+		msg("a1", "assistant", part("text", "text", "You said: my card is [card number]")),
+		msg("u2", "user", part("text", "text", "/context")),
+	}})
+	seen := f.chat(string(b)).Text()
+	if strings.Contains(seen, "4111") || !strings.Contains(seen, "my card is [card number]") {
+		t.Fatalf("the model saw %s", seen)
+	}
+	if r := f.audit.find("card-numbers", "redact"); r == nil {
+		t.Fatal("the resent message was not decided")
+	}
+	// A resent message a policy denies is left out; the new turn is served.
+	b, _ = json.Marshal(map[string]any{"id": "c", "messages": []any{
+		msg("u1", "user", part("text", "text", "my password: hunter2")),
+		msg("u2", "user", part("text", "text", "/context")),
+	}})
+	if seen := f.chat(string(b)).Text(); strings.Contains(seen, "hunter2") || !strings.Contains(seen, "/context") {
+		t.Fatalf("the model saw %s", seen)
+	}
+}
