@@ -8,7 +8,7 @@
 // (a changed copy, checked against the mutability tiers), add security
 // labels, or require the user's approval for a tool call. An [Engine]
 // composes policies in order and is the [agent.Guard] a handler gives
-// each run (uiadapter.WithPolicy). Every decision is audited: a
+// each run (uiadapter.WithGuard). Every decision is audited: a
 // structured slog record and an optional [AuditSink].
 //
 // See docs/policy.md for the points, what each sees, and the cost.
