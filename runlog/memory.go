@@ -19,11 +19,49 @@ type Memory struct {
 }
 
 type memLog struct {
-	header  Header
-	entries []Entry
+	header Header
+	// chunks hold the entries in order. A chunk is never copied or grown
+	// past its capacity: a full one is followed by a new one, twice as
+	// large up to maxChunk. A long run then allocates what it holds once,
+	// where one growing slice would allocate about five times that (Go
+	// grows large slices by a quarter), and a short one stays small.
+	chunks  [][]Entry
 	wake    chan struct{} // closed and replaced when entries are added, if someone waits
 	waiting bool
 	expiry  *time.Timer
+}
+
+// The sizes of a log's chunks: the first, and the largest.
+const firstChunk, maxChunk = 8, 512
+
+// add appends entries.
+func (l *memLog) add(es []Entry) {
+	for len(es) > 0 {
+		k := len(l.chunks) - 1
+		if k < 0 || len(l.chunks[k]) == cap(l.chunks[k]) {
+			size := firstChunk
+			if k >= 0 {
+				size = min(2*cap(l.chunks[k]), maxChunk)
+			}
+			l.chunks = append(l.chunks, make([]Entry, 0, max(size, min(len(es), maxChunk))))
+			k++
+		}
+		n := min(cap(l.chunks[k])-len(l.chunks[k]), len(es))
+		l.chunks[k] = append(l.chunks[k], es[:n]...)
+		es = es[n:]
+	}
+}
+
+// from returns the entries from index i to the end of i's chunk (shared,
+// capped: never copied), nil when there are none.
+func (l *memLog) from(i int64) []Entry {
+	for _, ch := range l.chunks {
+		if i < int64(len(ch)) {
+			return ch[i:len(ch):len(ch)]
+		}
+		i -= int64(len(ch))
+	}
+	return nil
 }
 
 // NewMemory returns an empty log.
@@ -38,7 +76,9 @@ func (m *Memory) Begin(_ context.Context, key history.Key, h Header, first ...En
 	if old := m.logs[key]; old != nil {
 		old.close()
 	}
-	m.logs[key] = &memLog{header: h, wake: make(chan struct{}), entries: append([]Entry(nil), first...)}
+	l := &memLog{header: h, wake: make(chan struct{})}
+	l.add(first)
+	m.logs[key] = l
 	return nil
 }
 
@@ -66,7 +106,7 @@ func (m *Memory) Append(_ context.Context, key history.Key, run string, entries 
 	if l == nil {
 		return nil
 	}
-	l.entries = append(l.entries, entries...)
+	l.add(entries)
 	if l.waiting {
 		close(l.wake)
 		l.wake, l.waiting = make(chan struct{}), false
@@ -109,6 +149,8 @@ func (m *Memory) Current(_ context.Context, key history.Key) (Header, error) {
 }
 
 // Read implements Log. The entries returned are shared: read them only.
+// It returns at most the rest of one chunk (up to maxChunk entries): a
+// reader far behind gets them in a few reads, and nothing is copied.
 func (m *Memory) Read(ctx context.Context, key history.Key, run string, after int64, wait time.Duration) ([]Entry, error) {
 	var timer *time.Timer
 	for {
@@ -118,8 +160,7 @@ func (m *Memory) Read(ctx context.Context, key history.Key, run string, after in
 			m.mu.Unlock()
 			return nil, ErrNoRun
 		}
-		if after < int64(len(l.entries)) {
-			out := l.entries[max(after, 0):len(l.entries):len(l.entries)]
+		if out := l.from(max(after, 0)); len(out) > 0 {
 			m.mu.Unlock()
 			return out, nil
 		}

@@ -131,9 +131,11 @@ type Log interface {
 	End(ctx context.Context, key history.Key, run string, retention time.Duration, last ...Entry) error
 	// Current returns the header of key's latest run; ErrNoRun when none.
 	Current(ctx context.Context, key history.Key) (Header, error)
-	// Read returns run's entries after seq, in order, decoded. When there
-	// are none yet it waits up to wait for some (and returns none when
-	// none came). ErrNoRun when the log is gone or another run's.
+	// Read returns run's entries after seq, in order, decoded: the next
+	// ones, not necessarily all there are (read again from the last one's
+	// Seq for more). When there are none yet it waits up to wait for some
+	// (and returns none when none came). ErrNoRun when the log is gone or
+	// another run's.
 	Read(ctx context.Context, key history.Key, run string, after int64, wait time.Duration) ([]Entry, error)
 	// Stop asks whichever process runs key's run to stop it.
 	Stop(ctx context.Context, key history.Key, run string) error

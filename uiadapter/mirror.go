@@ -126,8 +126,13 @@ func (m *mirror) loop() {
 
 // takeRest keeps what the run logged after the last append, for finish.
 func (m *mirror) takeRest() {
-	if es, err := m.h.local.Read(context.Background(), m.key, m.header.Run, m.after, 0); err == nil {
-		m.rest = es
+	for after := m.after; ; {
+		es, err := m.h.local.Read(context.Background(), m.key, m.header.Run, after, 0)
+		if err != nil || len(es) == 0 {
+			return
+		}
+		m.rest = append(m.rest, es...)
+		after = es[len(es)-1].Seq
 	}
 }
 
