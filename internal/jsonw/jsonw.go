@@ -186,3 +186,20 @@ func ReadString(b []byte) (string, []byte, bool) {
 	}
 	return "", nil, false
 }
+
+// Quoted keeps the JSON string of the last string it wrote: a stream
+// names the same part id in every one of its deltas, and comparing a
+// string with the one it was last given (usually the same string) costs
+// less than escaping it again.
+type Quoted struct {
+	s    string
+	json []byte
+}
+
+// Append appends s as a JSON string, as String does.
+func (q *Quoted) Append(b []byte, s string) []byte {
+	if q.json == nil || s != q.s {
+		q.s, q.json = s, String(q.json[:0], s)
+	}
+	return append(b, q.json...)
+}

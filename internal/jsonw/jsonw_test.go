@@ -102,3 +102,14 @@ func FuzzRaw(f *testing.F) {
 		}
 	})
 }
+
+// Quoted writes what String writes, also when the string changes, comes
+// back, or differs only after the first write.
+func TestQuoted(t *testing.T) {
+	var q Quoted
+	for _, s := range []string{"a", "a", "b\"c", "", "a", "\u2028x", "\u2028x", ""} {
+		if got, want := string(q.Append([]byte("x"), s)), string(String([]byte("x"), s)); got != want {
+			t.Fatalf("Append(%q) = %s, want %s", s, got, want)
+		}
+	}
+}

@@ -41,6 +41,11 @@ type encoder struct {
 	messages map[string]bool   // assistant message ids started in this run
 	text     map[string]string // open text part id → its message id
 	tools    map[string]bool   // tool calls streamed (not sent whole)
+	// The last text delta's part and the JSON of its message id: a run
+	// streams one part's deltas in a row, so neither is looked up again.
+	deltaPart string
+	deltaMsg  []byte
+	deltaID   jsonw.Quoted // the last reasoning or tool delta's id
 
 	interrupts []*agent.ApprovalRequested
 	clientIDs  []string
@@ -220,13 +225,16 @@ func (e *encoder) startTool(id, name, messageID string) {
 func (e *encoder) delta(ev *agent.PartDelta) {
 	switch ev.Kind {
 	case agent.PartText:
-		b := jsonw.StringField(e.begin("TEXT_MESSAGE_CONTENT"), "messageId", e.text[ev.ID])
+		if ev.ID != e.deltaPart || e.deltaMsg == nil {
+			e.deltaPart, e.deltaMsg = ev.ID, jsonw.String(e.deltaMsg[:0], e.text[ev.ID])
+		}
+		b := append(append(e.begin("TEXT_MESSAGE_CONTENT"), `,"messageId":`...), e.deltaMsg...)
 		e.end(jsonw.StringField(b, "delta", ev.Delta))
 	case agent.PartThinking:
-		b := jsonw.StringField(e.begin("REASONING_MESSAGE_CONTENT"), "messageId", ev.ID)
+		b := e.deltaID.Append(append(e.begin("REASONING_MESSAGE_CONTENT"), `,"messageId":`...), ev.ID)
 		e.end(jsonw.StringField(b, "delta", ev.Delta))
 	case agent.PartToolCall:
-		b := jsonw.StringField(e.begin("TOOL_CALL_ARGS"), "toolCallId", ev.ID)
+		b := e.deltaID.Append(append(e.begin("TOOL_CALL_ARGS"), `,"toolCallId":`...), ev.ID)
 		e.end(jsonw.StringField(b, "delta", ev.Delta))
 	}
 }
@@ -256,6 +264,9 @@ func (e *encoder) endPart(ev *agent.PartEnded) {
 func (e *encoder) endText(partID string) {
 	id := e.text[partID]
 	delete(e.text, partID)
+	if partID == e.deltaPart {
+		e.deltaMsg = nil // a part started again under this id may be another message's
+	}
 	e.end(jsonw.StringField(e.begin("TEXT_MESSAGE_END"), "messageId", id))
 }
 

@@ -25,6 +25,7 @@ type encoder struct {
 	terminated bool              // finish, abort or error written
 	tools      map[string]string // tool call id → tool name, for calls in this message
 	inputError map[string]bool   // calls that ended with tool-input-error
+	deltaID    jsonw.Quoted      // the id of the part the last delta was for
 }
 
 func (p *Protocol) newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) *encoder {
@@ -215,11 +216,11 @@ func (e *encoder) delta(ev *agent.PartDelta) {
 		} else {
 			b = append(b, `{"type":"reasoning-delta","id":`...)
 		}
-		b = jsonw.String(b, ev.ID)
+		b = e.deltaID.Append(b, ev.ID)
 		b = append(b, `,"delta":`...)
 	case agent.PartToolCall:
 		b = append(b, `{"type":"tool-input-delta","toolCallId":`...)
-		b = jsonw.String(b, ev.ID)
+		b = e.deltaID.Append(b, ev.ID)
 		b = append(b, `,"inputTextDelta":`...)
 	default:
 		return
