@@ -39,7 +39,11 @@ const (
 // Entry is one entry of a run's log (seed 001's envelope: sequence, time,
 // type, data).
 type Entry struct {
-	Seq  int64
+	Seq int64
+	// Time is when the entry was logged. An agent event's entry leaves it
+	// zero (reading the clock per event cost a twentieth of a reply's
+	// CPU): a log that keeps entries elsewhere stamps them as it stores
+	// them, once per batch, and one in memory leaves them as they are.
 	Time time.Time
 	Type string
 	// Data is the entry's JSON: the event's, for agent events. A log that
@@ -62,9 +66,9 @@ func FailedEntry(seq int64, message string) Entry {
 	return Entry{Seq: seq, Time: time.Now(), Type: TypeFailed, Data: data}
 }
 
-// EventEntry returns the entry for an agent event.
+// EventEntry returns the entry for an agent event (its Time left zero).
 func EventEntry(seq int64, ev agent.Event) Entry {
-	return Entry{Seq: seq, Time: time.Now(), Event: ev}
+	return Entry{Seq: seq, Event: ev}
 }
 
 // Encode fills in Type and Data from Event, for logs that store bytes.

@@ -201,7 +201,7 @@ const maxEntryBytes = 8 << 10
 // sequence it holds>.
 func addEntries(ctx context.Context, p goredis.Pipeliner, stream string, entries []runlog.Entry) error {
 	for len(entries) > 0 {
-		w := batchWriter{b: make([]byte, 0, min(maxEntryBytes+512, 64*len(entries)))}
+		w := batchWriter{b: make([]byte, 0, min(maxEntryBytes+512, 64*len(entries))), now: time.Now().UnixMilli()}
 		n := 0
 		for n < len(entries) && (n == 0 || len(w.b) < maxEntryBytes) {
 			if err := w.add(&entries[n]); err != nil {
@@ -217,7 +217,7 @@ func addEntries(ctx context.Context, p goredis.Pipeliner, stream string, entries
 
 // encodeBatch writes entries as one stream entry's b field.
 func encodeBatch(entries []runlog.Entry) ([]byte, error) {
-	w := batchWriter{b: make([]byte, 0, 64*len(entries))}
+	w := batchWriter{b: make([]byte, 0, 64*len(entries)), now: time.Now().UnixMilli()}
 	for i := range entries {
 		if err := w.add(&entries[i]); err != nil {
 			return nil, err
@@ -243,6 +243,7 @@ const (
 // batchWriter writes the lines of one stream entry.
 type batchWriter struct {
 	b     []byte
+	now   int64 // Unix ms: the time of entries logged without one
 	ms    int64
 	lines int
 	part  *agent.PartDelta // the last part_delta line's
@@ -253,7 +254,11 @@ type batchWriter struct {
 // changed).
 func (w *batchWriter) add(e *runlog.Entry) error {
 	b := strconv.AppendInt(w.b, e.Seq, 10)
-	if ms := e.Time.UnixMilli(); w.lines > 0 && ms == w.ms {
+	ms := w.now
+	if !e.Time.IsZero() {
+		ms = e.Time.UnixMilli()
+	}
+	if w.lines > 0 && ms == w.ms {
 		b = append(b, " "+sameTime+" "...)
 	} else {
 		b = append(strconv.AppendInt(append(b, ' '), ms, 10), ' ')

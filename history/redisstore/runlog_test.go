@@ -3,7 +3,9 @@ package redisstore_test
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/internal/testutil"
@@ -56,5 +58,27 @@ func TestRunLogStopCrossesReplicas(t *testing.T) {
 	}
 	if run := <-heard; run != "r9" {
 		t.Fatalf("heard %q", run)
+	}
+}
+
+// An event logged without a time (runlog.EventEntry leaves it zero) is
+// stored with the time of its append; one with a time keeps it.
+func TestRunLogStampsEntriesWithoutATime(t *testing.T) {
+	ctx := context.Background()
+	l := newRunLog(t, testutil.Redis(t))
+	k := history.Key{Scope: "s", Chat: "c"}
+	kept := time.UnixMilli(1_700_000_000_000)
+	before := time.Now().Truncate(time.Millisecond)
+	if err := l.Begin(ctx, k, runlog.Header{Run: "r1"}, runlog.EventEntry(1, &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "a"}),
+		runlog.Entry{Seq: 2, Time: kept, Event: &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	es, err := l.Read(ctx, k, "r1", 0, time.Second)
+	if err != nil || len(es) != 2 {
+		t.Fatalf("%d entries, %v", len(es), err)
+	}
+	if es[0].Time.Before(before) || es[0].Time.After(after) || !es[1].Time.Equal(kept) {
+		t.Fatalf("times %v, %v; appended between %v and %v", es[0].Time, es[1].Time, before, after)
 	}
 }
