@@ -28,6 +28,21 @@ type SSEWriter struct {
 	id   []byte // that id
 	mute bool   // frames are dropped (replaying what a resumed client has)
 	mark int    // where the frame being built starts in buf
+
+	now     int64 // Unix ms of the burst being written, once read
+	clocked bool  // now was read since the last flush
+}
+
+// Millis is the time (Unix ms) to stamp the frames of the burst being
+// written with: the clock is read at the burst's first stamp and again
+// after a flush, since a burst's frames are written within microseconds
+// of each other (reading it per frame cost a twentieth of an AG-UI
+// reply's CPU).
+func (s *SSEWriter) Millis() int64 {
+	if !s.clocked {
+		s.now, s.clocked = time.Now().UnixMilli(), true
+	}
+	return s.now
 }
 
 // setID sets the SSE id of the frames that follow: the sequence number of
@@ -128,6 +143,7 @@ func (s *SSEWriter) deadline() {
 func (s *SSEWriter) Flush() error {
 	s.write()
 	s.release()
+	s.clocked = false
 	if s.err == nil {
 		s.deadline()
 		if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSSEWriterFrames(t *testing.T) {
@@ -93,4 +95,24 @@ func FuzzLastEventID(f *testing.F) {
 			t.Fatalf("%q → %q %d → %q %d %v", v, run, seq, run2, seq2, ok)
 		}
 	})
+}
+
+// The frames of one burst share one reading of the clock; a flush starts
+// a new burst, which reads it again.
+func TestMillisPerBurst(t *testing.T) {
+	w := NewSSEWriter(httptest.NewRecorder())
+	nextMilli := func(after int64) {
+		for time.Now().UnixMilli() <= after { // wait for the clock to move on (a condition, not a sleep)
+			runtime.Gosched()
+		}
+	}
+	first := w.Millis()
+	nextMilli(first)
+	if got := w.Millis(); got != first {
+		t.Fatalf("within a burst the clock was read again: %d, then %d", first, got)
+	}
+	_ = w.Flush()
+	if got := w.Millis(); got <= first {
+		t.Fatalf("after a flush the stamp is still %d (was %d)", got, first)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
@@ -71,7 +70,7 @@ func (e *encoder) begin(typ string) []byte {
 	b := append(e.w.Start(), `{"type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","timestamp":`...)
-	return strconv.AppendInt(b, time.Now().UnixMilli(), 10)
+	return strconv.AppendInt(b, e.w.Millis(), 10)
 }
 
 func (e *encoder) end(b []byte) { e.w.End(append(b, '}')) }
