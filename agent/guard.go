@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"slices"
 
 	"github.com/agentui/agentui/cmf"
 )
@@ -107,16 +106,6 @@ func onlyPart[T cmf.Part](m *cmf.Message) (T, bool) {
 	}
 	p, ok := m.Content[0].(T)
 	return p, ok
-}
-
-// addLabels adds the labels not yet in dst.
-func addLabels(dst []string, labels ...string) []string {
-	for _, l := range labels {
-		if l != "" && !slices.Contains(dst, l) {
-			dst = append(dst, l)
-		}
-	}
-	return dst
 }
 
 // policyDenied is a denied call's or result's output as the model sees it.

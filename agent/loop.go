@@ -497,7 +497,7 @@ func (r *run) runCalls(batch []*call) bool {
 		if res.MessageID == "" {
 			res.MessageID = ids.New()
 		}
-		res.Labels = addLabels(res.Labels, c.labels...)
+		res.Labels = cmf.AddLabels(res.Labels, c.labels...)
 		if c.answer {
 			r.postTool(c, res)
 		}
@@ -920,14 +920,14 @@ func (r *run) preTool(c *call, messageID string) []string {
 // and the user see why), a redaction replaces it.
 func (r *run) postTool(c *call, res *ToolResult) {
 	if c.tool != nil && c.tool.Data != nil {
-		res.Labels = addLabels(res.Labels, c.tool.Data.ApplyLabels...)
+		res.Labels = cmf.AddLabels(res.Labels, c.tool.Data.ApplyLabels...)
 	}
 	g := r.in.Guard
 	if g == nil || !g.Guards(PointPostTool) {
 		return
 	}
 	ext := withSecurity(r.in.Extensions, func(s *cmf.SecurityExtension) {
-		s.Labels = addLabels(slices.Clip(s.Labels), res.Labels...)
+		s.Labels = cmf.AddLabels(slices.Clip(s.Labels), res.Labels...)
 		if c.tool != nil && c.tool.Data != nil {
 			s.Data = map[string]cmf.DataPolicy{c.name: *c.tool.Data}
 		}
@@ -948,7 +948,7 @@ func (r *run) postTool(c *call, res *ToolResult) {
 			res.Output = json.RawMessage("null")
 		}
 	}
-	res.Labels = addLabels(res.Labels, v.Labels...)
+	res.Labels = cmf.AddLabels(res.Labels, v.Labels...)
 }
 
 // output asks the run's guard about a finished text part and returns the

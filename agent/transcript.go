@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"slices"
 	"time"
 
 	"github.com/agentui/agentui/cmf"
@@ -52,23 +51,6 @@ func (r *Recorder) stamp(m *cmf.Message, source string) {
 	r.parent = m.ID()
 }
 
-// addLabels adds security labels to m (a copy of its security
-// extension: monotonic, never shared).
-func labelMessage(m *cmf.Message, labels []string) {
-	if len(labels) == 0 {
-		return
-	}
-	if m.Extensions == nil {
-		m.Extensions = &cmf.Extensions{}
-	}
-	var sec cmf.SecurityExtension
-	if m.Extensions.Security != nil {
-		sec = *m.Extensions.Security
-	}
-	sec.Labels = addLabels(slices.Clip(sec.Labels), labels...)
-	m.Extensions.Security = &sec
-}
-
 // Add folds one event in.
 func (r *Recorder) Add(ev Event) {
 	switch e := ev.(type) {
@@ -80,7 +62,7 @@ func (r *Recorder) Add(ev Event) {
 		if e.Part != nil {
 			m := r.current()
 			m.Content = append(m.Content, e.Part)
-			labelMessage(m, e.Labels)
+			m.AddLabels(e.Labels...)
 		}
 	case *ApprovalRequested:
 		if m := r.holder(e.ToolCallID); m != nil {
@@ -173,7 +155,7 @@ func (r *Recorder) addResult(e *ToolResult) {
 		source = "client"
 	}
 	r.stamp(&m, source)
-	labelMessage(&m, e.Labels)
+	m.AddLabels(e.Labels...)
 	switch {
 	case e.Denied:
 		m.SetCallRecord(e.ToolCallID, cmf.CallRecord{Decision: &cmf.Decision{Approved: false, Reason: e.Reason}})

@@ -258,3 +258,34 @@ func (d DataPolicy) clone() DataPolicy {
 	}
 	return d
 }
+
+// AddLabels appends to dst the labels it does not hold yet (empty ones
+// are skipped) and returns it: security labels only grow.
+func AddLabels(dst []string, labels ...string) []string {
+	for _, l := range labels {
+		if l != "" && !slices.Contains(dst, l) {
+			dst = append(dst, l)
+		}
+	}
+	return dst
+}
+
+// AddLabels adds security labels to m, copying on write: m's extensions
+// and their security extension are replaced by copies (another message
+// may share them), the labels of which get the new ones.
+func (m *Message) AddLabels(labels ...string) {
+	if len(labels) == 0 {
+		return
+	}
+	var e Extensions
+	if m.Extensions != nil {
+		e = *m.Extensions
+	}
+	var sec SecurityExtension
+	if e.Security != nil {
+		sec = *e.Security
+	}
+	sec.Labels = AddLabels(slices.Clip(sec.Labels), labels...)
+	e.Security = &sec
+	m.Extensions = &e
+}

@@ -3,6 +3,7 @@ package cmf
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -131,5 +132,32 @@ func TestCapabilities(t *testing.T) {
 	all, _ := ParseCapabilities(capabilityNames[:]...)
 	if all != CapAll {
 		t.Fatalf("CapAll = %b, want %b", CapAll, all)
+	}
+}
+
+// Labels only grow, and adding them never changes extensions another
+// message shares.
+func TestAddLabels(t *testing.T) {
+	if got := AddLabels([]string{"a"}, "b", "", "a", "b"); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("AddLabels = %v", got)
+	}
+	shared := &Extensions{Security: &SecurityExtension{Labels: []string{"a"}}, Request: &RequestExtension{RequestID: "r"}}
+	m := Message{Role: RoleUser, Extensions: shared}
+	other := Message{Role: RoleUser, Extensions: shared}
+	m.AddLabels("PII", "a")
+	if !slices.Equal(m.Extensions.Security.Labels, []string{"a", "PII"}) || m.Extensions.Request != shared.Request {
+		t.Fatalf("labelled = %+v", m.Extensions)
+	}
+	if !slices.Equal(other.Extensions.Security.Labels, []string{"a"}) || shared.Security.Labels[0] != "a" || len(shared.Security.Labels) != 1 {
+		t.Fatalf("the shared extensions changed: %+v", shared.Security)
+	}
+	var bare Message
+	bare.AddLabels()
+	if bare.Extensions != nil {
+		t.Fatal("no labels made extensions")
+	}
+	bare.AddLabels("x")
+	if !slices.Equal(bare.Extensions.Security.Labels, []string{"x"}) {
+		t.Fatalf("bare = %+v", bare.Extensions)
 	}
 }

@@ -220,14 +220,14 @@ func (e *Engine) Check(ctx context.Context, c *agent.Check) (agent.Verdict, erro
 		e.audit(ctx, c, p, views, cur, d.Effect(), d.Reason, d.Labels)
 		if d.Deny != "" {
 			v.Deny, v.Message = d.Deny, nil
-			v.Labels = addLabels(v.Labels, d.Labels)
+			v.Labels = cmf.AddLabels(v.Labels, d.Labels...)
 			return v, nil
 		}
 		if d.Redacted != nil {
 			cur, v.Message = d.Redacted, d.Redacted
 		}
 		if len(d.Labels) > 0 {
-			v.Labels = addLabels(v.Labels, d.Labels)
+			v.Labels = cmf.AddLabels(v.Labels, d.Labels...)
 			cur = withLabels(cur, d.Labels) // the next policy sees them
 		}
 		v.RequireApproval = v.RequireApproval || (d.RequireApproval && c.Point == agent.PointPreTool)
@@ -305,25 +305,9 @@ func (e *Engine) audit(ctx context.Context, c *agent.Check, p *Policy, views []*
 	}
 }
 
-func addLabels(dst, labels []string) []string {
-	for _, l := range labels {
-		if l != "" && !slices.Contains(dst, l) {
-			dst = append(dst, l)
-		}
-	}
-	return dst
-}
-
 // withLabels returns a copy of m with labels added.
 func withLabels(m *cmf.Message, labels []string) *cmf.Message {
 	c := *m
-	c.Extensions = m.Extensions.Clone()
-	if c.Extensions == nil {
-		c.Extensions = &cmf.Extensions{}
-	}
-	if c.Extensions.Security == nil {
-		c.Extensions.Security = &cmf.SecurityExtension{}
-	}
-	c.Extensions.Security.Labels = addLabels(c.Extensions.Security.Labels, labels)
+	c.AddLabels(labels...)
 	return &c
 }

@@ -165,7 +165,7 @@ func (h *Handler) checkInput(req *request, m *cmf.Message) error {
 	if v.Message != nil {
 		*m = *v.Message
 	}
-	labelUser(m, v.Labels)
+	m.AddLabels(v.Labels...)
 	return nil
 }
 
@@ -234,23 +234,6 @@ func (h *Handler) stampUser(req *request, m *cmf.Message, run *cmf.Extensions, p
 		e.HTTP = &cmf.HTTPExtension{Headers: hdr}
 	}
 	e.Provenance = &cmf.ProvenanceExtension{Source: "user", MessageID: m.ID(), ParentID: parent}
-	m.Extensions = e
-}
-
-// labelUser adds a guard's labels to the user's message.
-func labelUser(m *cmf.Message, labels []string) {
-	if len(labels) == 0 {
-		return
-	}
-	e := m.Extensions.Clone()
-	if e.Security == nil {
-		e.Security = &cmf.SecurityExtension{}
-	}
-	for _, l := range labels {
-		if l != "" && !slices.Contains(e.Security.Labels, l) {
-			e.Security.Labels = append(e.Security.Labels, l)
-		}
-	}
 	m.Extensions = e
 }
 

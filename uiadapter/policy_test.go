@@ -3,6 +3,7 @@ package uiadapter_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -97,7 +98,13 @@ func newPolicyFixture(t *testing.T, keep bool) *policyFixture {
 
 func (f *policyFixture) post(path, body string, header ...string) (int, string) {
 	f.t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, f.url+path, strings.NewReader(body))
+	return f.do(http.MethodPost, path, body, header...)
+}
+
+// do sends a request as the user ann and returns its status and body.
+func (f *policyFixture) do(method, path, body string, header ...string) (int, string) {
+	f.t.Helper()
+	req, _ := http.NewRequest(method, f.url+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-User", "ann")
 	for i := 0; i+1 < len(header); i += 2 {
@@ -108,16 +115,11 @@ func (f *policyFixture) post(path, body string, header ...string) (int, string) 
 		f.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		f.t.Fatal(err)
 	}
-	return resp.StatusCode, b.String()
+	return resp.StatusCode, string(b)
 }
 
 func (f *policyFixture) chat(body string, header ...string) testutil.Chunks {
@@ -258,23 +260,7 @@ func TestPolicyInput(t *testing.T) {
 
 func (f *policyFixture) get(path string) (int, string) {
 	f.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, f.url+path, nil)
-	req.Header.Set("X-User", "ann")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	return resp.StatusCode, b.String()
+	return f.do(http.MethodGet, path, "")
 }
 
 func TestPolicyTools(t *testing.T) {

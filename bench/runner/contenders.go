@@ -99,13 +99,19 @@ func startNode(ctx context.Context, e *env, name, dir string) (*server, error) {
 // gain from fewer writes and flushes (issue 17's limit).
 const batchBytes = 32 << 10
 
-// startBatching starts the bare Go contender writing 32 KiB batches.
-func startBatching(ctx context.Context, e *env, name string) (*server, error) {
+// startGo starts a Go contender's binary on a free address, with args
+// after its -addr.
+func startGo(ctx context.Context, e *env, name, bin string, args ...string) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	return startServer(ctx, name, e.repo, []string{e.barego, "-addr", addr, "-batch", strconv.Itoa(batchBytes)}, nil, addr)
+	return startServer(ctx, name, e.repo, append([]string{bin, "-addr", addr}, args...), nil, addr)
+}
+
+// startBatching starts the bare Go contender writing 32 KiB batches.
+func startBatching(ctx context.Context, e *env, name string) (*server, error) {
+	return startGo(ctx, e, name, e.barego, "-batch", strconv.Itoa(batchBytes))
 }
 
 // allContenders lists the contenders in the order they are run and
@@ -121,13 +127,7 @@ func allContenders() []*contender {
 				return startAgentui(ctx, e, "agentui (AG-UI)", "none")
 			}},
 		{key: "barego", label: "bare Go", proto: vercel, path: "/api/chat",
-			launch: func(ctx context.Context, e *env) (*server, error) {
-				addr, err := freeAddr()
-				if err != nil {
-					return nil, err
-				}
-				return startServer(ctx, "bare Go", e.repo, []string{e.barego, "-addr", addr}, nil, addr)
-			}},
+			launch: func(ctx context.Context, e *env) (*server, error) { return startGo(ctx, e, "bare Go", e.barego) }},
 		{key: "barego-batch", label: "bare Go, 32 KiB batches", proto: vercel, path: "/api/chat",
 			launch: func(ctx context.Context, e *env) (*server, error) {
 				return startBatching(ctx, e, "bare Go, 32 KiB batches")
@@ -137,13 +137,7 @@ func allContenders() []*contender {
 				return startBatching(ctx, e, "bare Go AG-UI, 32 KiB batches")
 			}},
 		{key: "peer-agui-go", label: "AG-UI Go SDK (community)", proto: agui, path: "/api/agui",
-			launch: func(ctx context.Context, e *env) (*server, error) {
-				addr, err := freeAddr()
-				if err != nil {
-					return nil, err
-				}
-				return startServer(ctx, "AG-UI Go SDK", e.repo, []string{e.peers, "-addr", addr}, nil, addr)
-			}},
+			launch: func(ctx context.Context, e *env) (*server, error) { return startGo(ctx, e, "AG-UI Go SDK", e.peers) }},
 		{key: "node-ai", label: "ai (Node)", proto: vercel, path: "/api/chat",
 			launch: func(ctx context.Context, e *env) (*server, error) {
 				return startNode(ctx, e, "ai (Node)", "bench/node-ai")
