@@ -6,6 +6,10 @@
 // as this, or its framework layers (decoding, sanitising, the agent loop,
 // the encoder) cost more than they are worth.
 //
+// "wait N ms" holds the stream open for N ms after its first frames, as
+// agentui's demo model does: the idle stream S3 measures, what a stream
+// costs the plain net/http server while nothing happens.
+//
 // With -batch B it is the other bound, the limit: the text deltas' frames
 // appended by hand (no reflection), everything written in batches of B
 // bytes (flushed when a batch is full and at the end): the least work
@@ -14,7 +18,7 @@
 //
 // Usage:
 //
-//	barego -addr 127.0.0.1:8081 [-batch 32768]
+//	barego -addr 127.0.0.1:8081 [-batch 32768] [-debug-addr 127.0.0.1:6061]
 package main
 
 import (
@@ -22,10 +26,12 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	_ "expvar" // /debug/vars on -debug-addr, as agentui serves it
 	"flag"
 	"fmt"
 	"log"
 	"net/http"
+	_ "net/http/pprof" // /debug/pprof on -debug-addr
 	"regexp"
 	"strconv"
 	"strings"
@@ -35,7 +41,11 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8081", "address to listen on")
 	batch := flag.Int("batch", 0, "write frames in batches of this many bytes (0: flush every frame)")
+	debugAddr := flag.String("debug-addr", "", "serve /debug/pprof and /debug/vars on this address; off when empty")
 	flag.Parse()
+	if *debugAddr != "" {
+		go func() { log.Fatal(http.ListenAndServe(*debugAddr, nil)) }()
+	}
 	srv := &server{batch: *batch}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/chat", srv.chat)
@@ -126,9 +136,9 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	n, ok := countFrom(req)
+	n, wait, ok := parse(req)
 	if !ok {
-		http.Error(w, `this server only answers "count to N" (1 ≤ N ≤ 100000)`, http.StatusBadRequest)
+		http.Error(w, `this server only answers "count to N" (1 ≤ N ≤ 100000) and "wait N ms"`, http.StatusBadRequest)
 		return
 	}
 	f, ok := w.(http.Flusher)
@@ -144,12 +154,30 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 
 	fw := &frames{w: w, f: f, batch: s.batch, buf: make([]byte, 0, s.batch+256)}
-	textID := newID()
-	first := []chunk{{Type: "start", MessageID: newID()}, {Type: "start-step"}, {Type: "text-start", ID: textID}}
-	for _, c := range first {
+	for _, c := range []chunk{{Type: "start", MessageID: newID()}, {Type: "start-step"}} {
 		if fw.send(c) != nil {
 			return
 		}
+	}
+	textID := newID()
+	if wait > 0 {
+		if fw.flush() != nil {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+		for _, c := range []chunk{{Type: "text-start", ID: textID}, {Type: "text-delta", ID: textID, Delta: "done"}} {
+			if fw.send(c) != nil {
+				return
+			}
+		}
+	} else if fw.send(chunk{Type: "text-start", ID: textID}) != nil {
+		return
 	}
 	for i := 1; i <= n; i++ {
 		var err error
@@ -260,8 +288,11 @@ func (s *server) agui(w http.ResponseWriter, r *http.Request) {
 	_ = fw.flush()
 }
 
-// countFrom finds N in "count to N" in the text of the last user message.
-func countFrom(req request) (int, bool) {
+var waitRE = regexp.MustCompile(`(?i)\bwait (\d+) ?ms\b`)
+
+// parse reads the last user message: "count to N" (n deltas) or
+// "wait N ms" (one delta after wait).
+func parse(req request) (n int, wait time.Duration, ok bool) {
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		m := req.Messages[i]
 		if m.Role != "user" {
@@ -273,14 +304,18 @@ func countFrom(req request) (int, bool) {
 				text.WriteString(p.Text)
 			}
 		}
+		if sub := waitRE.FindStringSubmatch(text.String()); sub != nil {
+			ms, err := strconv.Atoi(sub[1])
+			return 0, time.Duration(ms) * time.Millisecond, err == nil && ms > 0
+		}
 		sub := countRE.FindStringSubmatch(text.String())
 		if sub == nil {
-			return 0, false
+			return 0, 0, false
 		}
 		n, err := strconv.Atoi(sub[1])
-		return n, err == nil && n >= 1 && n <= maxCount
+		return n, 0, err == nil && n >= 1 && n <= maxCount
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // newID returns a UUIDv7 string, the id format (and so the frame size)

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -113,5 +116,52 @@ func TestBatchedFrames(t *testing.T) {
 	want := "RUN_STARTED STEP_STARTED TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END STEP_FINISHED RUN_FINISHED"
 	if strings.Join(types, " ") != want || strings.Join(deltas, "") != "1 2 3 " || rec.n != 1 {
 		t.Fatalf("types %v, deltas %v, %d flushes", types, deltas, rec.n)
+	}
+}
+
+// "wait N ms" sends its first frames at once and holds the stream open
+// until N ms pass or the client leaves, the idle stream S3 measures.
+func TestWait(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc((&server{}).chat))
+	defer srv.Close()
+	post := func(ctx context.Context, text string) *http.Response {
+		body := `{"messages":[{"role":"user","parts":[{"type":"text","text":"` + text + `"}]}]}`
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	resp := post(ctx, "wait 600000 ms")
+	br := bufio.NewReader(resp.Body)
+	for _, want := range []string{`"start"`, `"start-step"`} {
+		line, err := br.ReadString('\n')
+		if err != nil || !strings.Contains(line, want) {
+			t.Fatalf("read %q, %v; want the %s frame while the server waits", line, err, want)
+		}
+		_, _ = br.ReadString('\n')
+	}
+	cancel()
+	resp.Body.Close()
+
+	resp = post(context.Background(), "wait 1 ms")
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var types []string
+	for _, f := range strings.Split(strings.TrimSuffix(string(b), "\n\n"), "\n\n") {
+		var c chunk
+		payload := strings.TrimPrefix(f, "data: ")
+		if payload != "[DONE]" {
+			if err := json.Unmarshal([]byte(payload), &c); err != nil {
+				t.Fatal(err)
+			}
+			payload = c.Type
+		}
+		types = append(types, payload)
+	}
+	if want := "start start-step text-start text-delta text-end finish-step finish [DONE]"; strings.Join(types, " ") != want {
+		t.Fatalf("frames %v", types)
 	}
 }

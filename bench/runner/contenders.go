@@ -28,9 +28,10 @@ type contender struct {
 	label string // name in the report
 	proto protocol
 	path  string // the chat endpoint
-	// wait says whether the contender implements "wait N ms" (only agentui's
-	// demo model does), which the idle-stream scenario needs.
-	wait bool
+	// idle says S3 holds idle streams ("wait N ms") on the contender;
+	// idleNote, when it is not measured there, says why.
+	idle     bool
+	idleNote string
 	// launch starts the contender's server.
 	launch func(ctx context.Context, e *env) (*server, error)
 
@@ -118,17 +119,29 @@ func startBatching(ctx context.Context, e *env, name string) (*server, error) {
 // reported.
 func allContenders() []*contender {
 	return []*contender{
-		{key: "agentui-vercel", label: "agentui/Vercel", proto: vercel, path: "/api/chat", wait: true,
+		{key: "agentui-vercel", label: "agentui/Vercel", proto: vercel, path: "/api/chat", idle: true,
 			launch: func(ctx context.Context, e *env) (*server, error) {
 				return startAgentui(ctx, e, "agentui (Vercel)", "none")
 			}},
-		{key: "agentui-agui", label: "agentui/AG-UI", proto: agui, path: "/api/agui", wait: true,
+		{key: "agentui-agui", label: "agentui/AG-UI", proto: agui, path: "/api/agui",
+			idleNote: "n/a: S3 measures one agentui endpoint (Vercel); the AG-UI one shares its stream machinery",
 			launch: func(ctx context.Context, e *env) (*server, error) {
 				return startAgentui(ctx, e, "agentui (AG-UI)", "none")
 			}},
-		{key: "barego", label: "bare Go", proto: vercel, path: "/api/chat",
-			launch: func(ctx context.Context, e *env) (*server, error) { return startGo(ctx, e, "bare Go", e.barego) }},
+		{key: "barego", label: "bare Go", proto: vercel, path: "/api/chat", idle: true,
+			launch: func(ctx context.Context, e *env) (*server, error) {
+				dbg, err := freeAddr()
+				if err != nil {
+					return nil, err
+				}
+				s, err := startGo(ctx, e, "bare Go", e.barego, "-debug-addr", dbg)
+				if s != nil {
+					s.debugAddr = dbg
+				}
+				return s, err
+			}},
 		{key: "barego-batch", label: "bare Go, 32 KiB batches", proto: vercel, path: "/api/chat",
+			idleNote: "n/a: while idle it is bare Go (measured above) holding an unused 32 KiB batch buffer",
 			launch: func(ctx context.Context, e *env) (*server, error) {
 				return startBatching(ctx, e, "bare Go, 32 KiB batches")
 			}},

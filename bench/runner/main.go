@@ -163,10 +163,14 @@ func run() error {
 		c.srv.stop()
 	}
 	if want("S3") && ctx.Err() == nil {
-		i := slices.IndexFunc(cs, func(c *contender) bool { return c.key == "agentui-vercel" })
-		if i >= 0 {
-			rep.s3Target = cs[i]
-			r := runIdle(ctx, st, e, cs[i])
+		var idle []*contender
+		for _, c := range cs {
+			if c.idle && c.skip == "" {
+				idle = append(idle, c)
+			}
+		}
+		if len(idle) > 0 {
+			r := runIdle(ctx, st, e, idle)
 			rep.s3 = &r
 		}
 	}
@@ -218,9 +222,11 @@ func (r *report) failures(smoke bool) error {
 		errs = append(errs, fmt.Errorf("TC: %s", r.tc.skip))
 	}
 	if r.s3 != nil {
-		for _, x := range r.s3.rounds {
-			if x.err != nil {
-				errs = append(errs, fmt.Errorf("S3: %w", x.err))
+		for key, rounds := range r.s3.rounds {
+			for _, x := range rounds {
+				if x.err != nil {
+					errs = append(errs, fmt.Errorf("S3 %s: %w", key, x.err))
+				}
 			}
 		}
 	}
@@ -238,9 +244,11 @@ func (r *report) failures(smoke bool) error {
 			}
 		}
 		if r.s3 != nil {
-			for _, x := range r.s3.rounds {
-				if x.res.Errors > 0 {
-					errs = append(errs, fmt.Errorf("S3: %d errors, first: %w", x.res.Errors, x.res.FirstErr))
+			for key, rounds := range r.s3.rounds {
+				for _, x := range rounds {
+					if x.res.Errors > 0 {
+						errs = append(errs, fmt.Errorf("S3 %s: %d errors, first: %w", key, x.res.Errors, x.res.FirstErr))
+					}
 				}
 			}
 		}

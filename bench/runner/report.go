@@ -14,18 +14,17 @@ import (
 
 // report is everything one run measured.
 type report struct {
-	started  time.Time
-	wall     time.Duration
-	command  string
-	st       settings
-	sys      sysInfo
-	fileLim  uint64
-	cs       []*contender
-	s1, s2   *tpResult
-	s3       *s3Result
-	s4       *s4Result
-	tc       *tcResult
-	s3Target *contender // the contender S3 measures
+	started time.Time
+	wall    time.Duration
+	command string
+	st      settings
+	sys     sysInfo
+	fileLim uint64
+	cs      []*contender
+	s1, s2  *tpResult
+	s3      *s3Result
+	s4      *s4Result
+	tc      *tcResult
 }
 
 // Markers delimit the part of docs/benchmarks.md that `make bench`
@@ -252,10 +251,10 @@ type s3Medians struct {
 	firstErr                          error
 }
 
-func (r *report) s3Medians() (s3Medians, bool) {
+func (r *report) s3Medians(key string) (s3Medians, bool) {
 	var m s3Medians
 	var opened, rss0, rss1, kb, g, heap, stack, t50, t99 []float64
-	for _, x := range r.s3.rounds {
+	for _, x := range r.s3.rounds[key] {
 		if x.err != nil {
 			if m.firstErr == nil {
 				m.firstErr = x.err
@@ -289,41 +288,62 @@ func (r *report) s3Medians() (s3Medians, bool) {
 	return m, true
 }
 
+// s3Ratio is contender a's RSS per stream over b's, paired by round
+// (rounds in which both opened their streams), median over the rounds.
+func (r *report) s3Ratio(a, b string) (float64, bool) {
+	var v []float64
+	ra, rb := r.s3.rounds[a], r.s3.rounds[b]
+	for i := range min(len(ra), len(rb)) {
+		if ra[i].err == nil && rb[i].err == nil && rb[i].kbPerStream() > 0 {
+			v = append(v, ra[i].kbPerStream()/rb[i].kbPerStream())
+		}
+	}
+	if len(v) == 0 {
+		return 0, false
+	}
+	return median(v), true
+}
+
 func (r *report) s3Section(b *strings.Builder) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	s := r.s3
 	p("### S3 idle streams: %d concurrent `wait %d ms` streams\n\n", s.streams, s.wait.Milliseconds())
-	p("A fresh agentui process per round, warmed up with 40 short chats; the streams open over %s; "+
+	p("A fresh process of each contender per round, the contenders in turn, each warmed up with 40 short chats; the streams open over %s; "+
 		"memory and goroutines are read once every stream has its first frame. %d rounds; medians.\n\n", r.st.s3Ramp, r.st.s3Rounds)
-	p("| contender | streams open | RSS before | RSS while open | RSS per stream | goroutines per stream | heap in use per stream | stacks per stream | TTFB p50 | TTFB p99 | errors |\n")
-	p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	var perRound string
+	p("| contender | streams open | RSS before | RSS while open | RSS per stream | ÷ bare Go | goroutines per stream | heap in use per stream | stacks per stream | TTFB p50 | TTFB p99 | errors |\n")
+	p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	var perRound []string
 	for _, c := range r.cs {
-		if c != r.s3Target {
-			why := "n/a: has no `wait N ms`, so it cannot hold an idle stream"
-			if c.proto == agui && c.wait {
-				why = "n/a: S3 measures one endpoint (Vercel); the AG-UI one shares the same stream machinery"
+		if _, measured := s.rounds[c.key]; !measured {
+			why := c.idleNote
+			if why == "" {
+				why = "n/a: has no `wait N ms`, so it cannot hold an idle stream"
 			}
-			p("| %s | %s |%s\n", c.label, why, strings.Repeat(" — |", 9))
+			p("| %s | %s |%s\n", c.label, why, strings.Repeat(" — |", 10))
 			continue
 		}
-		m, ok := r.s3Medians()
+		m, ok := r.s3Medians(c.key)
 		if !ok {
-			p("| %s | failed: %v |%s\n", c.label, m.firstErr, strings.Repeat(" — |", 9))
+			p("| %s | failed: %v |%s\n", c.label, m.firstErr, strings.Repeat(" — |", 10))
 			continue
 		}
 		errs := strconv.Itoa(m.errors)
 		if m.errors > 0 {
 			errs = fmt.Sprintf("**%d** (first: %v)", m.errors, m.firstErr)
 		}
-		p("| %s | %d | %.1f MiB | %.1f MiB | **%.1f KiB** | %.2f | %.1f KiB | %.1f KiB | %s | %s | %s |\n", c.label, m.opened,
-			m.rss0/1024, m.rss1/1024, m.kbPer, m.gPer, m.heapPer, m.stackPer,
+		ratio := "—"
+		if x, ok := r.s3Ratio(c.key, "barego"); ok && c.key != "barego" {
+			ratio = fmt.Sprintf("%.2f×", x)
+		}
+		p("| %s | %d | %.1f MiB | %.1f MiB | **%.1f KiB** | %s | %.2f | %.1f KiB | %.1f KiB | %s | %s | %s |\n", c.label, m.opened,
+			m.rss0/1024, m.rss1/1024, m.kbPer, ratio, m.gPer, m.heapPer, m.stackPer,
 			ms(time.Duration(m.ttfb50)), ms(time.Duration(m.ttfb99)), errs)
-		perRound = "RSS per stream by round: " + strings.Join(m.perRound, ", ") + " KiB. "
+		perRound = append(perRound, c.label+" "+strings.Join(m.perRound, ", ")+" KiB")
 	}
-	p("\n%sRSS per stream = (VmRSS while all streams are open − VmRSS before) ÷ open streams (VmRSS is in KiB, so the "+
-		"40 KB target is read as 40 KiB); goroutines from `/debug/pprof/goroutine?debug=1`, heap and stacks from `/debug/vars` "+
-		"memstats (HeapInuse, StackInuse), same differences.\n\n", perRound)
+	p("\nRSS per stream by round: %s. RSS per stream = (VmRSS while all streams are open − VmRSS before) ÷ open streams "+
+		"(VmRSS is in KiB, so the 40 KB target is read as 40 KiB); `÷ bare Go` pairs each round's figure with bare Go's in the "+
+		"same round, median over the rounds. Goroutines from `/debug/pprof/goroutine?debug=1`, heap and stacks from `/debug/vars` "+
+		"memstats (HeapInuse, StackInuse), same differences; both servers serve them on a debug listener.\n\n", strings.Join(perRound, "; "))
 }
 
 func (r *report) s4Section(b *strings.Builder) {
@@ -450,10 +470,16 @@ func (r *report) targets() []target {
 		ratio(r.s1, "agentui-agui", "node-agui", 3, "S1: agentui/AG-UI events/s ≥ 3× @ag-ui/encoder (Node)", "S1"),
 	}
 	t3 := target{name: "S3: RSS per open idle stream ≤ 40 KB (KiB)", scenario: "S3", measured: "—", verdict: "not run"}
+	t3b := target{name: "S3: RSS per open idle stream ≤ 1.25× bare Go", scenario: "S3", measured: "—", verdict: "not run"}
 	if r.s3 != nil {
-		if m, ok := r.s3Medians(); ok {
+		if m, ok := r.s3Medians("agentui-vercel"); ok {
 			t3.measured = fmt.Sprintf("%.1f KiB (%d streams, %.2f goroutines each)", m.kbPer, m.opened, m.gPer)
 			t3.verdict = verdict(m.kbPer <= 40)
+			if x, ok := r.s3Ratio("agentui-vercel", "barego"); ok {
+				mb, _ := r.s3Medians("barego")
+				t3b.measured = fmt.Sprintf("%.2f× (medians %.1f vs %.1f KiB, paired by round)", x, m.kbPer, mb.kbPer)
+				t3b.verdict = verdict(x <= 1.25)
+			}
 		} else {
 			t3.verdict = fmt.Sprintf("failed: %v", m.firstErr)
 		}
@@ -475,7 +501,7 @@ func (r *report) targets() []target {
 			t4.verdict = verdict(time.Duration(d) <= 5*time.Millisecond)
 		}
 	}
-	return append(append(out, t3, t4), r.tcTargets()...)
+	return append(append(out, t3, t3b, t4), r.tcTargets()...)
 }
 
 // whyMissing explains why a ratio between two contenders has no value.

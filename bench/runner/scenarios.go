@@ -46,7 +46,7 @@ func fullSettings() settings {
 	return settings{
 		rounds: 10, duration: 1500 * time.Millisecond, warmup: time.Second,
 		s1N: 1000, s1Conc: 8, s2N: 20, s2Conc: 64,
-		s3Rounds: 3, s3Streams: 5000, s3Wait: 30 * time.Second, s3Ramp: 3 * time.Second,
+		s3Rounds: 3, s3Streams: 5000, s3Wait: 15 * time.Second, s3Ramp: 3 * time.Second,
 		s4Rounds: 10, s4Convs: 32, s4Prefill: 100, s4Turns: 5,
 		tcCount: 3, tcBenchtime: "1s",
 	}
@@ -213,97 +213,99 @@ type s3Round struct {
 	g0, g1          int   // goroutines before and while open
 	mem0, mem1      memStats
 	err             error
+	died            bool // the server exited during the round
 }
 
 // s3Result is the idle-stream scenario.
 type s3Result struct {
 	streams int
 	wait    time.Duration
-	rounds  []s3Round
+	rounds  map[string][]s3Round // by contender key
 }
 
 // runIdle holds st.s3Streams "wait N ms" streams open at once against a
-// fresh agentui process per round and measures what each open stream
-// costs the server: resident memory and goroutines. A fresh process makes
-// "before" the footprint of a warmed-up idle server rather than whatever
-// the previous round left in the Go heap.
-func runIdle(ctx context.Context, st settings, e *env, c *contender) s3Result {
-	out := s3Result{streams: st.s3Streams, wait: st.s3Wait}
-	text := fmt.Sprintf("wait %d ms", st.s3Wait.Milliseconds())
-	retried := false
+// fresh process of each contender per round, the contenders in turn, and
+// measures what each open stream costs the server: resident memory and
+// goroutines. A fresh process makes "before" the footprint of a warmed-up
+// idle server rather than whatever the previous round left in the Go heap.
+func runIdle(ctx context.Context, st settings, e *env, cs []*contender) s3Result {
+	out := s3Result{streams: st.s3Streams, wait: st.s3Wait, rounds: map[string][]s3Round{}}
 	for round := 1; round <= st.s3Rounds && ctx.Err() == nil; round++ {
-		r := s3Round{streams: st.s3Streams}
-		died := false
-		func() {
-			srv, err := startAgentui(ctx, e, "agentui (idle streams)", "none")
-			if err != nil {
-				r.err = err
-				return
+		for _, c := range cs {
+			r := idleRound(ctx, st, e, c, round)
+			if r.died {
+				// A server killed from outside gets one more try.
+				logf("S3 %s round %d/%d: %v; running it again", c.label, round, st.s3Rounds, r.err)
+				r = idleRound(ctx, st, e, c, round)
 			}
-			defer srv.stop()
-			probe := &contender{key: c.key, proto: c.proto, path: c.path, srv: srv}
-			// Warm up: the first requests allocate the server's steady
-			// state (HTTP machinery, encoder pools, the demo model).
-			warm := loadgen.Run(ctx, loadgen.Config{Concurrency: 4, Requests: 40,
-				NewRequest: probe.countRequests(fmt.Sprintf("s3warm-%d", round), "count to 10"), MinFrames: minFrames(c.proto, 10)})
-			if warm.Errors > 0 {
-				r.err = fmt.Errorf("warm-up: %w", warm.FirstErr)
-				return
+			if r.err != nil {
+				logf("S3 %s round %d/%d: %v", c.label, round, st.s3Rounds, r.err)
+			} else {
+				logf("S3 %s round %d/%d %d streams open: RSS %d → %d KiB (%.1f KiB/stream), goroutines %d → %d, errors %d%s",
+					c.label, round, st.s3Rounds, r.opened, r.rss0, r.rss1, r.kbPerStream(), r.g0, r.g1, r.res.Errors, errNote(r.res.FirstErr))
 			}
-			time.Sleep(300 * time.Millisecond)
-			if r.rss0, r.g0, r.mem0, err = snapshot(srv); err != nil {
-				r.err = err
-				return
-			}
-			var opened atomic.Int64
-			done := make(chan loadgen.Result, 1)
-			// Its 5,000 connections are closed after the round, not left to
-			// the idle timeout: three rounds of them would approach the
-			// descriptor limit.
-			client := loadgen.NewClient(st.s3Streams)
-			defer client.CloseIdleConnections()
-			go func() {
-				done <- loadgen.Run(ctx, loadgen.Config{
-					Client: client, Concurrency: st.s3Streams, Requests: st.s3Streams,
-					RampUp: st.s3Ramp, NewRequest: probe.countRequests(fmt.Sprintf("s3-%d", round), text),
-					MinFrames: minFrames(c.proto, 1), OnFirstByte: func() { opened.Add(1) },
-				})
-			}()
-			// Measure once every stream has its first frame, with time to
-			// spare before the first ones end.
-			limit := time.Now().Add(st.s3Ramp + (st.s3Wait-st.s3Ramp)/2)
-			for opened.Load() < int64(st.s3Streams) && time.Now().Before(limit) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			time.Sleep(min(500*time.Millisecond, st.s3Wait/10))
-			r.opened = int(opened.Load())
-			rss1, g1, mem1, serr := snapshot(srv)
-			r.rss1, r.g1, r.mem1 = rss1, g1, mem1
-			r.res = <-done
-			if serr != nil {
-				r.err = serr
-			}
-			if !srv.alive() {
-				died = true
-				r.err = fmt.Errorf("the server exited during the round (%s)", srv.exitReason())
-			}
-		}()
-		if died && !retried {
-			// Once per run, a server killed from outside gets another try.
-			retried = true
-			logf("S3 round %d/%d: %v; running the round again", round, st.s3Rounds, r.err)
-			round--
-			continue
+			out.rounds[c.key] = append(out.rounds[c.key], r)
 		}
-		if r.err != nil {
-			logf("S3 round %d/%d: %v", round, st.s3Rounds, r.err)
-		} else {
-			logf("S3 round %d/%d %d streams open: RSS %d → %d KiB (%.1f KiB/stream), goroutines %d → %d, errors %d%s",
-				round, st.s3Rounds, r.opened, r.rss0, r.rss1, r.kbPerStream(), r.g0, r.g1, r.res.Errors, errNote(r.res.FirstErr))
-		}
-		out.rounds = append(out.rounds, r)
 	}
 	return out
+}
+
+// idleRound is one S3 round against a fresh server of c.
+func idleRound(ctx context.Context, st settings, e *env, c *contender, round int) (r s3Round) {
+	r.streams = st.s3Streams
+	text := fmt.Sprintf("wait %d ms", st.s3Wait.Milliseconds())
+	srv, err := c.launch(ctx, e)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	defer srv.stop()
+	probe := &contender{key: c.key, proto: c.proto, path: c.path, srv: srv}
+	// Warm up: the first requests allocate the server's steady state (HTTP
+	// machinery, encoder pools, the demo model).
+	warm := loadgen.Run(ctx, loadgen.Config{Concurrency: 4, Requests: 40,
+		NewRequest: probe.countRequests(fmt.Sprintf("s3warm-%d", round), "count to 10"), MinFrames: minFrames(c.proto, 10)})
+	if warm.Errors > 0 {
+		r.err = fmt.Errorf("warm-up: %w", warm.FirstErr)
+		return r
+	}
+	time.Sleep(300 * time.Millisecond)
+	if r.rss0, r.g0, r.mem0, err = snapshot(srv); err != nil {
+		r.err = err
+		return r
+	}
+	var opened atomic.Int64
+	done := make(chan loadgen.Result, 1)
+	// Its 5,000 connections are closed after the round, not left to the
+	// idle timeout: rounds of them would approach the descriptor limit.
+	client := loadgen.NewClient(st.s3Streams)
+	defer client.CloseIdleConnections()
+	go func() {
+		done <- loadgen.Run(ctx, loadgen.Config{
+			Client: client, Concurrency: st.s3Streams, Requests: st.s3Streams,
+			RampUp: st.s3Ramp, NewRequest: probe.countRequests(fmt.Sprintf("s3-%d", round), text),
+			MinFrames: minFrames(c.proto, 1), OnFirstByte: func() { opened.Add(1) },
+		})
+	}()
+	// Measure once every stream has its first frame, with time to spare
+	// before the first ones end.
+	limit := time.Now().Add(st.s3Ramp + (st.s3Wait-st.s3Ramp)/2)
+	for opened.Load() < int64(st.s3Streams) && time.Now().Before(limit) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(min(500*time.Millisecond, st.s3Wait/10))
+	r.opened = int(opened.Load())
+	rss1, g1, mem1, serr := snapshot(srv)
+	r.rss1, r.g1, r.mem1 = rss1, g1, mem1
+	r.res = <-done
+	if serr != nil {
+		r.err = serr
+	}
+	if !srv.alive() {
+		r.died = true
+		r.err = fmt.Errorf("the server exited during the round (%s)", srv.exitReason())
+	}
+	return r
 }
 
 // snapshot reads a server's memory and goroutine count.
