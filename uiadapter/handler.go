@@ -42,6 +42,7 @@ type Handler struct {
 	releasing chan struct{}
 	inflight  inflight
 
+	log     *slog.Logger   // the configured logger, with the protocol's name
 	local   *runlog.Memory // this process's runs
 	shared  runlog.Log     // every replica's runs (WithRunLog), or nil
 	runs    runs           // this handler's live runs
@@ -89,7 +90,7 @@ func New(proto Protocol, a agent.Agent, opts ...Option) (*Handler, error) {
 			cfg.locker = history.NewLocalLocker()
 		}
 	}
-	h := &Handler{proto: proto, agent: a, cfg: cfg, releasing: make(chan struct{}, maxReleasing)}
+	h := &Handler{proto: proto, agent: a, cfg: cfg, releasing: make(chan struct{}, maxReleasing), log: cfg.logger.With("protocol", proto.Name())}
 	if m, ok := cfg.runLog.(*runlog.Memory); ok {
 		h.local = m
 	} else {
@@ -134,34 +135,51 @@ func (c *config) check(proto Protocol, a agent.Agent) error {
 
 // ServeHTTP handles one chat request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	log := h.cfg.logger.With("protocol", h.proto.Name())
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	id, ok := h.inflight.enter(cancel)
 	if !ok {
-		writeError(w, log, Unavailable("the server is shutting down; try again", nil))
+		writeError(w, h.log, Unavailable("the server is shutting down; try again", nil))
 		return
 	}
 	defer h.inflight.exit(id)
-	r = r.WithContext(ctx)
+	req, err := h.decode(w, r.WithContext(ctx))
+	if err != nil {
+		writeError(w, h.log, err)
+		return
+	}
+	req.cancel = cancel
+	h.serve(w, req)
+}
+
+// decode reads and decodes the request's body. It is apart from serve,
+// and ServeHTTP small, so that the stack under the JSON decoder stays
+// small: see vercelai's Decode.
+func (h *Handler) decode(w http.ResponseWriter, r *http.Request) (*request, error) {
 	body, err := h.postBody(w, r)
 	if err != nil {
-		writeError(w, log, err)
-		return
+		return nil, err
 	}
 	turn, err := h.proto.Decode(r, body)
 	if err == nil {
 		err = checkTurn(turn)
 	}
 	if err != nil {
-		writeError(w, log, err)
-		return
+		return nil, err
 	}
-	log = log.With("chat", turn.ChatID, "intent", turn.Intent.String())
+	return &request{r: r, turn: turn}, nil
+}
+
+// serve answers a decoded request.
+//
+//go:noinline
+func (h *Handler) serve(w http.ResponseWriter, req *request) {
+	r, turn := req.r, req.turn
+	log := h.log.With("chat", turn.ChatID, "intent", turn.Intent.String())
+	req.log = log
 	if len(turn.Skipped) > 0 {
 		log.Debug("skipped client input", "skipped", turn.Skipped)
 	}
-	req := &request{r: r, turn: turn, log: log}
 	stateless := h.cfg.store == nil
 	if err := h.authenticate(req); errors.Is(err, ErrNoScope) {
 		stateless = true
@@ -210,6 +228,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // request is one chat request being served.
 type request struct {
 	r       *http.Request
+	cancel  context.CancelCauseFunc // cancels r's context
 	turn    *Turn
 	scope   string                // "" without a scope function
 	subject *cmf.SubjectExtension // nil without WithSubject

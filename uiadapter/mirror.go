@@ -76,7 +76,7 @@ func (m *mirror) finish(last []runlog.Entry) {
 
 func (m *mirror) loop() {
 	defer close(m.done)
-	log := m.h.cfg.logger.With("protocol", m.h.proto.Name(), "chat", m.key.Chat, "run", m.header.Run)
+	log := m.h.log.With("chat", m.key.Chat, "run", m.header.Run)
 	for {
 		es, err := m.h.local.Read(m.ctx, m.key, m.header.Run, m.after, time.Hour) // until finish
 		switch {
@@ -185,7 +185,7 @@ func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.He
 	if n := len(entries); n > 0 && entries[n-1].Type == runlog.TypeEnded {
 		return nil // it ended; only End was lost
 	}
-	log := h.cfg.logger.With("protocol", h.proto.Name(), "chat", key.Chat, "run", hdr.Run)
+	log := h.log.With("chat", key.Chat, "run", hdr.Run)
 	rec := agent.NewRecorder()
 	var bal agent.Balancer
 	for _, e := range entries {

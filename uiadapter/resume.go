@@ -24,7 +24,7 @@ func pathID(r *http.Request) string { return r.PathValue("id") }
 // method (one of allow, as the Allow header lists them: "GET, HEAD"),
 // that history is kept, and the scope.
 func (h *Handler) historyRequest(w http.ResponseWriter, r *http.Request, allow string) (string, *slog.Logger, bool) {
-	log := h.cfg.logger.With("protocol", h.proto.Name())
+	log := h.log
 	if methods := strings.Split(allow, ", "); !slices.Contains(methods, r.Method) {
 		w.Header().Set("Allow", allow)
 		writeError(w, log, &Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use " + methods[0]})
@@ -196,7 +196,7 @@ func (h *Handler) stopRun(ctx context.Context, key history.Key) (int, error) {
 // active run's, right after that event.
 func (h *Handler) ConnectHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		log := h.cfg.logger.With("protocol", h.proto.Name())
+		log := h.log
 		body, err := h.postBody(w, r)
 		if err != nil {
 			writeError(w, log, err)

@@ -31,6 +31,9 @@ type SSEWriter struct {
 
 	now     int64 // Unix ms of the burst being written, once read
 	clocked bool  // now was read since the last flush
+	// held says another goroutine writes the frames (see live): End
+	// never writes, however much is buffered.
+	held bool
 }
 
 // Millis is the time (Unix ms) to stamp the frames of the burst being
@@ -73,12 +76,43 @@ func (s *SSEWriter) buffer() []byte {
 // release returns the buffer to the pool; one that grew past the flush
 // threshold is left to the GC, so the pool never pins a rare huge burst.
 func (s *SSEWriter) release() {
-	if s.pooled != nil && cap(s.buf) <= 2*flushThreshold {
-		*s.pooled = s.buf[:0]
-		bufPool.Put(s.pooled)
-	}
+	putBuffer(s.buf, s.pooled)
 	s.buf, s.pooled = nil, nil
 }
+
+func putBuffer(buf []byte, pooled *[]byte) {
+	if pooled != nil && cap(buf) <= 2*flushThreshold {
+		*pooled = buf[:0]
+		bufPool.Put(pooled)
+	}
+}
+
+// take hands the frames buffered so far to a writer on another goroutine
+// (send), leaving this one empty: the next frame starts a new burst.
+func (s *SSEWriter) take() (buf []byte, pooled *[]byte) {
+	buf, pooled = s.buf, s.pooled
+	s.buf, s.pooled, s.clocked = nil, nil, false
+	return buf, pooled
+}
+
+// send writes and flushes frames take handed over and returns their
+// buffer to the pool. It touches none of the state take's caller
+// guards, so it runs outside that lock, alongside the next burst's
+// encoding.
+func (s *SSEWriter) send(buf []byte, pooled *[]byte) error {
+	defer putBuffer(buf, pooled)
+	s.deadline()
+	if _, err := s.w.Write(buf); err != nil {
+		return err
+	}
+	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
+}
+
+// buffered is how many bytes wait to be written.
+func (s *SSEWriter) buffered() int { return len(s.buf) }
 
 // NewSSEWriter wraps w.
 func NewSSEWriter(w http.ResponseWriter) *SSEWriter {
@@ -107,7 +141,7 @@ func (s *SSEWriter) End(b []byte) {
 		return
 	}
 	s.buf = append(b, '\n', '\n')
-	if len(s.buf) >= flushThreshold {
+	if len(s.buf) >= flushThreshold && !s.held {
 		s.write()
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -14,21 +15,21 @@ import (
 	"github.com/agentui/agentui/runlog"
 )
 
-// A run is one reply being produced. It writes its events to the
-// handler's run log, and every stream that shows it (the request that
-// asked for it, a reloaded tab, another replica) is a reader of that log:
-// the request's own stream reads it from the start, a resumed one from
-// where its client left off.
+// A run is one reply being produced in a chat with history. It writes its
+// events to the handler's run log, and every stream that shows it (the
+// request that asked for it, a reloaded tab, another replica) is a reader
+// of that log: the request's own stream reads it from the start, a
+// resumed one from where its client left off.
 //
-// With history, a run belongs to the server, not to the request: it goes
-// on when its client leaves, until it finishes, is stopped, or its
-// process dies (then another replica finishes its log; see recoverDead).
-// Without history, nothing can resume it, so its client leaving stops it.
+// A run belongs to the server, not to the request: it goes on when its
+// client leaves, until it finishes, is stopped, or its process dies (then
+// another replica finishes its log; see recoverDead). Without history,
+// nothing can resume a run, so it needs no log: see streamLive.
 type run struct {
 	h      *Handler
 	req    *request
 	in     *agent.Input
-	sess   *session // nil without history
+	sess   *session
 	key    history.Key
 	header runlog.Header
 	ctx    context.Context
@@ -68,30 +69,18 @@ type runResult struct {
 
 // start starts a run of req and returns it; its events go to the log.
 func (h *Handler) start(req *request, in *agent.Input, sess *session) *run {
-	rn := &run{h: h, req: req, in: in, sess: sess, done: make(chan struct{}), progress: make(chan struct{})}
-	parent := req.r.Context()
-	rn.header = runlog.Header{Run: req.turn.RunID, Protocol: h.proto.Name(), Started: time.Now()}
-	if sess != nil {
-		parent = context.WithoutCancel(parent)
-		rn.key = sess.key
-		rn.header.Base = len(in.History) + len(sess.turnMsgs)
-		rn.header.Turn = sess.turnMsgs
-		rn.header.Lock = sess.token
-		if req.turn.Intent == Continue {
-			rn.header.Continue = req.turn.MessageID
-		}
-	} else {
-		rn.key = history.Key{Chat: req.turn.RunID} // its own: nothing else reads it
+	rn := &run{h: h, req: req, in: in, sess: sess, key: sess.key, done: make(chan struct{}), progress: make(chan struct{})}
+	rn.header = runlog.Header{Run: req.turn.RunID, Protocol: h.proto.Name(), Started: time.Now(),
+		Base: len(in.History) + len(sess.turnMsgs), Turn: sess.turnMsgs, Lock: sess.token}
+	if req.turn.Intent == Continue {
+		rn.header.Continue = req.turn.MessageID
 	}
-	parent = context.WithValue(parent, runInfoKey{}, RunInfo{Protocol: h.proto.Name(), Scope: req.scope, ChatID: req.turn.ChatID, RunID: req.turn.RunID})
-	rn.ctx, rn.cancel = context.WithCancelCause(parent)
+	rn.ctx, rn.cancel = context.WithCancelCause(h.withRunInfo(req, context.WithoutCancel(req.r.Context())))
 	_ = h.local.Begin(rn.ctx, rn.key, rn.header)
-	if sess != nil {
-		h.runs.add(rn)
-		rn.flight = h.inflight.enterRun(rn.cancel)
-		if h.shared != nil {
-			rn.mirror = newMirror(h, rn.key, rn.header)
-		}
+	h.runs.add(rn)
+	rn.flight = h.inflight.enterRun(rn.cancel)
+	if h.shared != nil {
+		rn.mirror = newMirror(h, rn.key, rn.header)
 	}
 	go rn.main()
 	return rn
@@ -101,44 +90,20 @@ func (h *Handler) start(req *request, in *agent.Input, sess *session) *run {
 func (rn *run) main() {
 	h, sess, log := rn.h, rn.sess, rn.req.log
 	defer close(rn.done)
-	if sess != nil {
-		defer h.inflight.exit(rn.flight)
-		defer h.runs.remove(rn)
-		sess.storeTurn()
-		sess.keepLock(func() { rn.cancel(errLockLost) })
-	}
-	res := h.produce(rn.ctx, rn.req, rn.in, rn.publish, rn.cancel)
+	defer h.inflight.exit(rn.flight)
+	defer h.runs.remove(rn)
+	sess.storeTurn()
+	sess.keepLock(func() { rn.cancel(errLockLost) })
+	res := h.produce(rn.ctx, rn.req, rn.in, true, rn.publish, rn.cancel)
 
-	outcome, saveErr := saved, error(nil)
-	var w *write
-	if sess != nil {
-		w = sess.pending(res)
-		outcome, saveErr = sess.save(w)
-	}
-	cause := context.Cause(rn.ctx)
+	w := sess.pending(res)
+	outcome, saveErr := sess.save(w)
 	var last []runlog.Entry
-	fail := func(msg string) { last = append(last, runlog.FailedEntry(rn.next(), msg)) }
-	switch {
-	case sess != nil && sess.lost.Load():
-		fail(LockLostMessage)
-	case outcome == notSaved:
-		log.Error("the reply could not be saved", "error", saveErr, "run_error", res.err)
-		fail(SaveFailedMessage)
-	case outcome == maybeSaved:
-		log.Error("the reply may not have been saved; still trying", "error", saveErr, "run_error", res.err)
-		fail(SaveUncertainMessage)
-	case errors.Is(cause, ErrShuttingDown):
-		log.Warn("the run was cut by shutdown", "stored", sess != nil)
-		fail(ShutdownMessage)
-	case res.err != nil:
-		log.Error("agent run failed", "error", res.err)
-		fail(ErrorMessage)
-	case errors.Is(cause, errStopped), errors.Is(cause, errBudget):
-		log.Info("run stopped", "why", cause)
-	case rn.ctx.Err() != nil:
-		log.Info("client disconnected; run cancelled")
-	case res.finished != nil:
-		last = append(last, runlog.EventEntry(rn.next(), res.finished))
+	switch msg, fin := ending(rn.ctx, log, res, sess, outcome, saveErr); {
+	case msg != "":
+		last = append(last, runlog.FailedEntry(rn.next(), msg))
+	case fin != nil:
+		last = append(last, runlog.EventEntry(rn.next(), fin))
 	}
 	last = append(last, runlog.Entry{Seq: rn.next(), Time: time.Now(), Type: runlog.TypeEnded})
 	// The shared log ends before the lock is released, so a reader that
@@ -146,26 +111,54 @@ func (rn *run) main() {
 	if rn.mirror != nil {
 		rn.mirror.finish(last)
 	}
-	if sess != nil {
-		if outcome == maybeSaved {
-			sess.finishLater(w) // keeps the lock until it knows
-		} else {
-			// Unlock before the client sees the end of the reply: useChat
-			// may send the next request (an automatic continuation) the
-			// moment it reads finish, and must not find the chat locked.
-			sess.release()
-		}
-	}
-	ctx := context.Background()
-	if sess != nil {
-		_ = h.local.End(ctx, rn.key, rn.header.Run, h.cfg.runRetention, last...)
+	if outcome == maybeSaved {
+		sess.finishLater(w) // keeps the lock until it knows
 	} else {
-		_ = h.local.Append(ctx, rn.key, rn.header.Run, last...) // the request ends the log once it has read it
+		// Unlock before the client sees the end of the reply: useChat may
+		// send the next request (an automatic continuation) the moment it
+		// reads finish, and must not find the chat locked.
+		sess.release()
 	}
+	_ = h.local.End(context.Background(), rn.key, rn.header.Run, h.cfg.runRetention, last...)
 	rn.cancel(nil)
 }
 
 func (rn *run) next() int64 { rn.seq++; return rn.seq }
+
+// withRunInfo is parent carrying the run's RunInfo.
+func (h *Handler) withRunInfo(req *request, parent context.Context) context.Context {
+	return context.WithValue(parent, runInfoKey{}, RunInfo{Protocol: h.proto.Name(), Scope: req.scope, ChatID: req.turn.ChatID, RunID: req.turn.RunID})
+}
+
+// ending says, and logs, how the stream of a run that ran with ctx ends:
+// with the protocol's error event saying msg, with the agent's finish
+// (fin), or with neither (it was stopped, or its client left).
+func ending(ctx context.Context, log *slog.Logger, res runResult, sess *session, outcome saveOutcome, saveErr error) (msg string, fin *agent.RunFinished) {
+	cause := context.Cause(ctx)
+	switch {
+	case sess != nil && sess.lost.Load():
+		return LockLostMessage, nil
+	case outcome == notSaved:
+		log.Error("the reply could not be saved", "error", saveErr, "run_error", res.err)
+		return SaveFailedMessage, nil
+	case outcome == maybeSaved:
+		log.Error("the reply may not have been saved; still trying", "error", saveErr, "run_error", res.err)
+		return SaveUncertainMessage, nil
+	case errors.Is(cause, ErrShuttingDown):
+		log.Warn("the run was cut by shutdown", "stored", sess != nil)
+		return ShutdownMessage, nil
+	case res.err != nil:
+		log.Error("agent run failed", "error", res.err)
+		return ErrorMessage, nil
+	case errors.Is(cause, errStopped), errors.Is(cause, errBudget):
+		log.Info("run stopped", "why", cause)
+	case ctx.Err() != nil:
+		log.Info("client disconnected; run cancelled")
+	default:
+		return "", res.finished
+	}
+	return "", nil
+}
 
 // publish appends one event to the log, first waiting for the stream
 // that started the run when it is maxAhead behind.
@@ -204,16 +197,19 @@ func (rn *run) paced(seq int64, leave bool) {
 }
 
 // produce runs the agent, keeps its stream balanced (agent.Balancer),
-// signs its approval requests and records every event, and hands each to
-// emit, except RunFinished, which it returns: it is written once the
-// reply is saved, so that a reply that could not be saved ends with the
-// protocol's error event instead of a normal finish.
+// signs its approval requests, records every event when record is set
+// (the reply will be stored), and hands each to emit, except RunFinished,
+// which it returns: it is written once the reply is saved, so that a
+// reply that could not be saved ends with the protocol's error event
+// instead of a normal finish.
 //
 // With a limiter, each step's tokens are spent as it finishes, and a run
 // whose scope has no tokens left is stopped (stop).
-func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, emit func(agent.Event), stop context.CancelCauseFunc) (res runResult) {
-	res.rec = agent.NewRecorder()
-	res.rec.Stamp(in.Extensions, lastID(in.History, in.Messages))
+func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, record bool, emit func(agent.Event), stop context.CancelCauseFunc) (res runResult) {
+	if record {
+		res.rec = agent.NewRecorder()
+		res.rec.Stamp(in.Extensions, lastID(in.History, in.Messages))
+	}
 	var bal agent.Balancer
 	sink := func(ev agent.Event) {
 		if e, ok := ev.(*agent.StepFinished); ok && h.cfg.limiter != nil {
@@ -226,7 +222,9 @@ func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, em
 		if finished && h.cfg.metadata != nil {
 			f.Metadata = h.appMetadata(req, f)
 		}
-		res.rec.Add(ev)
+		if record {
+			res.rec.Add(ev)
+		}
 		if finished {
 			res.finished = f
 			return
@@ -298,7 +296,11 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 	}
 	w.WriteHeader(http.StatusOK)
 	enc := h.proto.NewEncoder(sse, req.turn)
-	if sess != nil && sess.refusal != "" {
+	if sess == nil {
+		h.streamLive(req, in, sse, enc)
+		return
+	}
+	if sess.refusal != "" {
 		log.Info("run refused", "reason", sess.refusal)
 		sess.release()
 		_ = enc.Fail(sess.refusal)
@@ -307,15 +309,28 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 		return
 	}
 	rn := h.start(req, in, sess)
-	err := h.follow(req.r, sse, enc, h.local, rn.key, rn.header.Run, 0, false, rn.paced)
+	_ = h.follow(req.r, sse, enc, h.local, rn.key, rn.header.Run, 0, false, rn.paced)
 	rn.paced(0, true)
-	if err != nil && sess == nil {
-		rn.cancel(errReaderGot) // nothing can resume it: stop it
+}
+
+// streamLive runs a request's run without history, which nothing can
+// resume: on the request's goroutine, its events written as they come
+// (see live), stopped when its client leaves.
+func (h *Handler) streamLive(req *request, in *agent.Input, sse *SSEWriter, enc Encoder) {
+	ctx := h.withRunInfo(req, req.r.Context())
+	l := newLive(sse, enc, h.cfg.keepAlive, func() { req.cancel(errReaderGot) })
+	res := h.produce(ctx, req, in, false, l.emit, req.cancel)
+	msg, fin := ending(ctx, req.log, res, nil, saved, nil)
+	l.end()
+	defer l.finish()
+	switch {
+	case msg != "":
+		_ = enc.Fail(msg)
+	case fin != nil:
+		_ = enc.Encode(fin)
 	}
-	if sess == nil {
-		<-rn.done
-		_ = h.local.End(context.Background(), rn.key, rn.header.Run, 0)
-	}
+	_ = enc.Close()
+	_ = sse.Flush()
 }
 
 // RunHeader names the run a stream shows (its id is AG-UI's runId), so a
@@ -365,7 +380,7 @@ func (h *Handler) follow(r *http.Request, sse *SSEWriter, enc Encoder, l runlog.
 		case err != nil && ctx.Err() != nil:
 			return err
 		case err != nil:
-			req := h.cfg.logger.With("protocol", h.proto.Name(), "chat", key.Chat, "run", run)
+			req := h.log.With("chat", key.Chat, "run", run)
 			req.Warn("the run's log could not be read", "error", err)
 			_ = enc.Fail(ErrorMessage)
 			_ = enc.Close()

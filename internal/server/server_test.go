@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -320,4 +321,13 @@ func TestReadyz(t *testing.T) {
 	}
 	rs.Start()
 	testutil.Eventually(t, 10*time.Second, "ready again", func() bool { return status("/readyz") == http.StatusOK })
+}
+
+// Serving a streaming request, decoding included, fits the 8 KiB stack a
+// connection's goroutine starts with (see testdata/stackprobe).
+func TestStreamFitsStartingStack(t *testing.T) {
+	out, err := exec.Command("go", "run", "./testdata/stackprobe").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("%v\n%.3000s", err, out)
+	}
 }

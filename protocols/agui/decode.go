@@ -16,9 +16,20 @@ import (
 // Decode reads a RunAgentInput into a Turn. Structural errors are 400;
 // unknown fields, unknown message roles and unknown content parts are
 // tolerated (logged at debug). activity messages are ignored.
+//
+// Unmarshalling and reading are separate functions, so that the JSON
+// decoder's recursion runs under a small frame (see vercelai's Decode).
 func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error) {
-	var in RunAgentInput
-	if err := json.Unmarshal(body, &in); err != nil {
+	in, err := unmarshal(body)
+	if err != nil {
+		return nil, err
+	}
+	return p.read(in, body)
+}
+
+func unmarshal(body []byte) (*RunAgentInput, error) {
+	in := new(RunAgentInput)
+	if err := json.Unmarshal(body, in); err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
 			return nil, uiadapter.BadRequest("request body is not valid JSON")
@@ -29,6 +40,13 @@ func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error)
 		}
 		return nil, uiadapter.BadRequest("malformed RunAgentInput")
 	}
+	return in, nil
+}
+
+// read checks an unmarshalled RunAgentInput and makes its Turn.
+//
+//go:noinline
+func (p *Protocol) read(in *RunAgentInput, body []byte) (*uiadapter.Turn, error) {
 	if in.ThreadID == "" {
 		return nil, uiadapter.BadRequest(`missing "threadId"`)
 	}

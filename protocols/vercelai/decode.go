@@ -57,9 +57,23 @@ const (
 // (a chat id, a non-empty message list, known roles and triggers, boolean
 // approvals) and tolerant where the SDK evolves (unknown fields and part
 // types are skipped).
+//
+// Unmarshalling and reading are separate functions, so that the JSON
+// decoder's recursion runs under a small frame: the whole of a streaming
+// request's stack, decode included, then fits the 8 KiB a goroutine's
+// stack starts at here, where it would grow to 16 KiB and stay there for
+// as long as the stream lasts.
 func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error) {
-	var req Request
-	if err := json.Unmarshal(body, &req); err != nil {
+	req, err := unmarshal(body)
+	if err != nil {
+		return nil, err
+	}
+	return p.read(req, body)
+}
+
+func unmarshal(body []byte) (*Request, error) {
+	req := new(Request)
+	if err := json.Unmarshal(body, req); err != nil {
 		if errors.Is(err, errApprovedNotBool) {
 			return nil, uiadapter.BadRequest(errApprovedNotBool.Error())
 		}
@@ -69,6 +83,13 @@ func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error)
 		}
 		return nil, uiadapter.BadRequest("malformed request: " + jsonFieldError(err))
 	}
+	return req, nil
+}
+
+// read checks an unmarshalled request and makes its Turn.
+//
+//go:noinline
+func (p *Protocol) read(req *Request, body []byte) (*uiadapter.Turn, error) {
 	if req.ID == "" {
 		return nil, uiadapter.BadRequest(`missing chat "id"`)
 	}
