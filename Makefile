@@ -75,11 +75,14 @@ fuzz:
 # The Node contenders' packages are installed from their lockfiles first,
 # by the %/node_modules/.package-lock.json rule above.
 BENCH_JS_PACKAGES = bench/node-ai bench/node-agui
+# SC runs agentui as built from this revision too, side by side: the
+# commit before issue 17's changes, the "before" of its TTFB target.
+BENCH_BASE ?= 97207a0
 
 .PHONY: bench bench-smoke bench-go
 
 bench: $(addsuffix /node_modules/.package-lock.json,$(BENCH_JS_PACKAGES))
-	$(GO) run ./bench/runner -out docs/benchmarks.md -command "make bench"
+	$(GO) run ./bench/runner -out docs/benchmarks.md -base $(BENCH_BASE) -command "make bench"
 
 bench-smoke: $(addsuffix /node_modules/.package-lock.json,$(BENCH_JS_PACKAGES))
 	$(GO) run ./bench/runner -smoke -command "make bench-smoke"

@@ -1,6 +1,7 @@
 package uiadapter
 
 import (
+	"runtime"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ type live struct {
 	writing bool   // a writer goroutine is running
 	err     error  // the first write error
 	ended   bool   // the run ended: the request writes the rest
+	begun   bool   // the writer was started once
 
 	keepAlive time.Duration // 0: none
 	timer     *time.Timer   // sends keep-alives
@@ -46,24 +48,34 @@ func newLive(sse *SSEWriter, enc Encoder, keepAlive time.Duration, gone func()) 
 // memory.
 func (l *live) emit(ev agent.Event) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	for l.err == nil && l.writing && l.sse.buffered() >= flushThreshold {
 		l.moved.Wait()
 	}
 	if l.err != nil {
+		l.mu.Unlock()
 		return
 	}
 	_ = l.enc.Encode(ev)
-	l.wake()
+	first := l.wake() && !l.begun
+	l.begun = l.begun || first
+	l.mu.Unlock()
+	if first {
+		// Let the writer send the stream's first frames now: with every
+		// core busy it would wait behind this goroutine, and the client
+		// for its first byte.
+		runtime.Gosched()
+	}
 }
 
-// wake starts the writer if frames wait and it is not running. Called
-// with mu held.
-func (l *live) wake() {
-	if !l.writing && l.sse.buffered() > 0 {
-		l.writing = true
-		go l.write()
+// wake starts the writer if frames wait and it is not running, and says
+// whether it did. Called with mu held.
+func (l *live) wake() bool {
+	if l.writing || l.sse.buffered() == 0 {
+		return false
 	}
+	l.writing = true
+	go l.write()
+	return true
 }
 
 // write sends what is buffered until nothing is.
@@ -98,7 +110,7 @@ func (l *live) tick() {
 	next := l.keepAlive - time.Since(l.last)
 	if next <= 0 && !l.writing {
 		l.sse.Comment("keep-alive")
-		l.wake()
+		_ = l.wake()
 		next = l.keepAlive
 	}
 	l.timer.Reset(max(next, l.keepAlive/10))

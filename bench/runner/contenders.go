@@ -50,6 +50,8 @@ type env struct {
 	agentui string // path of the agentui binary built for this run
 	barego  string // path of the bare Go contender built for this run
 	peers   string // path of the Go peer (bench/peers) built for this run
+	base    string // path of agentui built from baseRev (-base), or ""
+	baseRev string
 	node    string // node binary
 	fileLim uint64 // RLIMIT_NOFILE the servers get
 	// s4History is the -history value S4 compares with none: a redis://

@@ -49,7 +49,8 @@ func run() error {
 	repo := flag.String("repo", ".", "repository root")
 	node := flag.String("node", "node", "Node.js binary")
 	history := flag.String("history", "redis://127.0.0.1:6379/0", "the agentui -history value S4 compares with -history none (a redis:// URL, or memory)")
-	scenarios := flag.String("scenarios", "S1,S2,S3,S4,TC", "scenarios to run")
+	scenarios := flag.String("scenarios", "S1,S2,SC,S3,S4,TC", "scenarios to run")
+	base := flag.String("base", "", "a git revision to build agentui from as well, for SC's before-and-after (make bench: the commit before issue 17)")
 	only := flag.String("contenders", "", "comma-separated contender keys to run (default all): agentui-vercel, agentui-agui, barego, barego-batch, barego-batch-agui, peer-agui-go, node-ai, node-agui")
 	rounds := flag.Int("rounds", 0, "override the number of S1/S2 rounds")
 	duration := flag.Duration("duration", 0, "override the length of an S1/S2 round")
@@ -105,6 +106,13 @@ func run() error {
 			return fmt.Errorf("building %s: %w", b.pkg, err)
 		}
 	}
+	if *base != "" && want("SC") {
+		logf("building agentui at %s", *base)
+		if e.base, err = buildBase(ctx, root, *base, tmp); err != nil {
+			return err
+		}
+		e.baseRev = *base
+	}
 	for _, dir := range []string{"bench/node-ai", "bench/node-agui"} {
 		if _, err := os.Stat(filepath.Join(root, dir, "node_modules")); err != nil {
 			return fmt.Errorf("%s/node_modules is missing: run `npm ci` there (make bench does)", dir)
@@ -157,6 +165,10 @@ func run() error {
 		r := runThroughput(ctx, st, e, "S2", fmt.Sprintf("N = %d deltas, %d concurrent clients", st.s2N, st.s2Conc), st.s2N, st.s2Conc, live())
 		rep.s2 = &r
 	}
+	if want("SC") && ctx.Err() == nil {
+		r := runScale(ctx, st, e, live())
+		rep.sc = &r
+	}
 	// The long-lived servers are not needed any more; S3 and S4 start
 	// their own, and idle ones would only take memory.
 	for _, c := range cs {
@@ -174,12 +186,22 @@ func run() error {
 			rep.s3 = &r
 		}
 	}
-	if want("S4") && ctx.Err() == nil {
+	// S4 runs several times over, each with fresh servers and
+	// conversations: its target is about p99, which one run can get
+	// wrong either way.
+	for i := range st.s4Runs {
+		if !want("S4") || ctx.Err() != nil {
+			break
+		}
 		r := runHistory(ctx, st, e)
 		if r.skip != "" {
 			logf("S4: %s", r.skip)
 		}
-		rep.s4 = &r
+		rep.s4 = append(rep.s4, &r)
+		if r.skip != "" {
+			break
+		}
+		logf("S4 run %d/%d done", i+1, st.s4Runs)
 	}
 	if want("TC") && ctx.Err() == nil {
 		r := runTurnCost(ctx, st, e)
@@ -215,8 +237,10 @@ func (r *report) failures(smoke bool) error {
 			errs = append(errs, fmt.Errorf("%s %s", c.label, c.skip))
 		}
 	}
-	if r.s4 != nil && r.s4.fail {
-		errs = append(errs, fmt.Errorf("S4: %s", r.s4.skip))
+	for _, s4 := range r.s4 {
+		if s4.fail {
+			errs = append(errs, fmt.Errorf("S4: %s", s4.skip))
+		}
 	}
 	if r.tc != nil && r.tc.fail {
 		errs = append(errs, fmt.Errorf("TC: %s", r.tc.skip))
@@ -252,8 +276,8 @@ func (r *report) failures(smoke bool) error {
 				}
 			}
 		}
-		if r.s4 != nil {
-			for mode, rounds := range r.s4.rounds {
+		for _, s4 := range r.s4 {
+			for mode, rounds := range s4.rounds {
 				for _, x := range rounds {
 					if x.res.Errors > 0 {
 						errs = append(errs, fmt.Errorf("S4 history %s: %d errors, first: %w", mode, x.res.Errors, x.res.FirstErr))

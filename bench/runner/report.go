@@ -23,7 +23,8 @@ type report struct {
 	cs      []*contender
 	s1, s2  *tpResult
 	s3      *s3Result
-	s4      *s4Result
+	s4      []*s4Result // one per run
+	sc      *scaleResult
 	tc      *tcResult
 }
 
@@ -91,10 +92,13 @@ func (r *report) markdown() string {
 		p("%d rounds of %s per contender, interleaved; medians. %s\n\n", r.st.rounds, r.st.duration, ratioNote("requests/s"))
 		r.tpTable(&b, r.s2, "requests/s", func(m tpMedians) float64 { return m.rps }, requestsPerSec)
 	}
+	if r.sc != nil {
+		r.scaleSection(&b)
+	}
 	if r.s3 != nil {
 		r.s3Section(&b)
 	}
-	if r.s4 != nil {
+	if len(r.s4) > 0 {
 		r.s4Section(&b)
 	}
 	if r.tc != nil {
@@ -348,7 +352,7 @@ func (r *report) s3Section(b *strings.Builder) {
 
 func (r *report) s4Section(b *strings.Builder) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	s := r.s4
+	s := r.s4[0]
 	p("### S4 history: %d concurrent turns on conversations of %d–%d messages\n\n", s.convs, 2*s.prefill, 2*(s.prefill+r.st.s4Rounds*s.turns))
 	if s.skip != "" {
 		p("**Skipped:** %s\n\n", s.skip)
@@ -407,6 +411,14 @@ func (r *report) s4Section(b *strings.Builder) {
 	diffs[3] = median(cpuD)
 	d := func(i int) string { return signedMs(time.Duration(diffs[i])) }
 	p("| **%s − none** (paired by round, median) | | **%s** | **%s** | %s | %s | |\n\n", s.label, d(0), d(1), d(2), d(3))
+	if runs := r.s4p99(); len(runs) > 1 {
+		var each []string
+		for _, x := range runs {
+			each = append(each, signedMs(x))
+		}
+		p("The table is run 1 of %d; each run starts fresh servers and conversations. %s − none, TTFB p99 (paired by round, median), "+
+			"by run: %s.\n\n", len(r.s4), s.label, strings.Join(each, ", "))
+	}
 }
 
 // paired compares two contenders (or two stores) round by round: f of a's
@@ -484,24 +496,33 @@ func (r *report) targets() []target {
 			t3.verdict = fmt.Sprintf("failed: %v", m.firstErr)
 		}
 	}
-	t4 := target{name: "S4: Redis history adds ≤ 5 ms to TTFB p99", scenario: "S4", measured: "—", verdict: "not run"}
-	if r.s4 != nil {
-		if r.s4.skip != "" {
-			t4.verdict = "skipped: " + r.s4.skip
-		} else {
-			p99 := func(mode string) time.Duration {
-				var v []float64
-				for _, x := range r.s4.rounds[mode] {
-					v = append(v, float64(loadgen.Percentile(x.res.TTFB, 99)))
-				}
-				return time.Duration(median(v))
-			}
-			d, _ := paired(r.s4.rounds["redis"], r.s4.rounds["none"], ttfbAt(99), diffOf)
-			t4.measured = fmt.Sprintf("%s (medians %s vs %s)", signedMs(time.Duration(d)), ms(p99("redis")), ms(p99("none")))
-			t4.verdict = verdict(time.Duration(d) <= 5*time.Millisecond)
+	t4 := target{name: "S4: Redis history adds ≤ 5 ms to TTFB p99, in every run", scenario: "S4", measured: "—", verdict: "not run"}
+	if runs := r.s4p99(); len(runs) > 0 {
+		var each []string
+		worst := time.Duration(math.MinInt64)
+		for _, d := range runs {
+			each = append(each, signedMs(d))
+			worst = max(worst, d)
+		}
+		t4.measured = fmt.Sprintf("%s (%d runs)", strings.Join(each, ", "), len(runs))
+		t4.verdict = verdict(worst <= 5*time.Millisecond)
+	} else if len(r.s4) > 0 {
+		t4.verdict = "skipped: " + r.s4[0].skip
+	}
+	return append(append(out, r.scaleTarget(), t3, t3b, t4), r.tcTargets()...)
+}
+
+// s4p99 is each S4 run's paired difference in TTFB p99, history in the
+// store under test minus none (none for a skipped run).
+func (r *report) s4p99() []time.Duration {
+	var out []time.Duration
+	for _, s := range r.s4 {
+		if s.skip == "" {
+			d, _ := paired(s.rounds["redis"], s.rounds["none"], ttfbAt(99), diffOf)
+			out = append(out, time.Duration(d))
 		}
 	}
-	return append(append(out, t3, t3b, t4), r.tcTargets()...)
+	return out
 }
 
 // whyMissing explains why a ratio between two contenders has no value.

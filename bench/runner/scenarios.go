@@ -34,7 +34,9 @@ type settings struct {
 	s3Rounds, s3Streams int
 	s3Wait, s3Ramp      time.Duration
 
-	s4Rounds, s4Convs, s4Prefill, s4Turns int
+	s4Runs, s4Rounds, s4Convs, s4Prefill, s4Turns int
+	scRounds                                      int
+	scDuration                                    time.Duration
 
 	tcCount     int    // runs of each BenchmarkTurnCost size
 	tcBenchtime string // go test -benchtime for it
@@ -47,7 +49,8 @@ func fullSettings() settings {
 		rounds: 10, duration: 1500 * time.Millisecond, warmup: time.Second,
 		s1N: 1000, s1Conc: 8, s2N: 20, s2Conc: 64,
 		s3Rounds: 3, s3Streams: 5000, s3Wait: 15 * time.Second, s3Ramp: 3 * time.Second,
-		s4Rounds: 10, s4Convs: 32, s4Prefill: 100, s4Turns: 5,
+		s4Runs: 3, s4Rounds: 10, s4Convs: 32, s4Prefill: 100, s4Turns: 5,
+		scRounds: 3, scDuration: time.Second,
 		tcCount: 3, tcBenchtime: "1s",
 	}
 }
@@ -59,7 +62,8 @@ func smokeSettings() settings {
 		rounds: 1, duration: 500 * time.Millisecond, warmup: 200 * time.Millisecond,
 		s1N: 1000, s1Conc: 8, s2N: 20, s2Conc: 64,
 		s3Rounds: 1, s3Streams: 200, s3Wait: 2 * time.Second, s3Ramp: 200 * time.Millisecond,
-		s4Rounds: 1, s4Convs: 8, s4Prefill: 10, s4Turns: 2,
+		s4Runs: 1, s4Rounds: 1, s4Convs: 8, s4Prefill: 10, s4Turns: 2,
+		scRounds: 1, scDuration: 300 * time.Millisecond,
 		tcCount: 1, tcBenchtime: "20x",
 	}
 }
