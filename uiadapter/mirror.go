@@ -99,7 +99,7 @@ func (m *mirror) loop() {
 				m.takeRest()
 				return
 			}
-			if more, err := m.h.local.Read(context.Background(), m.key, m.header.Run, m.after, 0); err == nil && len(more) > len(es) {
+			if more := m.readAll(m.after); len(more) > len(es) {
 				es = more
 			}
 		}
@@ -125,15 +125,35 @@ func (m *mirror) loop() {
 }
 
 // takeRest keeps what the run logged after the last append, for finish.
-func (m *mirror) takeRest() {
-	for after := m.after; ; {
+func (m *mirror) takeRest() { m.rest = m.readAll(m.after) }
+
+// readAll returns everything the run's local log holds after seq after.
+// A read returns at most one of the log's chunks; what spans several is
+// copied once, into a slice of its size (growing one by appending copied
+// a fast reply's entries twice over: a tenth of a reply's CPU).
+func (m *mirror) readAll(after int64) []runlog.Entry {
+	var parts [][]runlog.Entry
+	n := 0
+	for {
 		es, err := m.h.local.Read(context.Background(), m.key, m.header.Run, after, 0)
 		if err != nil || len(es) == 0 {
-			return
+			break
 		}
-		m.rest = append(m.rest, es...)
+		parts = append(parts, es)
+		n += len(es)
 		after = es[len(es)-1].Seq
 	}
+	if len(parts) <= 1 {
+		if len(parts) == 0 {
+			return nil
+		}
+		return parts[0] // one chunk: shared, never copied
+	}
+	out := make([]runlog.Entry, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
 }
 
 // DiedMessage ends the log of a run whose process died: what it had
