@@ -362,6 +362,51 @@ test('useChat: a reload mid-reply shows the reply going on, once', async () => {
   assert.equal(msgs.at(-1).id, await lastAssistant().getAttribute('data-message-id'));
 });
 
+// busyShowsTheReply: a second tab on the same chat sends while the first
+// tab's reply runs; the server refuses it (409, code busy) and the second
+// tab shows the running reply instead of failing.
+async function busyShowsTheReply() {
+  await send('hello');
+  await expectReply('You said: hello');
+  const other = await context.newPage();
+  const otherProblems = [];
+  watch(other, otherProblems, 'second tab');
+  try {
+    await other.goto(page.url()); // loaded before the reply starts
+    await other.getByTestId('input').waitFor();
+    await other.locator('[data-testid=message][data-role=assistant]').last().getByTestId('text').filter({ hasText: 'You said: hello' }).waitFor();
+    // The reply's reasoning shows at once: the run has started.
+    const replies = await assistants().count();
+    await send('think: wait 3000 ms');
+    await assistants().nth(replies).getByTestId('reasoning').waitFor();
+    await other.getByTestId('input').fill('hello from the second tab');
+    await other.getByTestId('input').press('Enter');
+    await other.getByTestId('error').filter({ hasText: 'from another tab' }).waitFor();
+    const otherLast = other.locator('[data-testid=message][data-role=assistant]').last();
+    await otherLast.getByTestId('text').filter({ hasText: /^done$/ }).waitFor({ timeout: 10000 });
+    await other.locator('[data-testid=composer][data-status=streaming], [data-testid=composer][data-status=submitted]').waitFor({ state: 'detached' });
+    await settled();
+    // Both tabs show the same conversation: the first tab's message and
+    // its reply once, and not the refused message.
+    const snapshot = (p) =>
+      p.locator('[data-testid=message]').evaluateAll((els) =>
+        els.map((el) => el.dataset.role + ': ' + [...el.querySelectorAll('[data-testid=text]')].map((t) => t.textContent).join('|')),
+      );
+    const mine = await snapshot(page);
+    assert.deepEqual(await snapshot(other), mine, 'the second tab shows what the first shows');
+    assert.equal(mine.filter((m) => m === 'user: think: wait 3000 ms').length, 1);
+    assert.ok(!mine.some((m) => m.includes('second tab')), 'the refused message is not in the chat');
+    // Nothing else went wrong in the second tab (the browser, and
+    // @ag-ui/client, may log the refused request itself).
+    const unexpected = otherProblems.filter((p) => !/status of 409|HTTP 409: \{"error":"a reply is still being produced for this chat","code":"busy"\}/.test(p));
+    assert.deepEqual(unexpected, [], 'the second tab logged errors or warnings');
+  } finally {
+    await other.close();
+  }
+}
+
+test("useChat: a message sent while another tab's reply runs shows that reply instead", busyShowsTheReply);
+
 test('useChat: markdown renders, highlighted; HTML and script links in user or model text do nothing', async () => {
   await send('markdown');
   const md = lastAssistant().getByTestId('text');
@@ -642,6 +687,8 @@ test('AG-UI: a reload mid-reply reattaches to it', async () => {
   await send('hello');
   await expectReply('You said: hello');
 });
+
+test("AG-UI: a message sent while another tab's reply runs shows that reply instead", busyShowsTheReply);
 
 test('AG-UI: the page answers the get_location frontend tool', async () => {
   await send('where am I');

@@ -13,8 +13,16 @@ import (
 type Error struct {
 	Status  int
 	Message string
-	Err     error
+	// Code, when set, says what the refusal is to a program: the body's
+	// "code" (CodeBusy).
+	Code string
+	Err  error
 }
+
+// CodeBusy is the code of the 409 for a chat whose reply is still being
+// produced: a client that gets it can attach to that reply (useChat's
+// resume, AG-UI's connect) instead of failing.
+const CodeBusy = "busy"
 
 func (e *Error) Error() string {
 	if e.Err != nil {
@@ -68,7 +76,8 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 	}
 	body, _ := json.Marshal(struct {
 		Error string `json:"error"`
-	}{e.Message})
+		Code  string `json:"code,omitempty"`
+	}{e.Message, e.Code})
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")

@@ -310,7 +310,10 @@ func TestHistoryOneRunPerChat(t *testing.T) {
 	if _, err := first.Next(); err != nil {
 		t.Fatal(err)
 	}
-	if status, body := f.do("alice", http.MethodPost, "/api/chat", userBody("busy", "hello")); status != http.StatusConflict || !strings.Contains(body, `"error"`) {
+	// The refusal says, to a program, that the chat is busy: a client can
+	// attach to the reply (resume) instead of failing.
+	if status, body := f.do("alice", http.MethodPost, "/api/chat", userBody("busy", "hello")); status != http.StatusConflict ||
+		strings.TrimSpace(body) != `{"error":"a reply is still being produced for this chat","code":"busy"}` {
 		t.Fatalf("second turn while the first streams: %d %s", status, body)
 	}
 	// Other chats never wait.

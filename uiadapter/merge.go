@@ -77,7 +77,7 @@ func (h *Handler) begin(req *request) (*session, error) {
 	conv, err := history.AcquireLoad(ctx, h.cfg.store, h.cfg.locker, s.key, s.token, h.cfg.lockTTL)
 	switch {
 	case errors.Is(err, history.ErrBusy):
-		return nil, Conflict("a reply is still being produced for this chat")
+		return nil, &Error{Status: http.StatusConflict, Message: "a reply is still being produced for this chat", Code: CodeBusy}
 	case err != nil:
 		if !errors.Is(err, history.ErrUnavailable) {
 			// The lock may have been taken before the reply was lost.

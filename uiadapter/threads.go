@@ -136,7 +136,7 @@ func (h *Handler) DeleteHandler(chatID func(*http.Request) string) http.Handler 
 		// delete drops the lock with the conversation.
 		switch err := h.cfg.locker.Acquire(ctx, key, ids.New(), h.cfg.storeTimeout); {
 		case errors.Is(err, history.ErrBusy):
-			writeError(w, log, Conflict("a reply is still being produced in this chat: stop it first"))
+			writeError(w, log, &Error{Status: http.StatusConflict, Message: "a reply is still being produced in this chat: stop it first", Code: CodeBusy})
 			return
 		case err != nil:
 			writeError(w, log, Unavailable("conversation history is unavailable", err))

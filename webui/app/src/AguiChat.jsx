@@ -4,13 +4,13 @@
 // its open approvals, and a reply still being produced goes on showing.
 // The page answers the get_location frontend tool and the server's
 // approval interrupts.
-import { memo, useEffect, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useRef, useState } from 'react';
 import * as agui from '@ag-ui/client';
 import { agentuiAgent } from './agentuiAgent.js';
 import { generateId } from './ids.js';
 import { Composer, CopyButton, ErrorBox, Message, MessageList, Pending, Reasoning, ToolCard, UserText, UserTurn, Usage } from './ui.jsx';
 import { Markdown } from './markdown.jsx';
-import { errorText } from './api.js';
+import { BUSY_NOTICE, errorText } from './api.js';
 import { yieldingFetch } from './yieldingFetch.js';
 import { getLocation, LOCATION_TOOL, locationToolDeclaration } from './location.js';
 
@@ -59,13 +59,12 @@ export function AguiChat({ chatId, fresh, onTurnEnd }) {
     };
   }, [agent]);
 
-  // A thread the page did not just make may have a past, open approvals
-  // and a reply being produced: connect shows them, running nothing.
-  useEffect(() => {
-    if (fresh) return;
+  // connect shows the thread as the server has it (its past, open
+  // approvals, a reply being produced), running nothing.
+  const connect = useCallback(() => {
     setRunning(true);
     stopping.current = false;
-    agent
+    return agent
       .connectAgent()
       .catch((e) => {
         if (!stopping.current) setError(e?.message ?? String(e));
@@ -75,7 +74,11 @@ export function AguiChat({ chatId, fresh, onTurnEnd }) {
         setMessages([...agent.messages]);
         setInterrupts([...(agent.pendingInterrupts ?? [])]);
       });
-  }, [agent, fresh]);
+  }, [agent]);
+  // A thread the page did not just make may have all of that.
+  useEffect(() => {
+    if (!fresh) connect();
+  }, [connect, fresh]);
 
   const run = async (params = {}) => {
     setRunning(true);
@@ -83,6 +86,7 @@ export function AguiChat({ chatId, fresh, onTurnEnd }) {
     setInterrupts([]);
     setAnswers({});
     stopping.current = false;
+    let busy = false;
     try {
       let next = params;
       for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -123,12 +127,22 @@ export function AguiChat({ chatId, fresh, onTurnEnd }) {
         next = {};
       }
     } catch (e) {
-      if (!stopping.current) setError((prev) => prev ?? errorText(e?.message ?? String(e)));
+      // 409 "busy": a reply is being produced in this thread from
+      // elsewhere (another tab, another device).
+      busy = e?.status === 409 && e?.payload?.code === 'busy';
+      if (!stopping.current && !busy) setError((prev) => prev ?? errorText(e?.message ?? String(e)));
     } finally {
       setRunning(false);
       setMessages([...agent.messages]);
       setInterrupts([...(agent.pendingInterrupts ?? [])]);
       onTurnEnd?.();
+    }
+    if (busy) {
+      // Show that reply instead of the refusal: connect replaces the
+      // thread with the server's (without this tab's refused message)
+      // and follows the reply.
+      setError(BUSY_NOTICE);
+      await connect();
     }
   };
 

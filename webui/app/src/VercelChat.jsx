@@ -9,7 +9,7 @@ import {
 } from 'ai';
 import { Composer, CopyButton, ErrorBox, Json, Message, MessageList, Pending, Reasoning, ToolCard, UserText, UserTurn, Usage } from './ui.jsx';
 import { Markdown } from './markdown.jsx';
-import { errorText, stopChat } from './api.js';
+import { BUSY_NOTICE, errorText, isBusy, loadConversation, stopChat } from './api.js';
 import { yieldingFetch } from './yieldingFetch.js';
 import { getLocation, LOCATION_TOOL } from './location.js';
 
@@ -26,14 +26,7 @@ export function VercelChat({ chatId, fresh, onTurnEnd }) {
   useEffect(() => {
     if (fresh) return undefined;
     const ctl = new AbortController();
-    fetch('/api/chat/' + encodeURIComponent(chatId), { headers: { accept: 'application/json' }, signal: ctl.signal })
-      .then(async (res) => {
-        if (res.status === 404) return [];
-        if (!res.ok) throw new Error('Could not load this conversation: ' + errorText(await res.text(), res.status));
-        const messages = await res.json();
-        if (!Array.isArray(messages)) throw new Error('Could not load this conversation (unexpected response).');
-        return messages;
-      })
+    loadConversation(chatId, ctl.signal)
       .then(setInitial)
       .catch((e) => {
         if (ctl.signal.aborted) return;
@@ -78,7 +71,7 @@ function Conversation({ chatId, initialMessages, loadError, resume, onTurnEnd })
   });
   // resume: a reply still being produced when the page loaded goes on
   // showing (GET /api/chat/{id}/stream; 204 when there is none).
-  const { messages, status, error, sendMessage, stop, regenerate, addToolApprovalResponse, clearError } = useChat({
+  const { messages, status, error, sendMessage, stop, regenerate, addToolApprovalResponse, clearError, setMessages, resumeStream } = useChat({
     chat,
     resume,
     experimental_throttle: THROTTLE_MS,
@@ -92,6 +85,25 @@ function Conversation({ chatId, initialMessages, loadError, resume, onTurnEnd })
     [chat],
   );
   const [actionError, setActionError] = useState(loadError);
+  // The server refused this tab's message because a reply is being
+  // produced in this chat from elsewhere (409 "busy"): show that reply
+  // instead of the refusal. The stored conversation holds the other
+  // tab's message; the reply then streams in (resume).
+  useEffect(() => {
+    if (!error || !isBusy(error.message)) return undefined;
+    const ctl = new AbortController();
+    loadConversation(chatId, ctl.signal)
+      .then((stored) => {
+        clearError();
+        setMessages(stored);
+        setActionError(BUSY_NOTICE);
+        return resumeStream();
+      })
+      .catch((e) => {
+        if (!ctl.signal.aborted) setActionError(errorText(e?.message ?? String(e)));
+      });
+    return () => ctl.abort();
+  }, [error, chatId, clearError, setMessages, resumeStream]);
   const [editing, setEditing] = useState(null); // the id of the user message being edited
   const busy = status === 'submitted' || status === 'streaming';
 

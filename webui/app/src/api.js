@@ -16,6 +16,32 @@ export function errorText(body, status) {
   return status ? `The server answered ${status}.` : 'Something went wrong.';
 }
 
+// BUSY_NOTICE is shown when this tab's message was refused because a reply
+// is being produced in the chat from elsewhere, and that reply shows.
+export const BUSY_NOTICE =
+  'A reply is being written in this chat from another tab: it shows here. Your message was not sent; send it again when the reply ends.';
+
+// isBusy tells whether an error body is the server's 409 for a chat whose
+// reply is still being produced elsewhere (another tab, another device).
+export function isBusy(body) {
+  try {
+    return JSON.parse(body).code === 'busy';
+  } catch {
+    return false;
+  }
+}
+
+// loadConversation reads a chat's stored messages (useChat's UI messages);
+// a chat the server has never seen is empty.
+export async function loadConversation(chatId, signal) {
+  const res = await fetch('/api/chat/' + encodeURIComponent(chatId), { headers: { accept: 'application/json' }, signal });
+  if (res.status === 404) return [];
+  if (!res.ok) throw new Error('Could not load this conversation: ' + errorText(await res.text(), res.status));
+  const messages = await res.json();
+  if (!Array.isArray(messages)) throw new Error('Could not load this conversation (unexpected response).');
+  return messages;
+}
+
 function sentence(s) {
   const t = s.trim();
   const first = t.charAt(0).toUpperCase() + t.slice(1);
