@@ -69,7 +69,7 @@ fuzz:
 	done
 
 # Benchmarks (bench/, docs/benchmarks.md). `make bench` runs every contender
-# in every scenario (about 5 minutes on 2 cores, limit 10) and rewrites the
+# in every scenario (about 8 minutes on 2 cores, limit 10) and rewrites the
 # results in docs/benchmarks.md; `make bench-smoke` runs the same harness
 # with tiny sizes (a few seconds per contender) so CI notices when it breaks.
 # The Node contenders' packages are installed from their lockfiles first,
