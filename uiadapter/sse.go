@@ -73,13 +73,8 @@ func (s *SSEWriter) buffer() []byte {
 	return s.buf
 }
 
-// release returns the buffer to the pool; one that grew past the flush
+// putBuffer returns a buffer to the pool; one that grew past the flush
 // threshold is left to the GC, so the pool never pins a rare huge burst.
-func (s *SSEWriter) release() {
-	putBuffer(s.buf, s.pooled)
-	s.buf, s.pooled = nil, nil
-}
-
 func putBuffer(buf []byte, pooled *[]byte) {
 	if pooled != nil && cap(buf) <= 2*flushThreshold {
 		*pooled = buf[:0]
@@ -96,14 +91,16 @@ func (s *SSEWriter) take() (buf []byte, pooled *[]byte) {
 }
 
 // send writes and flushes frames take handed over and returns their
-// buffer to the pool. It touches none of the state take's caller
-// guards, so it runs outside that lock, alongside the next burst's
-// encoding.
+// buffer to the pool: Flush's work, and the live writer's. It touches
+// none of the state take's caller guards, so the live writer runs it
+// outside that lock, alongside the next burst's encoding.
 func (s *SSEWriter) send(buf []byte, pooled *[]byte) error {
 	defer putBuffer(buf, pooled)
 	s.deadline()
-	if _, err := s.w.Write(buf); err != nil {
-		return err
+	if len(buf) > 0 {
+		if _, err := s.w.Write(buf); err != nil {
+			return err
+		}
 	}
 	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
@@ -175,15 +172,12 @@ func (s *SSEWriter) deadline() {
 // write error (the client went away, or stopped reading for longer than
 // the write timeout), and keeps returning it.
 func (s *SSEWriter) Flush() error {
-	s.write()
-	s.release()
-	s.clocked = false
-	if s.err == nil {
-		s.deadline()
-		if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-			s.err = err
-		}
+	buf, pooled := s.take()
+	if s.err != nil {
+		putBuffer(buf, pooled)
+		return s.err
 	}
+	s.err = s.send(buf, pooled)
 	return s.err
 }
 

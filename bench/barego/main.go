@@ -128,6 +128,22 @@ func (fw *frames) flush() error {
 	return err
 }
 
+// stream starts an SSE response and returns its frame writer; false when
+// w cannot stream (answered 500).
+func (s *server) stream(w http.ResponseWriter) (*frames, bool) {
+	f, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return nil, false
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return &frames{w: w, f: f, batch: s.batch, buf: make([]byte, 0, s.batch+256)}, true
+}
+
 // chat answers "count to N" in the last user message with N text deltas
 // "1 ", "2 ", … framed exactly as agentui frames them.
 func (s *server) chat(w http.ResponseWriter, r *http.Request) {
@@ -141,19 +157,11 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `this server only answers "count to N" (1 ≤ N ≤ 100000) and "wait N ms"`, http.StatusBadRequest)
 		return
 	}
-	f, ok := w.(http.Flusher)
+	w.Header().Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
+	fw, ok := s.stream(w)
 	if !ok {
-		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	h.Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
-	w.WriteHeader(http.StatusOK)
-
-	fw := &frames{w: w, f: f, batch: s.batch, buf: make([]byte, 0, s.batch+256)}
 	for _, c := range []chunk{{Type: "start", MessageID: newID()}, {Type: "start-step"}} {
 		if fw.send(c) != nil {
 			return
@@ -245,17 +253,10 @@ func (s *server) agui(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `this server only answers "count to N" (1 ≤ N ≤ 100000)`, http.StatusBadRequest)
 		return
 	}
-	f, ok := w.(http.Flusher)
+	fw, ok := s.stream(w)
 	if !ok {
-		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	fw := &frames{w: w, f: f, batch: s.batch, buf: make([]byte, 0, s.batch+256)}
 	now := func() int64 { return time.Now().UnixMilli() }
 	msg := newID()
 	for _, e := range []aguiEvent{

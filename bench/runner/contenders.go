@@ -68,6 +68,11 @@ func agentuiArgs(addr, debugAddr, history string) []string {
 
 // startAgentui starts an agentui process with its own debug listener.
 func startAgentui(ctx context.Context, e *env, name, history string) (*server, error) {
+	return startAgentuiBin(ctx, e, name, e.agentui, history)
+}
+
+// startAgentuiBin is startAgentui for the agentui binary at bin.
+func startAgentuiBin(ctx context.Context, e *env, name, bin, history string) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -76,7 +81,7 @@ func startAgentui(ctx context.Context, e *env, name, history string) (*server, e
 	if err != nil {
 		return nil, err
 	}
-	s, err := startServer(ctx, name, e.repo, append([]string{e.agentui}, agentuiArgs(addr, dbg, history)...), nil, addr)
+	s, err := startServer(ctx, name, e.repo, append([]string{bin}, agentuiArgs(addr, dbg, history)...), nil, addr)
 	if err != nil {
 		return nil, err
 	}

@@ -50,15 +50,7 @@ func buildBase(ctx context.Context, repo, rev, dir string) (string, error) {
 func baseContender(e *env) *contender {
 	return &contender{key: "agentui-base", label: "agentui/Vercel at " + e.baseRev, proto: vercel, path: "/api/chat",
 		launch: func(ctx context.Context, e *env) (*server, error) {
-			addr, err := freeAddr()
-			if err != nil {
-				return nil, err
-			}
-			dbg, err := freeAddr()
-			if err != nil {
-				return nil, err
-			}
-			return startServer(ctx, "agentui (base)", e.repo, append([]string{e.base}, agentuiArgs(addr, dbg, "none")...), nil, addr)
+			return startAgentuiBin(ctx, e, "agentui (base)", e.base, "none")
 		}}
 }
 
