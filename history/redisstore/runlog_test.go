@@ -82,3 +82,44 @@ func TestRunLogStampsEntriesWithoutATime(t *testing.T) {
 		t.Fatalf("times %v, %v; appended between %v and %v", es[0].Time, es[1].Time, before, after)
 	}
 }
+
+// A header an earlier version left (one JSON string, not a hash) reads
+// as no run; ending its run leaves it alone, and a new run replaces it.
+func TestRunLogReplacesAnEarlierVersionsHeader(t *testing.T) {
+	ctx := context.Background()
+	rdb := testutil.Redis(t)
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
+	l, err := redisstore.NewRunLog(ctx, rdb, redisstore.WithRunLogPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	k := history.Key{Scope: "s", Chat: "c"}
+	old := prefix + "{s:c}:run"
+	if err := rdb.Set(ctx, old, `{"run":"r0","protocol":"vercel-ai","lock":"x"}`, time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Current(ctx, k); err != runlog.ErrNoRun {
+		t.Fatalf("Current: %v, want ErrNoRun", err)
+	}
+	if _, err := l.Read(ctx, k, "r0", 0, time.Millisecond); err != runlog.ErrNoRun {
+		t.Fatalf("Read: %v, want ErrNoRun", err)
+	}
+	if err := l.End(ctx, k, "r0", time.Minute); err != nil {
+		t.Fatalf("End: %v", err)
+	}
+	if got := rdb.Get(ctx, old).Val(); got == "" {
+		t.Fatal("End removed or changed the old header")
+	}
+	if err := l.Begin(ctx, k, runlog.Header{Run: "r1", Lock: "y"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.End(ctx, k, "r1", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Current(ctx, k)
+	if err != nil || h.Run != "r1" || h.Lock != "y" || !h.Ended {
+		t.Fatalf("Current: %+v, %v", h, err)
+	}
+}
