@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +97,35 @@ func TestVercelAISDK(t *testing.T) {
 					}
 				})
 			}
+		})
+	}
+}
+
+// TestVercelResumeContinuation: a reload while the reply after an
+// approval streams (js/vercel.mjs resumeContinuation), with AI SDK 6 and
+// 7. The demo model pauses between words, so the reply is still running
+// when the page reloads.
+func TestVercelResumeContinuation(t *testing.T) {
+	node := testutil.Node(t)
+	testutil.NodeModules(t, "js")
+	testutil.NodeModules(t, "js7")
+	node7, err := filepath.Abs(filepath.Join("js7", "node_modules", ".bin", "node"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v7 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "ai6", true: "ai7"}[v7], func(t *testing.T) {
+			t.Parallel()
+			ts, _ := startServer(t, server.Config{History: "memory", AISDK7: v7, DemoDelay: time.Second})
+			if !v7 {
+				t.Log(runNode(t, node, []string{"HISTORY=1"}, "vercel.mjs", ts.URL, "resumeContinuation"))
+				return
+			}
+			out := runNodeIn(t, "js7", node7, []string{"HISTORY=1", "AISDK7=1"}, "--preserve-symlinks", "--preserve-symlinks-main", "vercel.mjs", ts.URL, "resumeContinuation")
+			if !strings.Contains(out, `"ai":"7.`) {
+				t.Fatalf("not AI SDK 7: %s", out)
+			}
+			t.Log(out)
 		})
 	}
 }

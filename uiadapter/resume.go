@@ -132,6 +132,13 @@ func (h *Handler) ResumeHandler(chatID func(*http.Request) string) http.Handler 
 		turn := &Turn{ChatID: key.Chat, RunID: hdr.Run, Intent: Submit}
 		if hdr.Continue != "" {
 			turn.Intent, turn.MessageID = Continue, hdr.Continue
+			if after == 0 {
+				// The reader replays from the start but may not hold the
+				// message the run continues (useChat starts a resumed
+				// message empty): the encoder gets the conversation the
+				// run built on, to send that message first.
+				turn.History = h.storedBefore(r.Context(), key, hdr, log)
+			}
 		}
 		h.replay(w, r, turn, l, key, hdr, after, remote)
 	})
@@ -275,4 +282,18 @@ func (h *Handler) waitingFor(req *request, msgs []cmf.Message) []agent.Event {
 		fin.StopReason = cmf.StopPaused
 	}
 	return append(evs, fin)
+}
+
+// storedBefore returns the stored conversation a run built on (its first
+// hdr.Base messages), nil when the store cannot say: the stream then
+// goes without it.
+func (h *Handler) storedBefore(ctx context.Context, key history.Key, hdr runlog.Header, log *slog.Logger) []cmf.Message {
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.storeTimeout)
+	defer cancel()
+	conv, err := h.cfg.store.Load(ctx, key)
+	if err != nil {
+		log.Warn("could not load the conversation for a resumed continuation; the stream shows only what the run adds", "error", err)
+		return nil
+	}
+	return conv.Messages[:min(hdr.Base, len(conv.Messages)):min(hdr.Base, len(conv.Messages))]
 }

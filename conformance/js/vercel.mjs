@@ -504,6 +504,42 @@ const flows = {
     assert.equal(after.at(-1).id, reply.id);
     return reloaded;
   },
+  // A reload while a continuation runs (the reply after an approval; the
+  // server's demo model pauses between words): useChat starts a resumed
+  // message empty, so the resumed stream must carry what the continued
+  // message held before it (the approved call) as well as what the
+  // continuation adds, each once.
+  async resumeContinuation() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'delete /tmp/slow.txt' });
+    await settled(chat);
+    const asked = toolPart(assistant(chat), 'delete_file');
+    assert.equal(asked.state, 'approval-requested');
+    const id = assistant(chat).id;
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
+    await until(() => texts(assistant(chat)).startsWith('Deleted'), 'the continuation to start');
+    await chat.stop(); // the page goes away; the run goes on
+    const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+    assert.equal(toolPart(stored.at(-1), 'delete_file').state, 'approval-requested', 'the continuation is not stored yet');
+    const reloaded = new Chat({
+      id: chat.id,
+      messages: stored,
+      transport: new DefaultChatTransport({ api: base + '/api/chat', fetch: checkingFetch }),
+    });
+    const resumed = checks.length;
+    await reloaded.resumeStream();
+    await settled(reloaded);
+    assert.equal(checks.length, resumed + 1, 'the continuation was resumed, not found over');
+    assert.equal(reloaded.status, 'ready', String(reloaded.error));
+    assert.deepEqual(reloaded.messages.map((m) => m.role), ['user', 'assistant']);
+    const m = assistant(reloaded);
+    assert.equal(m.id, id);
+    assert.deepEqual(m.parts.map((p) => p.type), ['step-start', 'tool-delete_file', 'step-start', 'text'], 'each part once');
+    assert.equal(toolPart(m, 'delete_file').state, 'output-available');
+    assert.deepEqual(toolPart(m, 'delete_file').output, { deleted: '/tmp/slow.txt' });
+    assert.equal(texts(m), 'Deleted /tmp/slow.txt.');
+    return reloaded;
+  },
 };
 
 try {

@@ -18,7 +18,11 @@ type encoder struct {
 	v7         bool
 	continueID string // on a continuation, the assistant message being continued
 	before     *Usage // on a continuation, the continued steps' usage
-	createdAt  int64  // Unix ms of the run's start, for the start chunk
+	// continued is, on a continuation whose reader does not hold the
+	// continued message (it attached to the run), that message as stored:
+	// written after start (see continued.go).
+	continued *UIMessage
+	createdAt int64 // Unix ms of the run's start, for the start chunk
 
 	started    bool
 	stepOpen   bool
@@ -33,6 +37,7 @@ func (p *Protocol) newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) *encode
 	if t != nil && t.Intent == uiadapter.Continue {
 		e.continueID = t.MessageID
 		e.before = continuedUsage(t.History)
+		e.continued = continuedMessage(t.Messages, t.History, t.MessageID)
 		// The continued message's calls exist on the client: their results
 		// may be written.
 		for _, m := range t.Messages {
@@ -177,6 +182,9 @@ func (e *encoder) start(id string) {
 		b = append(jsonw.IntField(append(b, `,"messageMetadata":{`...), "createdAt", e.createdAt), '}')
 	}
 	e.w.End(append(b, '}'))
+	if e.continued != nil {
+		e.writeContinued(e.continued)
+	}
 }
 
 func (e *encoder) endStep() {
@@ -273,8 +281,8 @@ func (e *encoder) idChunk(prefix, id string) {
 }
 
 func (e *encoder) result(ev *agent.ToolResult) {
-	if ev.FromClient || e.inputError[ev.ToolCallID] {
-		return // the client has it already
+	if ev.FromClient && e.continued == nil || e.inputError[ev.ToolCallID] {
+		return // the client has it already (unless it attached to the run)
 	}
 	if _, ok := e.tools[ev.ToolCallID]; !ok {
 		return
