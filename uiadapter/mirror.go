@@ -2,6 +2,8 @@ package uiadapter
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/agentui/agentui/agent"
@@ -23,11 +25,20 @@ type mirror struct {
 	stop   context.CancelFunc // ends the wait for more entries
 	ctx    context.Context
 	done   chan struct{}
-	failed bool           // the log could not be written (read after done)
-	after  int64          // the last sequence copied (read after done)
-	rest   []runlog.Entry // what the run logged after the last append: it goes with the end (read after done)
-	begun  bool           // the shared log has the run's header (read after done)
+	failed bool            // the log could not be written (read after done)
+	after  int64           // the last sequence copied (read after done)
+	rest   []runlog.Entry  // what the run logged after the last append: it goes with the end (read after done)
+	begun  bool            // the shared log has the run's header (read after done)
+	buf    *[]runlog.Entry // readAll's, from entryBufs
 }
+
+// entryBufs hold the slices mirrors copy entries into. Copying into fresh
+// memory cost a tenth of a fast reply's CPU (the stores into memory no
+// cache held); a slice another mirror used is likely still cached.
+var entryBufs = sync.Pool{New: func() any { return new([]runlog.Entry) }}
+
+// maxPooledEntries bounds the slices entryBufs keeps (about 1.4 MB).
+const maxPooledEntries = 16 << 10
 
 // A mirror append waits up to mirrorWait for a batch of mirrorBatch.
 const (
@@ -72,6 +83,12 @@ func (m *mirror) finish(last []runlog.Entry) {
 	if err := m.h.shared.End(ctx, m.key, m.header.Run, m.h.cfg.runRetention, append(rest, last...)...); err != nil {
 		m.h.cfg.logger.Warn("could not end the shared run log; remote readers find the run dead once its lock lapses", "chat", m.key.Chat, "error", err)
 	}
+	if m.buf != nil && cap(*m.buf) <= maxPooledEntries {
+		clear(*m.buf) // no events kept alive by the pool
+		*m.buf = (*m.buf)[:0]
+		entryBufs.Put(m.buf)
+	}
+	m.buf = nil
 }
 
 func (m *mirror) loop() {
@@ -127,10 +144,10 @@ func (m *mirror) loop() {
 // takeRest keeps what the run logged after the last append, for finish.
 func (m *mirror) takeRest() { m.rest = m.readAll(m.after) }
 
-// readAll returns everything the run's local log holds after seq after.
-// A read returns at most one of the log's chunks; what spans several is
-// copied once, into a slice of its size (growing one by appending copied
-// a fast reply's entries twice over: a tenth of a reply's CPU).
+// readAll returns everything the run's local log holds after seq after,
+// valid until the next call or finish. A read returns at most one of the
+// log's chunks; what spans several is copied once, into the mirror's
+// pooled slice (entryBufs).
 func (m *mirror) readAll(after int64) []runlog.Entry {
 	var parts [][]runlog.Entry
 	n := 0
@@ -149,10 +166,14 @@ func (m *mirror) readAll(after int64) []runlog.Entry {
 		}
 		return parts[0] // one chunk: shared, never copied
 	}
-	out := make([]runlog.Entry, 0, n)
+	if m.buf == nil {
+		m.buf = entryBufs.Get().(*[]runlog.Entry)
+	}
+	out := slices.Grow((*m.buf)[:0], n)
 	for _, p := range parts {
 		out = append(out, p...)
 	}
+	*m.buf = out
 	return out
 }
 
