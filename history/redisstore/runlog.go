@@ -105,6 +105,8 @@ func (l *RunLog) Begin(ctx context.Context, key history.Key, h runlog.Header, fi
 		return err
 	}
 	stream, hk := l.streamKey(key, h.Run), l.headerKey(key)
+	var bs entryBatches
+	defer bs.release()
 	_, perr := l.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		p.Unlink(ctx, hk)
 		p.HSet(ctx, hk, "run", h.Run, "h", b)
@@ -112,7 +114,7 @@ func (l *RunLog) Begin(ctx context.Context, key history.Key, h runlog.Header, fi
 		if len(first) == 0 {
 			return nil
 		}
-		if err = addEntries(ctx, p, stream, first); err != nil {
+		if err = bs.add(ctx, p, stream, first); err != nil {
 			return err
 		}
 		p.PExpire(ctx, stream, l.live)
@@ -134,8 +136,10 @@ func (l *RunLog) Append(ctx context.Context, key history.Key, run string, entrie
 	}
 	stream := l.streamKey(key, run)
 	var err error
+	var bs entryBatches
+	defer bs.release()
 	_, perr := l.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		if err = addEntries(ctx, p, stream, entries); err != nil {
+		if err = bs.add(ctx, p, stream, entries); err != nil {
 			return err
 		}
 		// The expiry of a running run's keys is refreshed with its first
@@ -175,8 +179,10 @@ func (l *RunLog) End(ctx context.Context, key history.Key, run string, retention
 	args := []any{run, retention.Milliseconds()}
 	var end *goredis.Cmd
 	var encErr error
+	var bs entryBatches
+	defer bs.release()
 	_, _ = l.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		if encErr = addEntries(ctx, p, stream, last); encErr != nil {
+		if encErr = bs.add(ctx, p, stream, last); encErr != nil {
 			return encErr
 		}
 		end = endScript.EvalSha(ctx, p, keys, args...)
@@ -201,12 +207,20 @@ func (l *RunLog) End(ctx context.Context, key history.Key, run string, retention
 // so a big batch goes as several entries in one pipeline.
 const maxEntryBytes = 8 << 10
 
-// addEntries queues the XADDs that append entries to stream: stream
+// entryBatches queues the XADDs that append entries to a stream: stream
 // entries of about maxEntryBytes each, every one with the id 0-<the last
-// sequence it holds>.
-func addEntries(ctx context.Context, p goredis.Pipeliner, stream string, entries []runlog.Entry) error {
+// sequence it holds>. Their buffers come from batchBufs and go back with
+// release, once the pipeline has run: encoding into fresh memory cost
+// several times what encoding into memory a cache still held did.
+type entryBatches struct{ bufs []*[]byte }
+
+var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, maxEntryBytes+512); return &b }}
+
+func (bs *entryBatches) add(ctx context.Context, p goredis.Pipeliner, stream string, entries []runlog.Entry) error {
 	for len(entries) > 0 {
-		w := batchWriter{b: make([]byte, 0, min(maxEntryBytes+512, 64*len(entries))), now: time.Now().UnixMilli()}
+		buf := batchBufs.Get().(*[]byte)
+		bs.bufs = append(bs.bufs, buf)
+		w := batchWriter{b: (*buf)[:0], now: time.Now().UnixMilli()}
 		n := 0
 		for n < len(entries) && (n == 0 || len(w.b) < maxEntryBytes) {
 			if err := w.add(&entries[n]); err != nil {
@@ -214,10 +228,22 @@ func addEntries(ctx context.Context, p goredis.Pipeliner, stream string, entries
 			}
 			n++
 		}
+		*buf = w.b
 		p.XAdd(ctx, &goredis.XAddArgs{Stream: stream, ID: "0-" + strconv.FormatInt(entries[n-1].Seq, 10), Values: []any{"b", w.b}})
 		entries = entries[n:]
 	}
 	return nil
+}
+
+// release returns the buffers; the pipeline that used them has run. One
+// a big entry grew is left to the collector.
+func (bs *entryBatches) release() {
+	for _, b := range bs.bufs {
+		if cap(*b) <= 4*maxEntryBytes {
+			batchBufs.Put(b)
+		}
+	}
+	bs.bufs = nil
 }
 
 // encodeBatch writes entries as one stream entry's b field.
