@@ -116,7 +116,7 @@ func (m *mirror) loop() {
 				m.takeRest()
 				return
 			}
-			if more := m.readAll(m.after); len(more) > len(es) {
+			if more := m.readAll(m.after, 0); len(more) > len(es) {
 				es = more
 			}
 		}
@@ -141,14 +141,16 @@ func (m *mirror) loop() {
 	}
 }
 
-// takeRest keeps what the run logged after the last append, for finish.
-func (m *mirror) takeRest() { m.rest = m.readAll(m.after) }
+// takeRest keeps what the run logged after the last append, for finish,
+// in the mirror's own slice, with room for the run's last entries.
+func (m *mirror) takeRest() { m.rest = m.readAll(m.after, 4) }
 
 // readAll returns everything the run's local log holds after seq after,
 // valid until the next call or finish. A read returns at most one of the
 // log's chunks; what spans several is copied once, into the mirror's
-// pooled slice (entryBufs).
-func (m *mirror) readAll(after int64) []runlog.Entry {
+// pooled slice (entryBufs), and so is one chunk when room is wanted for
+// more entries.
+func (m *mirror) readAll(after int64, room int) []runlog.Entry {
 	var parts [][]runlog.Entry
 	n := 0
 	for {
@@ -160,16 +162,13 @@ func (m *mirror) readAll(after int64) []runlog.Entry {
 		n += len(es)
 		after = es[len(es)-1].Seq
 	}
-	if len(parts) <= 1 {
-		if len(parts) == 0 {
-			return nil
-		}
+	if len(parts) == 1 && room == 0 {
 		return parts[0] // one chunk: shared, never copied
 	}
 	if m.buf == nil {
 		m.buf = entryBufs.Get().(*[]runlog.Entry)
 	}
-	out := slices.Grow((*m.buf)[:0], n)
+	out := slices.Grow((*m.buf)[:0], n+room)
 	for _, p := range parts {
 		out = append(out, p...)
 	}
