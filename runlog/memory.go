@@ -114,6 +114,12 @@ func (m *Memory) Append(_ context.Context, key history.Key, run string, entries 
 	return nil
 }
 
+// Write implements Log.
+func (m *Memory) Write(ctx context.Context, key history.Key, h Header, retention time.Duration, entries ...Entry) error {
+	_ = m.Begin(ctx, key, h, entries...)
+	return m.End(ctx, key, h.Run, retention)
+}
+
 // End implements Log.
 func (m *Memory) End(ctx context.Context, key history.Key, run string, retention time.Duration, last ...Entry) error {
 	_ = m.Append(ctx, key, run, last...)

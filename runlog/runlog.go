@@ -133,6 +133,10 @@ type Log interface {
 	// complete (Header.Ended) and starts its retention: it is removed
 	// retention from now. One step, so a run's end costs one round trip.
 	End(ctx context.Context, key history.Key, run string, retention time.Duration, last ...Entry) error
+	// Write is Begin and End in one step: the whole log of a run that
+	// has ended, with its retention started. A copy of a short run, made
+	// once it is over, costs one round trip.
+	Write(ctx context.Context, key history.Key, h Header, retention time.Duration, entries ...Entry) error
 	// Current returns the header of key's latest run; ErrNoRun when none.
 	Current(ctx context.Context, key history.Key) (Header, error)
 	// Read returns run's entries after seq, in order, decoded: the next

@@ -72,15 +72,12 @@ func (m *mirror) finish(last []runlog.Entry) {
 	if m.failed {
 		return
 	}
-	rest := m.rest
-	if !m.begun { // the run ended before the mirror's first copy
-		if err := m.h.shared.Begin(ctx, m.key, m.header, rest...); err != nil {
-			m.h.cfg.logger.Warn("could not start the shared run log: other replicas cannot resume this run", "chat", m.key.Chat, "error", err)
-			return
+	all := append(m.rest, last...)
+	if !m.begun { // the run ended before the mirror's first copy: all of it at once
+		if err := m.h.shared.Write(ctx, m.key, m.header, m.h.cfg.runRetention, all...); err != nil {
+			m.h.cfg.logger.Warn("could not write the shared run log: other replicas cannot replay this run", "chat", m.key.Chat, "error", err)
 		}
-		rest = nil
-	}
-	if err := m.h.shared.End(ctx, m.key, m.header.Run, m.h.cfg.runRetention, append(rest, last...)...); err != nil {
+	} else if err := m.h.shared.End(ctx, m.key, m.header.Run, m.h.cfg.runRetention, all...); err != nil {
 		m.h.cfg.logger.Warn("could not end the shared run log; remote readers find the run dead once its lock lapses", "chat", m.key.Chat, "error", err)
 	}
 	if m.buf != nil && cap(*m.buf) <= maxPooledEntries {

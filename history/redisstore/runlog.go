@@ -99,25 +99,41 @@ func (l *RunLog) streamKey(k history.Key, run string) string {
 // Begin implements runlog.Log: the header and the first entries in one
 // pipelined round trip.
 func (l *RunLog) Begin(ctx context.Context, key history.Key, h runlog.Header, first ...runlog.Entry) error {
-	h.Ended = false
+	return l.begin(ctx, key, h, false, l.live, first)
+}
+
+// Write implements runlog.Log: Begin's round trip, with the header ended
+// and the keys' retention set.
+func (l *RunLog) Write(ctx context.Context, key history.Key, h runlog.Header, retention time.Duration, entries ...runlog.Entry) error {
+	return l.begin(ctx, key, h, true, retention, entries)
+}
+
+// begin writes a new header (ended or not) and entries; the keys expire
+// after ttl.
+func (l *RunLog) begin(ctx context.Context, key history.Key, h runlog.Header, ended bool, ttl time.Duration, entries []runlog.Entry) error {
+	h.Ended = false // a field of its own
 	b, err := json.Marshal(h)
 	if err != nil {
 		return err
+	}
+	fields := []any{"run", h.Run, "h", b}
+	if ended {
+		fields = append(fields, "ended", "1")
 	}
 	stream, hk := l.streamKey(key, h.Run), l.headerKey(key)
 	var bs entryBatches
 	defer bs.release()
 	_, perr := l.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		p.Unlink(ctx, hk)
-		p.HSet(ctx, hk, "run", h.Run, "h", b)
-		p.PExpire(ctx, hk, l.live)
-		if len(first) == 0 {
+		p.HSet(ctx, hk, fields...)
+		p.PExpire(ctx, hk, ttl)
+		if len(entries) == 0 {
 			return nil
 		}
-		if err = bs.add(ctx, p, stream, first); err != nil {
+		if err = bs.add(ctx, p, stream, entries); err != nil {
 			return err
 		}
-		p.PExpire(ctx, stream, l.live)
+		p.PExpire(ctx, stream, ttl)
 		return nil
 	})
 	if err != nil {

@@ -174,6 +174,29 @@ func Run(t *testing.T, newLog func(t *testing.T) runlog.Log) {
 			return errors.Is(err, runlog.ErrNoRun)
 		})
 	})
+	t.Run("write a whole run", func(t *testing.T) {
+		l, k := newLog(t), key()
+		_ = l.Begin(ctx, k, runlog.Header{Run: "old"})
+		entries := append(texts(1, "a", "b"), runlog.Entry{Seq: 3, Time: time.Now(), Type: runlog.TypeEnded})
+		if err := l.Write(ctx, k, runlog.Header{Run: "r", Base: 2}, 300*time.Millisecond, entries...); err != nil {
+			t.Fatal(err)
+		}
+		if h, err := l.Current(ctx, k); err != nil || h.Run != "r" || h.Base != 2 || !h.Ended {
+			t.Fatalf("Current = %+v, %v; want run r, ended", h, err)
+		}
+		es, err := l.Read(ctx, k, "r", 0, time.Second)
+		if err != nil || len(es) != 3 || es[2].Type != runlog.TypeEnded {
+			t.Fatalf("Read = %+v, %v", es, err)
+		}
+		if seqs, words := deltas(t, es[:2]); seqs[1] != 2 || words[1] != "b" {
+			t.Fatalf("Read = %v %v", seqs, words)
+		}
+		eventually(t, "the written log expires", func() bool {
+			_, err := l.Current(ctx, k)
+			_, rerr := l.Read(ctx, k, "r", 0, time.Millisecond)
+			return errors.Is(err, runlog.ErrNoRun) && errors.Is(rerr, runlog.ErrNoRun)
+		})
+	})
 	t.Run("stop reaches every watcher", func(t *testing.T) {
 		l, k := newLog(t), key()
 		var a, b atomic.Int32
