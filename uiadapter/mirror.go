@@ -40,10 +40,15 @@ var entryBufs = sync.Pool{New: func() any { return new([]runlog.Entry) }}
 // maxPooledEntries bounds the slices entryBufs keeps (about 1.4 MB).
 const maxPooledEntries = 16 << 10
 
-// A mirror append waits up to mirrorWait for a batch of mirrorBatch.
+// A mirror append waits up to mirrorWait for a batch of mirrorBatch. The
+// first waits longer, mirrorFirstWait: most replies are short, and one
+// that ends within it is written whole in one round trip (Log.Write)
+// instead of begun and ended in two; remote readers see a run's start
+// that much later.
 const (
-	mirrorBatch = 1024
-	mirrorWait  = time.Millisecond
+	mirrorBatch     = 1024
+	mirrorWait      = time.Millisecond
+	mirrorFirstWait = 20 * time.Millisecond
 )
 
 func newMirror(h *Handler, key history.Key, header runlog.Header) *mirror {
@@ -108,7 +113,7 @@ func (m *mirror) loop() {
 			// trail by at most this much more). The run's end cuts it
 			// short: then the rest goes with the end.
 			select {
-			case <-time.After(mirrorWait):
+			case <-time.After(m.wait()):
 			case <-m.ctx.Done():
 				m.takeRest()
 				return
@@ -136,6 +141,14 @@ func (m *mirror) loop() {
 		m.begun = true
 		m.after = es[len(es)-1].Seq
 	}
+}
+
+// wait is how long the next copy waits for more entries.
+func (m *mirror) wait() time.Duration {
+	if m.begun {
+		return mirrorWait
+	}
+	return mirrorFirstWait
 }
 
 // takeRest keeps what the run logged after the last append, for finish,
