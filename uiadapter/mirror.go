@@ -172,7 +172,11 @@ func (m *mirror) readAll(after int64, room int) []runlog.Entry {
 		n += len(es)
 		after = es[len(es)-1].Seq
 	}
-	if len(parts) == 1 && room == 0 {
+	switch {
+	case room > 0:
+	case len(parts) == 0:
+		return nil
+	case len(parts) == 1:
 		return parts[0] // one chunk: shared, never copied
 	}
 	if m.buf == nil {
