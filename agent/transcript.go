@@ -11,8 +11,9 @@ import (
 // (thinking, text and tool calls, in order), one tool message per tool
 // result. What CMF's parts do not say (that a call waited for approval,
 // was for the client, how the approval was answered, the UI data a step
-// produced) goes into the typed UI extension ([cmf.UIExtension]), so that
-// a stored conversation carries on and shows again exactly as it streamed.
+// produced, the shared state the run left) goes into the typed UI
+// extension ([cmf.UIExtension]), so that a stored conversation carries on
+// and shows again exactly as it streamed.
 
 // Recorder folds a run's balanced events (see [Balancer]) into CMF
 // messages: what the run added to the conversation. The loop uses it to
@@ -24,6 +25,8 @@ type Recorder struct {
 	started time.Time // the run's start
 	context *cmf.Extensions
 	parent  string // the id of the message before the next one
+	state   *cmf.StateRecord
+	base    []byte // the shared state the run started from
 }
 
 // NewRecorder returns an empty recorder.
@@ -36,6 +39,11 @@ func NewRecorder() *Recorder { return &Recorder{step: -1} }
 func (r *Recorder) Stamp(ext *cmf.Extensions, parent string) {
 	r.context, r.parent = ext, parent
 }
+
+// BaseState says which shared state the run started from (the client's):
+// a run that patches it without replacing it records it with its
+// patches.
+func (r *Recorder) BaseState(state []byte) { r.base = state }
 
 // stamp sets m's context extensions, as Stamp asked.
 func (r *Recorder) stamp(m *cmf.Message, source string) {
@@ -77,6 +85,15 @@ func (r *Recorder) Add(ev Event) {
 	case *Source:
 		m := r.current()
 		m.Content = append(m.Content, cmf.ResourceRef{ResourceRequestID: e.ID, URI: e.URL, Name: e.Title, ResourceType: cmf.ResourceURI})
+	case *StateSnapshot:
+		r.setState(cmf.StateRecord{Snapshot: orEmptyObject(e.State)})
+	case *StateDelta:
+		st := cmf.StateRecord{Snapshot: orEmptyObject(r.base)}
+		if r.state != nil {
+			st = *r.state
+		}
+		st.Patches = append(st.Patches[:len(st.Patches):len(st.Patches)], e.Patch)
+		r.setState(st)
 	case *Data:
 		if e.Transient {
 			return
@@ -108,6 +125,20 @@ func (r *Recorder) Interrupt(reason cmf.StopReason) { r.markLast(reason) }
 // Messages returns the messages recorded so far. The slice is the
 // recorder's own: read it, don't change it.
 func (r *Recorder) Messages() []cmf.Message { return r.msgs }
+
+// setState records the shared state as it now stands on the current step.
+func (r *Recorder) setState(st cmf.StateRecord) {
+	r.state = &st
+	r.current().SetState(st)
+}
+
+// orEmptyObject is state, or {} when there is none.
+func orEmptyObject(state []byte) []byte {
+	if len(state) == 0 || string(state) == "null" {
+		return []byte("{}")
+	}
+	return state
+}
 
 func (r *Recorder) startStep(id string) {
 	if id == "" {

@@ -219,3 +219,54 @@ func TestRecorderModelIdentityAndLatency(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The shared state a run leaves is recorded on the step that set it: a
+// snapshot replaces what was recorded; patches add to the last snapshot,
+// or to the state the run started from.
+func TestRecorderSharedState(t *testing.T) {
+	state := func(m cmf.Message) string {
+		if m.Extensions == nil || m.Extensions.UI == nil || m.Extensions.UI.State == nil {
+			return "none"
+		}
+		b, _ := json.Marshal(m.Extensions.UI.State)
+		return string(b)
+	}
+	for _, tc := range []struct {
+		name   string
+		base   string
+		events []Event
+		want   string
+	}{
+		{"none", `{"a":1}`, nil, "none"},
+		{"patches on the run's start", `{"a":1}`, []Event{
+			&StateDelta{Patch: json.RawMessage(`[{"op":"add","path":"/b","value":2}]`)},
+			&StateDelta{Patch: json.RawMessage(`[{"op":"remove","path":"/a"}]`)},
+		}, `{"snapshot":{"a":1},"patches":[[{"op":"add","path":"/b","value":2}],[{"op":"remove","path":"/a"}]]}`},
+		{"patches on nothing", "", []Event{
+			&StateDelta{Patch: json.RawMessage(`[{"op":"add","path":"/b","value":2}]`)},
+		}, `{"snapshot":{},"patches":[[{"op":"add","path":"/b","value":2}]]}`},
+		{"a snapshot replaces, patches follow it", `{"a":1}`, []Event{
+			&StateDelta{Patch: json.RawMessage(`[{"op":"remove","path":"/a"}]`)},
+			&StateSnapshot{State: json.RawMessage(`{"c":3}`)},
+			&StateDelta{Patch: json.RawMessage(`[{"op":"add","path":"/d","value":4}]`)},
+		}, `{"snapshot":{"c":3},"patches":[[{"op":"add","path":"/d","value":4}]]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRecorder()
+			r.BaseState([]byte(tc.base))
+			r.Add(&StepStarted{Step: 1})
+			for _, ev := range tc.events {
+				r.Add(ev)
+			}
+			r.Add(&PartEnded{Kind: PartText, ID: "x", Part: cmf.Text{Text: "ok"}})
+			r.Add(&StepFinished{Step: 1})
+			msgs := r.Messages()
+			if got := state(msgs[len(msgs)-1]); got != tc.want {
+				t.Fatalf("recorded %s\nwant     %s", got, tc.want)
+			}
+			if got := cmf.LastState(msgs); (got == nil) != (tc.want == "none") {
+				t.Fatalf("LastState = %v", got)
+			}
+		})
+	}
+}

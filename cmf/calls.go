@@ -22,6 +22,33 @@ type UIExtension struct {
 	// Metadata is the application's own metadata for the reply this
 	// message ends (uiadapter.WithMetadata): JSON values by key.
 	Metadata map[string]json.RawMessage `json:"metadata,omitempty"`
+	// State is the shared state (AG-UI's) as the agent left it in this
+	// message's run, when the run changed it.
+	State *StateRecord `json:"state,omitempty"`
+}
+
+// StateRecord is a shared state: Snapshot with Patches (RFC 6902, in
+// order) applied to it. A run that replaces the state records its last
+// snapshot and the patches after it; one that only patches records the
+// state it started from and its patches. Kept as the agent sent them, so
+// a client that reconnects gets the same snapshot and patches.
+type StateRecord struct {
+	Snapshot json.RawMessage   `json:"snapshot"`
+	Patches  []json.RawMessage `json:"patches,omitempty"`
+}
+
+// SetState records the shared state on m.
+func (m *Message) SetState(s StateRecord) { m.ui().State = &s }
+
+// LastState returns the shared state the latest of msgs that recorded one
+// holds; nil when none did.
+func LastState(msgs []Message) *StateRecord {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if e := msgs[i].Extensions; e != nil && e.UI != nil && e.UI.State != nil {
+			return e.UI.State
+		}
+	}
+	return nil
 }
 
 // CallRecord is what agentui knows about a tool call beyond CMF's parts.

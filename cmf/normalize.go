@@ -31,7 +31,14 @@ func (e *Extensions) normalize() {
 			ui.Data[i].Value = compactJSON(ui.Data[i].Value)
 		}
 		ui.Metadata = compactMap(ui.Metadata)
-		if ui.Calls == nil && ui.Data == nil && ui.Metadata == nil {
+		if st := ui.State; st != nil {
+			st.Snapshot = compactJSON(st.Snapshot)
+			st.Patches = nilIfEmpty(st.Patches)
+			for i := range st.Patches {
+				st.Patches[i] = compactJSON(st.Patches[i])
+			}
+		}
+		if ui.Calls == nil && ui.Data == nil && ui.Metadata == nil && ui.State == nil {
 			e.UI = nil
 		}
 	}

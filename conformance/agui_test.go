@@ -41,7 +41,7 @@ func TestAGUILegacyClient(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			ts, _ := startServer(t, server.Config{History: mode.history})
-			for _, flow := range []string{"chat", "frontendTool", "reload", "reattach"} {
+			for _, flow := range []string{"chat", "frontendTool", "state", "reload", "reattach"} {
 				t.Run(flow, func(t *testing.T) {
 					t.Parallel()
 					t.Log(runNode(t, node, mode.env, "agui.mjs", ts.URL+"/api/agui", flow, "legacy"))

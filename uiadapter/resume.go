@@ -144,12 +144,16 @@ func (h *Handler) ResumeHandler(chatID func(*http.Request) string) http.Handler 
 	})
 }
 
-// replay streams a run's log to a reader that did not start it.
-func (h *Handler) replay(w http.ResponseWriter, r *http.Request, turn *Turn, l runlog.Log, key history.Key, hdr runlog.Header, after int64, remote bool) {
+// replay streams a run's log to a reader that did not start it, after
+// the events of first.
+func (h *Handler) replay(w http.ResponseWriter, r *http.Request, turn *Turn, l runlog.Log, key history.Key, hdr runlog.Header, after int64, remote bool, first ...agent.Event) {
 	sse := h.startStream(w, true)
 	w.Header().Set(RunHeader, hdr.Run)
 	w.WriteHeader(http.StatusOK)
 	enc := h.proto.NewEncoder(sse, turn)
+	for _, ev := range first {
+		_ = enc.Encode(ev)
+	}
 	_ = h.follow(r, sse, enc, l, key, hdr.Run, after, remote, nil)
 }
 
@@ -196,11 +200,11 @@ func (h *Handler) stopRun(ctx context.Context, key history.Key) (int, error) {
 
 // ConnectHandler serves a reconnecting client (AG-UI's connect, POST with
 // the protocol's request body; the chat is the body's thread): the stored
-// conversation, and then the chat's active run from its start, live, or,
-// when none is running, what the conversation waits for (pending
-// approvals and client tool calls, as the protocol's end of a paused
-// run). Nothing runs the agent. With Last-Event-ID the stream is the
-// active run's, right after that event.
+// conversation and shared state, and then the chat's active run from its
+// start, live, or, when none is running, what the conversation waits for
+// (pending approvals and client tool calls, as the protocol's end of a
+// paused run). Nothing runs the agent. With Last-Event-ID the stream is
+// the active run's, right after that event.
 func (h *Handler) ConnectHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		log := h.log
@@ -243,7 +247,11 @@ func (h *Handler) ConnectHandler() http.Handler {
 			before := min(max(hdr.Base-len(hdr.Turn), 0), len(conv.Messages))
 			t := &Turn{ChatID: key.Chat, RunID: hdr.Run, Intent: Submit, ProtocolVersion: turn.ProtocolVersion,
 				Messages: turn.Messages, History: append(conv.Messages[:before:before], hdr.Turn...), Added: []cmf.Message{}}
-			h.replay(w, r, t, l, key, hdr, after, remote)
+			var state []agent.Event
+			if after == 0 { // a reader that resumes holds the state it saw
+				state = storedState(conv.Messages[:before])
+			}
+			h.replay(w, r, t, l, key, hdr, after, remote, state...)
 			return
 		}
 		t := &Turn{ChatID: key.Chat, RunID: ids.New(), Intent: Submit, ProtocolVersion: turn.ProtocolVersion,
@@ -260,11 +268,12 @@ func (h *Handler) ConnectHandler() http.Handler {
 	})
 }
 
-// waitingFor is a paused run's end for what a stored conversation waits
-// for: its pending approval requests (signed, as the run signed them)
-// and client tool calls.
+// waitingFor is a run that only shows a stored conversation's state: the
+// shared state it recorded last, then a paused run's end for what it
+// waits for: its pending approval requests (signed, as the run signed
+// them) and client tool calls.
 func (h *Handler) waitingFor(req *request, msgs []cmf.Message) []agent.Event {
-	evs := []agent.Event{&agent.RunStarted{}}
+	evs := append([]agent.Event{&agent.RunStarted{}}, storedState(msgs)...)
 	fin := &agent.RunFinished{StopReason: cmf.StopEnd}
 	for _, p := range cmf.PendingToolCalls(msgs) {
 		c := p.Call
@@ -282,6 +291,20 @@ func (h *Handler) waitingFor(req *request, msgs []cmf.Message) []agent.Event {
 		fin.StopReason = cmf.StopPaused
 	}
 	return append(evs, fin)
+}
+
+// storedState is the shared state msgs recorded last (cmf.LastState), as
+// the events that set it; none when no run recorded one.
+func storedState(msgs []cmf.Message) []agent.Event {
+	st := cmf.LastState(msgs)
+	if st == nil {
+		return nil
+	}
+	evs := []agent.Event{&agent.StateSnapshot{State: st.Snapshot}}
+	for _, p := range st.Patches {
+		evs = append(evs, &agent.StateDelta{Patch: p})
+	}
+	return evs
 }
 
 // storedBefore returns the stored conversation a run built on (its first

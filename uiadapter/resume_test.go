@@ -316,3 +316,31 @@ func TestConnectBeforeTheTurnIsStored(t *testing.T) {
 		t.Fatalf("the run did not finish: %s", types(evs))
 	}
 }
+
+// A reloaded AG-UI client gets the shared state the thread's runs left,
+// after the thread: with no run going, and before a running run's replay
+// (whose own state events follow).
+func TestConnectRestoresTheSharedState(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	_ = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui", testutil.AGUIInput("t", "u1", "set color to blue")).Body)}.rest(t))
+	connect := `{"threadId":"t","runId":"c1","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
+	evs := aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
+	if types(evs) != "RUN_STARTED,MESSAGES_SNAPSHOT,STATE_SNAPSHOT,RUN_FINISHED" {
+		t.Fatalf("connect: %s", types(evs))
+	}
+	if got, _ := json.Marshal(evs[2]["snapshot"]); string(got) != `{"color":"blue"}` {
+		t.Fatalf("snapshot %s", got)
+	}
+
+	post := f.send("alice", http.MethodPost, "/api/agui", testutil.AGUIInput("t", "u2", "think: wait 400 ms"))
+	pr := frameReader{bufio.NewReader(post.Body)}
+	pr.until(t, `"delta":"ms"`)
+	evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
+	pr.rest(t)
+	if !strings.HasPrefix(types(evs), "RUN_STARTED,MESSAGES_SNAPSHOT,STATE_SNAPSHOT,STEP_STARTED") || evs[0]["runId"] != post.Header.Get(uiadapter.RunHeader) {
+		t.Fatalf("reattach: %s", types(evs))
+	}
+	if got, _ := json.Marshal(evs[2]["snapshot"]); string(got) != `{"color":"blue"}` {
+		t.Fatalf("snapshot %s", got)
+	}
+}

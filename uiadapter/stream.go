@@ -209,6 +209,7 @@ func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, re
 	if record {
 		res.rec = agent.NewRecorder()
 		res.rec.Stamp(in.Extensions, lastID(in.History, in.Messages))
+		res.rec.BaseState(in.State)
 	}
 	var bal agent.Balancer
 	sink := func(ev agent.Event) {

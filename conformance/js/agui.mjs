@@ -346,6 +346,16 @@ const flows = {
     await agent.runAgent();
     assert.deepEqual(agent.state, { color: 'red', size: 3 });
     assert.equal(lastAssistant(agent), 'Set color to red.');
+    if (history) {
+      // A reload: the shared state comes back with the thread, as the
+      // last run left it (the state it started from, and its patch).
+      const reloaded = newAgent({ threadId: agent.threadId });
+      await reloaded.connectAgent();
+      const events = await eventsOf(3);
+      assert.deepEqual(events.map((e) => e.type), ['RUN_STARTED', 'MESSAGES_SNAPSHOT', 'STATE_SNAPSHOT', 'STATE_DELTA', 'RUN_FINISHED']);
+      assert.deepEqual(reloaded.state, { color: 'red', size: 3 });
+      assert.equal(lastAssistant(reloaded), 'Set color to red.');
+    }
   },
 
   async modelError() {
