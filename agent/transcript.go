@@ -27,6 +27,7 @@ type Recorder struct {
 	parent  string // the id of the message before the next one
 	state   *cmf.StateRecord
 	base    []byte // the shared state the run started from
+	keep    bool   // record base even if the run leaves it alone
 }
 
 // NewRecorder returns an empty recorder.
@@ -42,8 +43,10 @@ func (r *Recorder) Stamp(ext *cmf.Extensions, parent string) {
 
 // BaseState says which shared state the run started from (the client's):
 // a run that patches it without replacing it records it with its
-// patches.
-func (r *Recorder) BaseState(state []byte) { r.base = state }
+// patches. With keep, a run that leaves it alone records it too, on its
+// last message: the client changed it since the conversation last
+// recorded one.
+func (r *Recorder) BaseState(state []byte, keep bool) { r.base, r.keep = state, keep }
 
 // stamp sets m's context extensions, as Stamp asked.
 func (r *Recorder) stamp(m *cmf.Message, source string) {
@@ -108,6 +111,7 @@ func (r *Recorder) Add(ev Event) {
 		if e.StopReason == cmf.StopPaused || e.StopReason == cmf.StopAborted || e.StopReason == cmf.StopMaxTurns {
 			r.markLast(e.StopReason)
 		}
+		r.keepBase()
 		if len(e.Metadata) > 0 {
 			if m := r.lastAssistant(); m != nil {
 				m.SetMetadata(e.Metadata)
@@ -120,7 +124,23 @@ func (r *Recorder) Add(ev Event) {
 // or [cmf.StopError]) on the last assistant message. What was open was
 // closed by the [Balancer] (text and thinking as they stood; a tool call
 // cut off mid-arguments has no part, and is not recorded).
-func (r *Recorder) Interrupt(reason cmf.StopReason) { r.markLast(reason) }
+func (r *Recorder) Interrupt(reason cmf.StopReason) {
+	r.markLast(reason)
+	r.keepBase()
+}
+
+// keepBase records the state the run started from, at its end, when
+// BaseState asked to and the run set none.
+func (r *Recorder) keepBase() {
+	if !r.keep || r.state != nil {
+		return
+	}
+	if m := r.lastAssistant(); m != nil {
+		st := cmf.StateRecord{Snapshot: orEmptyObject(r.base)}
+		r.state = &st
+		m.SetState(st)
+	}
+}
 
 // Messages returns the messages recorded so far. The slice is the
 // recorder's own: read it, don't change it.

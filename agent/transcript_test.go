@@ -222,7 +222,8 @@ func TestRecorderModelIdentityAndLatency(t *testing.T) {
 
 // The shared state a run leaves is recorded on the step that set it: a
 // snapshot replaces what was recorded; patches add to the last snapshot,
-// or to the state the run started from.
+// or to the state the run started from. A run that leaves the client's
+// state alone records it when asked to (keep).
 func TestRecorderSharedState(t *testing.T) {
 	state := func(m cmf.Message) string {
 		if m.Extensions == nil || m.Extensions.UI == nil || m.Extensions.UI.State == nil {
@@ -234,18 +235,20 @@ func TestRecorderSharedState(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		base   string
+		keep   bool
 		events []Event
 		want   string
 	}{
-		{"none", `{"a":1}`, nil, "none"},
-		{"patches on the run's start", `{"a":1}`, []Event{
+		{"none", `{"a":1}`, false, nil, "none"},
+		{"the client's, kept", `{"a":1}`, true, nil, `{"snapshot":{"a":1}}`},
+		{"patches on the run's start", `{"a":1}`, true, []Event{
 			&StateDelta{Patch: json.RawMessage(`[{"op":"add","path":"/b","value":2}]`)},
 			&StateDelta{Patch: json.RawMessage(`[{"op":"remove","path":"/a"}]`)},
 		}, `{"snapshot":{"a":1},"patches":[[{"op":"add","path":"/b","value":2}],[{"op":"remove","path":"/a"}]]}`},
-		{"patches on nothing", "", []Event{
+		{"patches on nothing", "", false, []Event{
 			&StateDelta{Patch: json.RawMessage(`[{"op":"add","path":"/b","value":2}]`)},
 		}, `{"snapshot":{},"patches":[[{"op":"add","path":"/b","value":2}]]}`},
-		{"a snapshot replaces, patches follow it", `{"a":1}`, []Event{
+		{"a snapshot replaces, patches follow it", `{"a":1}`, false, []Event{
 			&StateDelta{Patch: json.RawMessage(`[{"op":"remove","path":"/a"}]`)},
 			&StateSnapshot{State: json.RawMessage(`{"c":3}`)},
 			&StateDelta{Patch: json.RawMessage(`[{"op":"add","path":"/d","value":4}]`)},
@@ -253,13 +256,14 @@ func TestRecorderSharedState(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := NewRecorder()
-			r.BaseState([]byte(tc.base))
+			r.BaseState([]byte(tc.base), tc.keep)
 			r.Add(&StepStarted{Step: 1})
 			for _, ev := range tc.events {
 				r.Add(ev)
 			}
 			r.Add(&PartEnded{Kind: PartText, ID: "x", Part: cmf.Text{Text: "ok"}})
 			r.Add(&StepFinished{Step: 1})
+			r.Add(&RunFinished{StopReason: cmf.StopEnd})
 			msgs := r.Messages()
 			if got := state(msgs[len(msgs)-1]); got != tc.want {
 				t.Fatalf("recorded %s\nwant     %s", got, tc.want)

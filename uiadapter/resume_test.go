@@ -343,4 +343,19 @@ func TestConnectRestoresTheSharedState(t *testing.T) {
 	if got, _ := json.Marshal(evs[2]["snapshot"]); string(got) != `{"color":"blue"}` {
 		t.Fatalf("snapshot %s", got)
 	}
+
+	// A run whose client sent no state leaves it as it was.
+	evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
+	if got, _ := json.Marshal(evs[2]["snapshot"]); string(got) != `{"color":"blue"}` {
+		t.Fatalf("after a run without state: %s, snapshot %s", types(evs), got)
+	}
+
+	// A state the client changed on its own comes back once a run took it
+	// along, though the run left it alone.
+	withState := `{"threadId":"t","runId":"u3","protocolVersion":"1.0","state":{"color":"green"},"messages":[{"id":"u3","role":"user","content":"hello"}]}`
+	_ = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui", withState).Body)}.rest(t))
+	evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
+	if got, _ := json.Marshal(evs[2]["snapshot"]); types(evs) != "RUN_STARTED,MESSAGES_SNAPSHOT,STATE_SNAPSHOT,RUN_FINISHED" || string(got) != `{"color":"green"}` {
+		t.Fatalf("connect: %s, snapshot %s", types(evs), got)
+	}
 }

@@ -1,6 +1,7 @@
 package uiadapter
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/runlog"
 )
@@ -209,7 +211,9 @@ func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, re
 	if record {
 		res.rec = agent.NewRecorder()
 		res.rec.Stamp(in.Extensions, lastID(in.History, in.Messages))
-		res.rec.BaseState(in.State)
+		// A client that sent a state other than the stored one changed it.
+		// An empty one is no news (a client that has not reconnected).
+		res.rec.BaseState(in.State, string(compactState(in.State)) != "{}" && !stateStored(in.State, in.History))
 	}
 	var bal agent.Balancer
 	sink := func(ev agent.Event) {
@@ -246,6 +250,35 @@ func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, re
 		bal.Add(ev, sink)
 	}
 	return res
+}
+
+// stateStored reports whether state is the shared state history last
+// recorded as a snapshot (compared compacted; null and none recorded are
+// both {}): then a run that leaves it alone need not record it again.
+func stateStored(state json.RawMessage, history []cmf.Message) bool {
+	stored := json.RawMessage(`{}`)
+	if st := cmf.LastState(history); st != nil {
+		if len(st.Patches) > 0 {
+			return false
+		}
+		stored = st.Snapshot
+	}
+	return bytes.Equal(compactState(state), compactState(stored))
+}
+
+// compactState is state compacted, {} for none (invalid JSON stays as it
+// is: it differs from any valid state).
+func compactState(state json.RawMessage) []byte {
+	var b bytes.Buffer
+	switch {
+	case len(bytes.TrimSpace(state)) == 0:
+		return []byte(`{}`)
+	case json.Compact(&b, state) != nil:
+		return state
+	case b.String() == "null":
+		return []byte(`{}`)
+	}
+	return b.Bytes()
 }
 
 // spend charges a finished step's tokens to the request's limit key, and
