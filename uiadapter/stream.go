@@ -93,7 +93,6 @@ func (rn *run) main() {
 	h, sess, log := rn.h, rn.sess, rn.req.log
 	defer close(rn.done)
 	defer h.inflight.exit(rn.flight)
-	defer h.runs.remove(rn)
 	sess.storeTurn()
 	sess.keepLock(func() { rn.cancel(errLockLost) })
 	res := h.produce(rn.ctx, rn.req, rn.in, true, rn.publish, rn.cancel)
@@ -113,6 +112,9 @@ func (rn *run) main() {
 	if rn.mirror != nil {
 		rn.mirror.finish(last)
 	}
+	// Nothing is left to stop: a stop from now on finds the run ended
+	// (404), as its readers will once the log ends below.
+	h.runs.remove(rn)
 	if outcome == maybeSaved {
 		sess.finishLater(w) // keeps the lock until it knows
 	} else {
