@@ -2,6 +2,7 @@ package vercelai
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
@@ -76,8 +77,10 @@ func (e *encoder) writeContinued(m *UIMessage) {
 		case p.Type == "file":
 			b := jsonw.StringField(append(e.w.Start(), `{"type":"file"`...), "url", p.URL)
 			e.w.End(append(jsonw.StringField(b, "mediaType", p.MediaType), '}'))
-		case len(p.Type) > len("data-") && p.Type[:len("data-")] == "data-":
-			e.data(p.Type[len("data-"):], p.ID, p.Data, false)
+		default:
+			if name, ok := strings.CutPrefix(p.Type, "data-"); ok {
+				e.data(name, p.ID, p.Data, false)
+			}
 		}
 	}
 }

@@ -92,17 +92,20 @@ func TestEncoderWritesTheContinuedMessageToAnAttachedReader(t *testing.T) {
 	}
 }
 
-// Sources and files of a continued message are written as their chunks.
+// Sources, data parts and files of a continued message are written as
+// their chunks, where they streamed.
 func TestEncoderWritesContinuedSourcesAndFiles(t *testing.T) {
 	a1 := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleAssistant, Content: []cmf.Part{
 		cmf.ResourceRef{ResourceRequestID: "s1", URI: "https://example.com/a", Name: "A", ResourceType: cmf.ResourceURI},
 		cmf.Image{MediaSource: cmf.MediaSource{Type: cmf.SourceURL, Data: "https://example.com/a.png", MediaType: "image/png"}},
 	}}
 	a1.SetID("a1")
+	a1.AddData(cmf.DataRecord{Name: "weather", ID: "w", Value: json.RawMessage(`{"t":1}`), Index: 1})
 	turn := &uiadapter.Turn{ChatID: "c", Intent: uiadapter.Continue, MessageID: "a1", History: []cmf.Message{a1}}
 	got := encodeRun(vercelai.New(), turn, &agent.RunStarted{}, &agent.RunFinished{StopReason: cmf.StopEnd})
 	want := []string{`{"type":"start","messageId":"a1"}`, `{"type":"start-step"}`,
 		`{"type":"source-url","sourceId":"s1","url":"https://example.com/a","title":"A"}`,
+		`{"type":"data-weather","id":"w","data":{"t":1}}`,
 		`{"type":"file","url":"https://example.com/a.png","mediaType":"image/png"}`,
 		`{"type":"finish-step"}`, `{"type":"finish","finishReason":"stop"}`, `[DONE]`}
 	if !slices.Equal(got, want) {
