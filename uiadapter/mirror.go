@@ -86,7 +86,7 @@ func (m *mirror) finish(last []runlog.Entry) {
 		m.h.cfg.logger.Warn("could not end the shared run log; remote readers find the run dead once its lock lapses", "chat", m.key.Chat, "error", err)
 	}
 	if m.buf != nil && cap(*m.buf) <= maxPooledEntries {
-		clear(*m.buf) // no events kept alive by the pool
+		clear((*m.buf)[:cap(*m.buf)]) // no events kept alive by the pool (the last entries went past its length)
 		*m.buf = (*m.buf)[:0]
 		entryBufs.Put(m.buf)
 	}
