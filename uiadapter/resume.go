@@ -154,7 +154,7 @@ func (h *Handler) replay(w http.ResponseWriter, r *http.Request, turn *Turn, l r
 	for _, ev := range first {
 		_ = enc.Encode(ev)
 	}
-	_ = h.follow(r, sse, enc, l, key, hdr.Run, after, remote, nil)
+	h.follow(r, sse, enc, l, key, hdr.Run, after, remote, nil)
 }
 
 // StopHandler serves POST {api}/{id}/stop: it stops the chat's active run
@@ -318,5 +318,6 @@ func (h *Handler) storedBefore(ctx context.Context, key history.Key, hdr runlog.
 		log.Warn("could not load the conversation for a resumed continuation; the stream shows only what the run adds", "error", err)
 		return nil
 	}
-	return conv.Messages[:min(hdr.Base, len(conv.Messages)):min(hdr.Base, len(conv.Messages))]
+	n := min(hdr.Base, len(conv.Messages))
+	return conv.Messages[:n:n]
 }

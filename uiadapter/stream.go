@@ -213,9 +213,7 @@ func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, re
 	if record {
 		res.rec = agent.NewRecorder()
 		res.rec.Stamp(in.Extensions, lastID(in.History, in.Messages))
-		// A client that sent a state other than the stored one changed it.
-		// An empty one is no news (a client that has not reconnected).
-		res.rec.BaseState(in.State, string(compactState(in.State)) != "{}" && !stateStored(in.State, in.History))
+		res.rec.BaseState(in.State, stateChanged(in.State, in.History))
 	}
 	var bal agent.Balancer
 	sink := func(ev agent.Event) {
@@ -254,18 +252,17 @@ func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, re
 	return res
 }
 
-// stateStored reports whether state is the shared state history last
-// recorded as a snapshot (compared compacted; null and none recorded are
-// both {}): then a run that leaves it alone need not record it again.
-func stateStored(state json.RawMessage, history []cmf.Message) bool {
-	stored := json.RawMessage(`{}`)
-	if st := cmf.LastState(history); st != nil {
-		if len(st.Patches) > 0 {
-			return false
-		}
-		stored = st.Snapshot
+// stateChanged reports whether the client changed the shared state: it
+// sent one other than the snapshot history last recorded (compared
+// compacted). An empty one is no news: a client that has not reconnected
+// sends {}.
+func stateChanged(state json.RawMessage, history []cmf.Message) bool {
+	got := compactState(state)
+	if string(got) == "{}" {
+		return false
 	}
-	return bytes.Equal(compactState(state), compactState(stored))
+	st := cmf.LastState(history)
+	return st == nil || len(st.Patches) > 0 || !bytes.Equal(got, compactState(st.Snapshot))
 }
 
 // compactState is state compacted, {} for none (invalid JSON stays as it
@@ -345,7 +342,7 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 		return
 	}
 	rn := h.start(req, in, sess)
-	_ = h.follow(req.r, sse, enc, h.local, rn.key, rn.header.Run, 0, false, rn.paced)
+	h.follow(req.r, sse, enc, h.local, rn.key, rn.header.Run, 0, false, rn.paced)
 	rn.paced(0, true)
 }
 
@@ -387,15 +384,15 @@ func (h *Handler) startStream(w http.ResponseWriter, resumable bool) *SSEWriter 
 	return sse
 }
 
-// follow writes a run's log to a stream until the log ends (nil), the
-// client goes away (an error), or the log is lost. Entries up to mute are
+// follow writes a run's log to a stream until the log ends, the client
+// goes away, or the log is lost. Entries up to mute are
 // encoded but not written: a stream resumed after an event needs the
 // encoder in the state that event left it in. remote says the log is
 // another process's run: then a run that goes quiet for long is checked
 // for a dead process (recoverDead).
 //
 // pace, when set, hears how far the stream has got.
-func (h *Handler) follow(r *http.Request, sse *SSEWriter, enc Encoder, l runlog.Log, key history.Key, run string, mute int64, remote bool, pace func(seq int64, leave bool)) error {
+func (h *Handler) follow(r *http.Request, sse *SSEWriter, enc Encoder, l runlog.Log, key history.Key, run string, mute int64, remote bool, pace func(seq int64, leave bool)) {
 	ctx := r.Context()
 	wait := h.cfg.keepAlive
 	if wait <= 0 {
@@ -414,14 +411,14 @@ func (h *Handler) follow(r *http.Request, sse *SSEWriter, enc Encoder, l runlog.
 			ctx = context.WithoutCancel(ctx)
 			continue
 		case err != nil && ctx.Err() != nil:
-			return err
+			return
 		case err != nil:
 			req := h.log.With("chat", key.Chat, "run", run)
 			req.Warn("the run's log could not be read", "error", err)
 			_ = enc.Fail(ErrorMessage)
 			_ = enc.Close()
 			_ = sse.Flush()
-			return nil
+			return
 		}
 		if len(es) == 0 {
 			if remote && h.recoverDead(key, run) {
@@ -444,11 +441,12 @@ func (h *Handler) follow(r *http.Request, sse *SSEWriter, enc Encoder, l runlog.
 			case e.Type == runlog.TypeEnded:
 				_ = enc.Close()
 				sse.mute = false
-				return sse.Flush()
+				_ = sse.Flush()
+				return
 			}
 		}
-		if err := sse.Flush(); err != nil {
-			return err
+		if sse.Flush() != nil {
+			return
 		}
 		if pace != nil && len(es) > 0 {
 			pace(after, false)
