@@ -119,14 +119,14 @@ type stream struct {
 	stopped bool
 }
 
-func (s *stream) send(c agent.Chunk) bool {
+func (s *stream) send(c *agent.Chunk) bool {
 	if s.stopped {
 		return false
 	}
 	if c.Kind == agent.ChunkText || c.Kind == agent.ChunkThinking || c.Kind == agent.ChunkToolCall {
 		s.usage.OutputTokens++
 	}
-	if !s.yield(c, nil) {
+	if !s.yield(*c, nil) {
 		s.stopped = true
 	}
 	return !s.stopped
@@ -141,7 +141,7 @@ func (s *stream) fail(err error) {
 
 func (s *stream) finish(reason cmf.StopReason) {
 	s.usage.TotalTokens = s.usage.InputTokens + s.usage.OutputTokens
-	s.send(agent.Chunk{Kind: agent.ChunkFinish, StopReason: reason, Usage: s.usage, Model: ModelName, Provider: Provider})
+	s.send(&agent.Chunk{Kind: agent.ChunkFinish, StopReason: reason, Usage: s.usage, Model: ModelName, Provider: Provider})
 }
 
 // words streams text one word at a time (each delta keeps its trailing
@@ -154,7 +154,7 @@ func (s *stream) words(kind agent.ChunkKind, text string) bool {
 		if i > 0 && s.delay > 0 && !s.sleep(s.delay) {
 			return false
 		}
-		if !s.send(agent.Chunk{Kind: kind, Delta: w}) {
+		if !s.send(&agent.Chunk{Kind: kind, Delta: w}) {
 			return false
 		}
 	}
@@ -185,9 +185,9 @@ func (s *stream) callTool(name string, args any) {
 	raw, _ := json.Marshal(args)
 	id := "call_" + ids.New()
 	half := len(raw) / 2
-	if s.send(agent.Chunk{Kind: agent.ChunkToolCall, ToolCallID: id, ToolName: name}) &&
-		s.send(agent.Chunk{Kind: agent.ChunkToolCall, ToolCallID: id, Delta: string(raw[:half])}) &&
-		s.send(agent.Chunk{Kind: agent.ChunkToolCall, ToolCallID: id, Delta: string(raw[half:])}) {
+	if s.send(&agent.Chunk{Kind: agent.ChunkToolCall, ToolCallID: id, ToolName: name}) &&
+		s.send(&agent.Chunk{Kind: agent.ChunkToolCall, ToolCallID: id, Delta: string(raw[:half])}) &&
+		s.send(&agent.Chunk{Kind: agent.ChunkToolCall, ToolCallID: id, Delta: string(raw[half:])}) {
 		s.finish(cmf.StopCall)
 	}
 }
@@ -205,7 +205,7 @@ func (s *stream) answer(t turn, req *agent.Request) {
 	case lower == "markdown":
 		s.say(MarkdownSample)
 	case lower == "fail":
-		if s.send(agent.Chunk{Kind: agent.ChunkText, Delta: "Working on it"}) {
+		if s.send(&agent.Chunk{Kind: agent.ChunkText, Delta: "Working on it"}) {
 			s.fail(ErrFailed)
 		}
 	case reSet.MatchString(t.text):
@@ -299,19 +299,52 @@ func (s *stream) tool(t turn, name string, args any, ok func(map[string]any) str
 }
 
 func (s *stream) count(n int) {
-	buf := make([]byte, 0, 8)
+	var text string // the numbers still to send, each followed by a space
 	for i := 1; i <= n; i++ {
-		if i%1024 == 0 && s.ctx.Err() != nil {
-			s.fail(s.ctx.Err())
+		if text == "" {
+			// Every countBatch numbers: stop if the run is cancelled, and
+			// write the next batch's text at once; each delta is a slice
+			// of it, so a delta costs no allocation of its own.
+			if i > 1 && s.ctx.Err() != nil {
+				s.fail(s.ctx.Err())
+				return
+			}
+			text = countText(i, min(n, i+countBatch-1))
+		}
+		end := strings.IndexByte(text, ' ') + 1
+		if !s.send(&agent.Chunk{Kind: agent.ChunkText, Delta: text[:end]}) {
 			return
 		}
-		buf = strconv.AppendInt(buf[:0], int64(i), 10)
-		buf = append(buf, ' ')
-		if !s.send(agent.Chunk{Kind: agent.ChunkText, Delta: string(buf)}) {
-			return
-		}
+		text = text[end:]
 	}
 	s.finish(cmf.StopEnd)
+}
+
+// countBatch is how many numbers count writes in one go.
+const countBatch = 1024
+
+// countText is "from from+1 … to " (each number followed by a space). It
+// counts on decimal digits rather than formatting each number: the
+// demo stands in for a model, so its own cost should not hide the
+// server's in a benchmark.
+func countText(from, to int) string {
+	var b strings.Builder
+	b.Grow((to - from + 1) * (len(strconv.Itoa(to)) + 1))
+	digits := strconv.AppendInt(make([]byte, 0, 20), int64(from), 10)
+	for i := from; i <= to; i++ {
+		b.Write(digits)
+		b.WriteByte(' ')
+		j := len(digits) - 1
+		for ; j >= 0 && digits[j] == '9'; j-- {
+			digits[j] = '0'
+		}
+		if j >= 0 {
+			digits[j]++
+		} else {
+			digits = append([]byte{'1'}, digits...)
+		}
+	}
+	return b.String()
 }
 
 // setState changes the shared state: a snapshot when the client's state is
@@ -325,7 +358,7 @@ func (s *stream) setState(state json.RawMessage, key, value string) {
 	hasState := json.Unmarshal(state, &cur) == nil && len(cur) > 0
 	if !hasState {
 		snap, _ := json.Marshal(map[string]json.RawMessage{key: v})
-		if !s.send(agent.Chunk{Kind: agent.ChunkStateSnapshot, Value: snap}) {
+		if !s.send(&agent.Chunk{Kind: agent.ChunkStateSnapshot, Value: snap}) {
 			return
 		}
 	} else {
@@ -334,7 +367,7 @@ func (s *stream) setState(state json.RawMessage, key, value string) {
 			op = "replace"
 		}
 		patch, _ := json.Marshal([]map[string]any{{"op": op, "path": "/" + escapePointer(key), "value": v}})
-		if !s.send(agent.Chunk{Kind: agent.ChunkStateDelta, Value: patch}) {
+		if !s.send(&agent.Chunk{Kind: agent.ChunkStateDelta, Value: patch}) {
 			return
 		}
 	}
@@ -364,7 +397,7 @@ func (s *stream) describeContext(req *agent.Request) {
 		out = append(out, d)
 	}
 	b, _ := json.Marshal(out)
-	if s.send(agent.Chunk{Kind: agent.ChunkText, Delta: string(b)}) {
+	if s.send(&agent.Chunk{Kind: agent.ChunkText, Delta: string(b)}) {
 		s.finish(cmf.StopEnd)
 	}
 }
