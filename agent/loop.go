@@ -166,7 +166,27 @@ type run struct {
 	stopped bool   // the consumer stopped iterating: yield no more
 	// execTool runs a server tool call, through the loop's interceptors.
 	execTool ToolFunc
+	deltas   []PartDelta // the unused rest of the last block of deltas (see delta)
+	block    int         // the last block's size
 }
+
+// delta returns a new PartDelta. Deltas are most of a run's events, so they
+// are allocated in blocks that grow to maxDeltaBlock: one allocation for
+// many events. No event is ever reused; a consumer that keeps one keeps its
+// block (at most a few KiB) alive with it.
+func (r *run) delta(kind PartKind, id, delta string) *PartDelta {
+	if len(r.deltas) == 0 {
+		r.block = min(max(2*r.block, 8), maxDeltaBlock)
+		r.deltas = make([]PartDelta, r.block)
+	}
+	ev := &r.deltas[0]
+	r.deltas = r.deltas[1:]
+	*ev = PartDelta{Kind: kind, ID: id, Delta: delta}
+	return ev
+}
+
+// maxDeltaBlock is the most deltas delta allocates at once.
+const maxDeltaBlock = 64
 
 // emit records and yields one event. It returns false once the consumer
 // has stopped.
@@ -740,7 +760,7 @@ func (s *streamState) handle(ch *Chunk) bool {
 		if s.hold {
 			return true
 		}
-		return r.emit(&PartDelta{Kind: PartText, ID: s.textID, Delta: ch.Delta})
+		return r.emit(r.delta(PartText, s.textID, ch.Delta))
 	case ChunkThinking:
 		if !s.endText() {
 			return false
@@ -758,7 +778,7 @@ func (s *streamState) handle(ch *Chunk) bool {
 			return true
 		}
 		s.thinking.WriteString(ch.Delta)
-		return r.emit(&PartDelta{Kind: PartThinking, ID: s.thinkID, Delta: ch.Delta})
+		return r.emit(r.delta(PartThinking, s.thinkID, ch.Delta))
 	case ChunkToolCall:
 		if !s.endText() || !s.endThinking() {
 			return false
@@ -782,7 +802,7 @@ func (s *streamState) handle(ch *Chunk) bool {
 			return true
 		}
 		c.rawArgs.WriteString(ch.Delta)
-		return r.emit(&PartDelta{Kind: PartToolCall, ID: c.id, Delta: ch.Delta})
+		return r.emit(r.delta(PartToolCall, c.id, ch.Delta))
 	case ChunkStateSnapshot:
 		return r.emit(&StateSnapshot{State: ch.Value})
 	case ChunkStateDelta:
