@@ -27,6 +27,11 @@ import (
 //
 // A Balancer is for one run and one goroutine.
 type Balancer struct {
+	// NoText ends the parts End closes without their Part, for consumers
+	// that only encode the stream: it saves copying every delta. A
+	// recorder needs them.
+	NoText bool
+
 	started  bool
 	finished bool
 	step     int // the open step's number, 0 when none is open
@@ -86,7 +91,7 @@ func (b *Balancer) Add(ev Event, emit func(Event)) {
 		if i < 0 || b.open[i].kind != e.Kind {
 			return
 		}
-		if k := b.open[i].kind; k == PartText || k == PartThinking {
+		if k := b.open[i].kind; !b.NoText && (k == PartText || k == PartThinking) {
 			b.open[i].text.WriteString(e.Delta)
 		}
 	case *PartEnded:
@@ -158,10 +163,11 @@ func (b *Balancer) finishStep(emit func(Event)) {
 func (b *Balancer) endParts(emit func(Event)) {
 	for _, p := range b.open {
 		ev := &PartEnded{Kind: p.kind, ID: p.id}
-		switch p.kind {
-		case PartText:
+		switch {
+		case b.NoText:
+		case p.kind == PartText:
 			ev.Part = cmf.Text{Text: p.text.String()}
-		case PartThinking:
+		case p.kind == PartThinking:
 			ev.Part = cmf.Thinking{Text: p.text.String()}
 		}
 		emit(ev)

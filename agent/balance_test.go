@@ -162,6 +162,26 @@ func TestBalancerEndsWhatIsOpen(t *testing.T) {
 	if m := rec.Messages(); len(m) != 1 || m[0].Text() != "Hello" || len(m[0].Content) != 1 {
 		t.Fatalf("recorded %+v", m)
 	}
+
+	// NoText ends the same parts, in the same order, without their text.
+	b := Balancer{NoText: true}
+	var lean []Event
+	for _, ev := range []Event{
+		&PartStarted{Kind: PartText, ID: "t"},
+		&PartDelta{Kind: PartText, ID: "t", Delta: "Hel"},
+		&PartStarted{Kind: PartThinking, ID: "r"},
+	} {
+		b.Add(ev, func(ev Event) { lean = append(lean, ev) })
+	}
+	b.End(func(ev Event) { lean = append(lean, ev) })
+	if len(lean) != 7 {
+		t.Fatalf("%d events", len(lean))
+	}
+	for i, id := range []string{"t", "r"} {
+		if p := lean[5+i].(*PartEnded); p.ID != id || p.Part != nil {
+			t.Fatalf("NoText ended %+v", p)
+		}
+	}
 }
 
 func eventName(ev Event) string {

@@ -215,7 +215,7 @@ func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, re
 		res.rec.Stamp(in.Extensions, lastID(in.History, in.Messages))
 		res.rec.BaseState(in.State, stateChanged(in.State, in.History))
 	}
-	var bal agent.Balancer
+	bal := agent.Balancer{NoText: !record}
 	sink := func(ev agent.Event) {
 		if e, ok := ev.(*agent.StepFinished); ok && h.cfg.limiter != nil {
 			h.spend(ctx, req, e, stop)
