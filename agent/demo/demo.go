@@ -132,6 +132,20 @@ func (s *stream) send(c *agent.Chunk) bool {
 	return !s.stopped
 }
 
+// delta sends a text, reasoning or tool-call delta. It builds the chunk
+// in the call rather than copying one: deltas are most of what a model
+// sends.
+func (s *stream) delta(kind agent.ChunkKind, delta string) bool {
+	if s.stopped {
+		return false
+	}
+	s.usage.OutputTokens++
+	if !s.yield(agent.Chunk{Kind: kind, Delta: delta}, nil) {
+		s.stopped = true
+	}
+	return !s.stopped
+}
+
 func (s *stream) fail(err error) {
 	if !s.stopped {
 		s.stopped = true
@@ -154,7 +168,7 @@ func (s *stream) words(kind agent.ChunkKind, text string) bool {
 		if i > 0 && s.delay > 0 && !s.sleep(s.delay) {
 			return false
 		}
-		if !s.send(&agent.Chunk{Kind: kind, Delta: w}) {
+		if !s.delta(kind, w) {
 			return false
 		}
 	}
@@ -312,7 +326,7 @@ func (s *stream) count(n int) {
 			text = countText(i, min(n, i+countBatch-1))
 		}
 		end := strings.IndexByte(text, ' ') + 1
-		if !s.send(&agent.Chunk{Kind: agent.ChunkText, Delta: text[:end]}) {
+		if !s.delta(agent.ChunkText, text[:end]) {
 			return
 		}
 		text = text[end:]
