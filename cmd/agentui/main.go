@@ -11,15 +11,18 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/agentui/agentui/internal/gctune"
 	"github.com/agentui/agentui/internal/server"
 	"github.com/agentui/agentui/telemetry"
 	"github.com/agentui/agentui/uiadapter"
@@ -44,7 +47,7 @@ var errUsage = errors.New("usage")
 // options are the binary's settings.
 type options struct {
 	addr, model, history, historyPrefix, secret, logLevel, debugAddr, corsOrigins string
-	rateLimit, tokenLimit                                                         string
+	rateLimit, tokenLimit, gcMinHeap                                              string
 	historyTTL, demoDelay                                                         time.Duration
 	bodyTimeout, writeTimeout, idleTimeout, shutdownGrace, lockTTL                time.Duration
 	envErrs                                                                       map[string]error // by flag name
@@ -104,6 +107,7 @@ func newFlags() (*flag.FlagSet, *options, error) {
 	str(&o.debugAddr, "debug-addr", "", "serve /debug/pprof and /debug/vars on this address; off when empty")
 	str(&o.corsOrigins, "cors-origins", "", "comma-separated origins whose pages may use the API (https://app.example.com,…); same-origin only when empty")
 	str(&o.rateLimit, "rate-limit", "", "runs each user (scope; without one, client address) may start, as N/unit (20/m, 500/h); over it a request gets 429; unlimited when empty")
+	str(&o.gcMinHeap, "gc-min-heap", "64MiB", "the garbage collector lets the heap grow to at least this (KiB, MiB, GiB) before it runs, however small the live heap; above it GOGC applies as usual; 0: Go's own floor (4 MB)")
 	str(&o.tokenLimit, "token-limit", "", "tokens each user's runs may use, as N/unit (100000/h); a run that uses up the rest stops after its step; unlimited when empty")
 	if err := dur(&o.historyTTL, "history-ttl", "24h", "conversations expire this long after their last write; 0 keeps them"); err != nil {
 		return nil, nil, err
@@ -162,6 +166,12 @@ func run(args []string) error {
 		}()
 		logger.Info("telemetry on: " + otelProviders.Desc)
 	}
+
+	minHeap, err := parseSize(o.gcMinHeap)
+	if err != nil {
+		return fmt.Errorf("-gc-min-heap: %w", err)
+	}
+	defer gctune.MinHeap(minHeap)()
 
 	var limits uiadapter.Limits
 	for _, r := range []struct {
@@ -247,6 +257,18 @@ func shutdown(logger *slog.Logger, hs *http.Server, srv *server.Server, grace ti
 		logger.Error("shutdown: connections still open 5 s after the grace period; closing them")
 		return hs.Close()
 	}
+}
+
+// parseSize parses a size such as 64MiB (units B, KiB, MiB, GiB; a bare
+// number is bytes).
+func parseSize(s string) (uint64, error) {
+	num := strings.TrimRight(s, "BKMGib")
+	mul := map[string]uint64{"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[s[len(num):]]
+	n, err := strconv.ParseUint(num, 10, 64)
+	if err != nil || mul == 0 || n > math.MaxUint64/mul {
+		return 0, fmt.Errorf("size %q: want a number of bytes, KiB, MiB or GiB (64MiB)", s)
+	}
+	return n * mul, nil
 }
 
 // debugMux serves the profiler and expvar, never on the public listener.

@@ -116,7 +116,7 @@ func TestConfigurationDocumented(t *testing.T) {
 			t.Errorf("-%s's usage does not name %s", f.Name, env)
 		}
 	})
-	if n != 17 {
+	if n != 18 {
 		t.Fatalf("%d flags", n)
 	}
 	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS", "OPENAI_ADMIN_KEY", "OPENAI_WEBHOOK_SECRET"} {
@@ -160,6 +160,7 @@ func TestStartupFailures(t *testing.T) {
 		{"bad OTLP protocol", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + closed, "OTEL_EXPORTER_OTLP_PROTOCOL=http/json"}, nil, 1, `agentui: OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" is not a protocol`},
 		{"bad rate", nil, []string{"-rate-limit", "20 per minute"}, 1, `agentui: -rate-limit: rate "20 per minute": want N/unit`},
 		{"bad token unit", []string{"AGENTUI_TOKEN_LIMIT=5/fortnight"}, nil, 1, `agentui: -token-limit: rate "5/fortnight": the unit is`},
+		{"bad size", []string{"AGENTUI_GC_MIN_HEAP=64M"}, nil, 1, `agentui: -gc-min-heap: size "64M": want a number of bytes, KiB, MiB or GiB`},
 		{"unknown flag", nil, []string{"-bogus"}, 2, "flag provided but not defined: -bogus"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -186,5 +187,18 @@ func TestStartupFailures(t *testing.T) {
 				t.Fatalf("stdout: %s", stdout.String())
 			}
 		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]uint64{"0": 0, "4096": 4096, "12B": 12, "64KiB": 64 << 10, "64MiB": 64 << 20, "2GiB": 2 << 30} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "MiB", "64M", "64mib", "-1MiB", "1.5GiB", "99999999999GiB"} {
+		if _, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q): no error", in)
+		}
 	}
 }
