@@ -56,7 +56,7 @@ lint:
 FUZZTIME ?= 30s
 FUZZ_TARGETS = \
 	./cmf:FuzzMessageJSON \
-	./protocols/vercelai:FuzzDecode ./protocols/vercelai:FuzzDump ./protocols/vercelai:FuzzEncodeFraming \
+	./protocols/vercelai:FuzzDecode ./protocols/vercelai:FuzzDecodeTail ./protocols/vercelai:FuzzDump ./protocols/vercelai:FuzzEncodeFraming \
 	./protocols/agui:FuzzDecode ./protocols/agui:FuzzDump ./protocols/agui:FuzzEncodeFraming \
 	./agent:FuzzBalancer ./agent:FuzzEventCodec ./internal/jsonw:FuzzString ./internal/jsonw:FuzzRaw \
 	./uiadapter:FuzzCanonicalJSON ./uiadapter:FuzzSigner ./uiadapter:FuzzSanitizeURLs \

@@ -160,14 +160,38 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request) (*request, erro
 	if err != nil {
 		return nil, err
 	}
-	turn, err := h.proto.Decode(r, body)
+	req := &request{r: r}
+	if td, ok := h.proto.(TailDecoder); ok && h.cfg.store != nil {
+		req.body = body // for decodeAll, should the request be served without history
+		req.turn, err = td.DecodeTail(r, body)
+	} else {
+		req.turn, err = h.proto.Decode(r, body)
+	}
 	if err == nil {
-		err = checkTurn(turn)
+		err = checkTurn(req.turn)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &request{r: r, turn: turn}, nil
+	return req, nil
+}
+
+// decodeAll decodes the whole of a request that was decoded for a
+// handler that keeps the history (its last turn only), once it is to be
+// served without: its client has no scope credential.
+func (h *Handler) decodeAll(req *request) error {
+	if req.body == nil {
+		return nil
+	}
+	turn, err := h.proto.Decode(req.r, req.body)
+	if err == nil {
+		err = checkTurn(turn)
+	}
+	if err != nil {
+		return err
+	}
+	req.turn, req.body = turn, nil
+	return nil
 }
 
 // serve answers a decoded request.
@@ -193,7 +217,11 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 		return
 	}
 	if stateless {
-		in, err := h.prepare(req)
+		err := h.decodeAll(req)
+		var in *agent.Input
+		if err == nil {
+			in, err = h.prepare(req)
+		}
 		if err == nil {
 			err = h.ingest(req, in, true)
 		}
@@ -228,6 +256,7 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 // request is one chat request being served.
 type request struct {
 	r       *http.Request
+	body    []byte                  // kept when only its last turn was decoded (see decodeAll)
 	cancel  context.CancelCauseFunc // cancels r's context
 	turn    *Turn
 	scope   string                // "" without a scope function

@@ -202,6 +202,34 @@ func TestHistoryPersistsTurnsWithIDs(t *testing.T) {
 	}
 }
 
+// With history, only the request's new turn is decoded (vercelai is a
+// TailDecoder): the client's copy of the past, ignored anyway, is not
+// read, so a malformed old message costs nothing and refuses nothing.
+// The message before the new one still names its parent.
+func TestHistoryDecodesOnlyTheNewTurn(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	f.chat("alice", userBody("c", "hello"))
+	stored := f.stored("alice", "c")
+	body := `{"id":"c","trigger":"submit-message","messages":[
+		{"id":"old","role":"robot","parts":"not parts"},
+		{"id":"` + stored[1].ID() + `","role":"assistant","parts":[]},
+		{"id":"u2","role":"user","parts":[{"type":"text","text":"again"}]}]}`
+	f.chat("alice", body)
+	if got := f.stored("alice", "c"); roles(got) != "user,assistant,user,assistant" || got[2].Text() != "again" {
+		t.Fatalf("stored %s", roles(got))
+	}
+	// Without history the whole conversation is the input, and checked.
+	stateless := testutil.Must(vercelai.Handler(testutil.DemoLoop(t, nil)))
+	t.Cleanup(func() { testutil.ShutdownNow(stateless) })
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	stateless.ServeHTTP(w, r)
+	if w.Code != http.StatusBadRequest {
+		t.Fatalf("without history: %d %s", w.Code, w.Body)
+	}
+}
+
 func TestHistoryStaleAndForgedResolutions(t *testing.T) {
 	f := newHistoryFixture(t, history.NewMemory())
 	asst := func(chat string) map[string]any {

@@ -31,6 +31,20 @@ type Protocol interface {
 	NewEncoder(w *SSEWriter, t *Turn) Encoder
 }
 
+// TailDecoder is a [Protocol] that can decode a request's new turn
+// without the client's copy of the conversation before it. A handler
+// that keeps the history decodes with it: it ignores that copy, and
+// decoding it (hundreds of messages, resent each turn by useChat) was
+// most of a turn's CPU on a long chat.
+type TailDecoder interface {
+	Protocol
+	// DecodeTail is Decode, but Turn.Messages holds the request's last
+	// message only (one CMF message, or more for an assistant message
+	// with steps and tool results); ParentID and Root are as Decode
+	// would set them. Messages before the last are not checked.
+	DecodeTail(r *http.Request, body []byte) (*Turn, error)
+}
+
 // Encoder writes one run's events as protocol frames. The events it gets
 // are balanced ([agent.Balancer]: parts open and close in order inside
 // steps, and a run cut off has had its open parts ended), so an encoder
@@ -87,7 +101,8 @@ type Turn struct {
 	Intent Intent
 	// Messages is the client's conversation, oldest first, as CMF. It is
 	// untrusted: the handler sanitizes it, or ignores all but the new turn
-	// when it keeps the history itself.
+	// when it keeps the history itself (and then decodes only that turn,
+	// when the protocol is a [TailDecoder]).
 	Messages []cmf.Message
 	// Resolutions answer pending tool calls (Continue).
 	Resolutions []Resolution

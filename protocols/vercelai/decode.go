@@ -68,28 +68,98 @@ func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error)
 	if err != nil {
 		return nil, err
 	}
-	return p.read(req, body)
+	return p.read(req, body, sent(req.Messages))
+}
+
+// DecodeTail is Decode for a handler that keeps the history
+// ([uiadapter.TailDecoder]): of the client's messages it decodes the last
+// one, and of the one before it only the id (the turn's ParentID). What
+// came before is not read, nor checked: that handler ignores it.
+func (p *Protocol) DecodeTail(_ *http.Request, body []byte) (*uiadapter.Turn, error) {
+	req, sn, err := unmarshalTail(body)
+	if err != nil {
+		return nil, err
+	}
+	return p.read(req, body, sn)
 }
 
 func unmarshal(body []byte) (*Request, error) {
 	req := new(Request)
 	if err := json.Unmarshal(body, req); err != nil {
-		if errors.Is(err, errApprovedNotBool) {
-			return nil, uiadapter.BadRequest(errApprovedNotBool.Error())
-		}
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			return nil, uiadapter.BadRequest("request body is not valid JSON")
-		}
-		return nil, uiadapter.BadRequest("malformed request: " + jsonFieldError(err))
+		return nil, decodeError(err)
 	}
 	return req, nil
+}
+
+// tailRequest is a Request whose messages are left undecoded (its
+// Messages field hides the Request's).
+type tailRequest struct {
+	Request
+	Messages []json.RawMessage `json:"messages"`
+}
+
+// unmarshalTail unmarshals a request but for its messages, and decodes
+// the last of them.
+func unmarshalTail(body []byte) (*Request, seen, error) {
+	var tr tailRequest
+	if err := json.Unmarshal(body, &tr); err != nil {
+		return nil, seen{}, decodeError(err)
+	}
+	req, n := &tr.Request, len(tr.Messages)
+	sn := seen{count: n}
+	if tr.Messages != nil {
+		req.Messages = make([]UIMessage, min(n, 1))
+	}
+	if n > 0 {
+		if err := json.Unmarshal(tr.Messages[n-1], &req.Messages[0]); err != nil {
+			return nil, seen{}, decodeError(err)
+		}
+	}
+	if n > 1 {
+		var prior struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(tr.Messages[n-2], &prior); err != nil {
+			return nil, seen{}, decodeError(err)
+		}
+		sn.prior = prior.ID
+	}
+	return req, sn, nil
+}
+
+// decodeError is the 400 for a body that does not unmarshal.
+func decodeError(err error) error {
+	if errors.Is(err, errApprovedNotBool) {
+		return uiadapter.BadRequest(errApprovedNotBool.Error())
+	}
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return uiadapter.BadRequest("request body is not valid JSON")
+	}
+	return uiadapter.BadRequest("malformed request: " + jsonFieldError(err))
+}
+
+// seen is what a request's messages array held: how many messages, and
+// the id of the one before the last. Request.Messages holds them all, or
+// (DecodeTail) the last.
+type seen struct {
+	count int
+	prior string
+}
+
+// sent is seen for a request whose messages are all decoded.
+func sent(msgs []UIMessage) seen {
+	s := seen{count: len(msgs)}
+	if len(msgs) > 1 {
+		s.prior = msgs[len(msgs)-2].ID
+	}
+	return s
 }
 
 // read checks an unmarshalled request and makes its Turn.
 //
 //go:noinline
-func (p *Protocol) read(req *Request, body []byte) (*uiadapter.Turn, error) {
+func (p *Protocol) read(req *Request, body []byte, sn seen) (*uiadapter.Turn, error) {
 	if req.ID == "" {
 		return nil, uiadapter.BadRequest(`missing chat "id"`)
 	}
@@ -98,20 +168,22 @@ func (p *Protocol) read(req *Request, body []byte) (*uiadapter.Turn, error) {
 	case onlyNew && req.Messages != nil:
 		return nil, uiadapter.BadRequest(`send either "messages" or "message", not both`)
 	case onlyNew:
-		req.Messages = []UIMessage{*req.Message}
+		req.Messages, sn = []UIMessage{*req.Message}, seen{count: 1}
 	case len(req.Messages) == 0:
 		return nil, uiadapter.BadRequest(`"messages" must be a non-empty array`)
 	}
 	if req.Trigger != "" && req.Trigger != TriggerSubmit && req.Trigger != TriggerRegenerate {
 		return nil, uiadapter.BadRequest(`unknown "trigger": ` + strconv.Quote(req.Trigger))
 	}
+	skipped := sn.count - len(req.Messages) // not decoded (DecodeTail)
 	for i, m := range req.Messages {
+		i += skipped
 		switch m.Role {
 		case "system", "user", "assistant":
 		default:
 			return nil, uiadapter.BadRequest("messages[" + strconv.Itoa(i) + "]: unknown role " + strconv.Quote(m.Role))
 		}
-		if m.Parts == nil && sdk4Message(body, i) {
+		if m.Parts == nil && !onlyNew && sdk4Message(body, i) {
 			return nil, uiadapter.BadRequest("messages[" + strconv.Itoa(i) + `] has "content" and no "parts": that is the AI SDK 4 message format; agentui speaks the UI messages of AI SDK 5 and later`)
 		}
 	}
@@ -140,8 +212,8 @@ func (p *Protocol) read(req *Request, body []byte) (*uiadapter.Turn, error) {
 		return nil, uiadapter.BadRequest("the last message must be a user or assistant message")
 	case onlyNew:
 		// The client sent no branch: it continues whatever is stored.
-	case len(req.Messages) > 1:
-		turn.ParentID = req.Messages[len(req.Messages)-2].ID
+	case sn.count > 1:
+		turn.ParentID = sn.prior
 	default:
 		turn.Root = req.WholeBranch
 	}
