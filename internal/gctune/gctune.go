@@ -15,37 +15,48 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"sync/atomic"
+	"sync"
 )
 
-// MinHeap makes the collector let the heap grow to at least min bytes
+// MinHeap makes the collector let the heap grow to at least floor bytes
 // before it collects: after each collection it sets the GC percentage to
 // what gives that goal for the live heap it left, never below the one the
 // process started with. It does nothing when the collector is off
-// (GOGC=off). stop undoes it.
-func MinHeap(min uint64) (stop func()) {
-	base := debug.SetGCPercent(100)
-	debug.SetGCPercent(base)
-	if base < 0 || min == 0 {
+// (GOGC=off) or floor is 0. stop puts the starting percentage back.
+func MinHeap(floor uint64) (stop func()) {
+	base := gcPercent()
+	if base < 0 || floor == 0 {
 		return func() {}
 	}
-	t := &tuner{min: min, base: base, cur: base, sample: []metrics.Sample{
+	t := &tuner{floor: floor, base: base, cur: base, sample: []metrics.Sample{
 		{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"},
 	}}
 	t.adjust()
 	t.arm()
 	return func() {
-		t.stopped.Store(true)
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.stopped = true
 		debug.SetGCPercent(base)
 	}
 }
 
+// gcPercent is the GC percentage in force, -1 when the collector is off
+// (which runtime/metrics reports as the largest uint64).
+func gcPercent() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(int64(s[0].Value.Uint64()))
+}
+
 type tuner struct {
-	min     uint64
-	base    int
+	floor  uint64
+	base   int
+	sample []metrics.Sample
+
+	mu      sync.Mutex // adjust runs on the cleanup goroutine; stop on any
 	cur     int
-	sample  []metrics.Sample
-	stopped atomic.Bool
+	stopped bool
 }
 
 // sentinel is garbage as soon as it is made; its cleanup runs after the
@@ -56,8 +67,7 @@ type sentinel struct{ _ *byte }
 // arm makes the next collection call adjust (and arm again).
 func (t *tuner) arm() {
 	runtime.AddCleanup(new(sentinel), func(t *tuner) {
-		if !t.stopped.Load() {
-			t.adjust()
+		if t.adjust() {
 			t.arm()
 		}
 	}, t)
@@ -67,20 +77,26 @@ func (t *tuner) arm() {
 // scales with the percentage (4 MB × percent / 100).
 const goFloor = 4 << 20
 
-// adjust sets the percentage for the live heap the last collection left.
-// Go's goal is live + (live + stacks + globals) × percent / 100, and at
-// least goFloor × percent / 100: the percentage is the lower of what
-// makes either min.
-func (t *tuner) adjust() {
+// adjust sets the percentage for the live heap the last collection left,
+// and reports whether the tuner still runs. Go's goal is live + (live +
+// stacks + globals) × percent / 100, and at least goFloor × percent /
+// 100: the percentage is the lower of what makes either the floor.
+func (t *tuner) adjust() bool {
 	metrics.Read(t.sample)
 	live := t.sample[0].Value.Uint64()
 	scan := live + t.sample[1].Value.Uint64() + t.sample[2].Value.Uint64()
 	pct := t.base
-	if scan > 0 && live+scan*uint64(t.base)/100 < t.min {
-		pct = max(t.base, int(min((t.min-live)*100/scan, t.min*100/goFloor)))
+	if scan > 0 && live+scan*uint64(t.base)/100 < t.floor {
+		pct = max(t.base, int(min((t.floor-live)*100/scan, t.floor*100/goFloor)))
 	}
-	if pct != t.cur && !t.stopped.Load() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped {
+		return false
+	}
+	if pct != t.cur {
 		t.cur = pct
 		debug.SetGCPercent(pct)
 	}
+	return true
 }
