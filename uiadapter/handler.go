@@ -232,6 +232,7 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 		h.stream(w, req, in, nil)
 		return
 	}
+	req.body = nil // the turn is all it needs, and req lasts as long as the stream
 	s, err := h.begin(req)
 	if err != nil && shuttingDown(r) {
 		writeError(w, log, Unavailable("the server is shutting down; try again", err))

@@ -34,8 +34,8 @@ type Protocol interface {
 // TailDecoder is a [Protocol] that can decode a request's new turn
 // without the client's copy of the conversation before it. A handler
 // that keeps the history decodes with it: it ignores that copy, and
-// decoding it (hundreds of messages, resent each turn by useChat) was
-// most of a turn's CPU on a long chat.
+// decoding it (hundreds of messages, resent each turn by useChat) was a
+// third of a turn's CPU on a long chat.
 type TailDecoder interface {
 	Protocol
 	// DecodeTail is Decode, but Turn.Messages holds the request's last
