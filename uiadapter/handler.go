@@ -161,16 +161,10 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request) (*request, erro
 		return nil, err
 	}
 	req := &request{r: r}
-	if td, ok := h.proto.(TailDecoder); ok && h.cfg.store != nil {
+	if _, ok := h.proto.(TailDecoder); ok && h.cfg.store != nil {
 		req.body = body // for decodeAll, should the request be served without history
-		req.turn, err = td.DecodeTail(r, body)
-	} else {
-		req.turn, err = h.proto.Decode(r, body)
 	}
-	if err == nil {
-		err = checkTurn(req.turn)
-	}
-	if err != nil {
+	if req.turn, err = h.decodeTurn(r, body, req.body != nil); err != nil {
 		return nil, err
 	}
 	return req, nil
@@ -183,15 +177,31 @@ func (h *Handler) decodeAll(req *request) error {
 	if req.body == nil {
 		return nil
 	}
-	turn, err := h.proto.Decode(req.r, req.body)
-	if err == nil {
-		err = checkTurn(turn)
-	}
+	turn, err := h.decodeTurn(req.r, req.body, false)
 	if err != nil {
 		return err
 	}
 	req.turn, req.body = turn, nil
 	return nil
+}
+
+// decodeTurn decodes and checks a request's turn: only its last message
+// with tail (the protocol is a TailDecoder), else all of it.
+func (h *Handler) decodeTurn(r *http.Request, body []byte, tail bool) (*Turn, error) {
+	var turn *Turn
+	var err error
+	if tail {
+		turn, err = h.proto.(TailDecoder).DecodeTail(r, body)
+	} else {
+		turn, err = h.proto.Decode(r, body)
+	}
+	if err == nil {
+		err = checkTurn(turn)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return turn, nil
 }
 
 // serve answers a decoded request.

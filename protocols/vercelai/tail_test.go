@@ -1,11 +1,13 @@
 package vercelai
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentui/agentui/uiadapter"
@@ -60,16 +62,7 @@ func sameTail(t *testing.T, body []byte) {
 // for a message without one).
 func isClientID(body []byte, id string) bool {
 	b, _ := json.Marshal(id)
-	return id != "" && json.Valid(body) && contains(body, b)
-}
-
-func contains(s, sub []byte) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if string(s[i:i+len(sub)]) == string(sub) {
-			return true
-		}
-	}
-	return false
+	return id != "" && json.Valid(body) && bytes.Contains(body, b)
 }
 
 func compact(b []byte) []byte {
@@ -113,7 +106,7 @@ func TestDecodeTailMatchesDecode(t *testing.T) {
 	} {
 		_, err := New().DecodeTail(httptest.NewRequest("POST", "/", nil), []byte(body))
 		var e *uiadapter.Error
-		if !asError(err, &e) || e.Status != 400 || !contains([]byte(e.Message), []byte(want)) {
+		if !asError(err, &e) || e.Status != 400 || !strings.Contains(e.Message, want) {
 			t.Errorf("%s: %v, want a 400 with %q", body, err, want)
 		}
 	}
