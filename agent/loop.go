@@ -173,7 +173,11 @@ type run struct {
 // delta returns a new PartDelta. Deltas are most of a run's events, so they
 // are allocated in blocks that grow to maxDeltaBlock: one allocation for
 // many events. No event is ever reused; a consumer that keeps one keeps its
-// block (at most a few KiB) alive with it.
+// block (at most a few KiB) alive with it. Not inlined: its temporaries
+// would sit in the frame of its caller, which is on the stack for the
+// whole of the event's handling (see TestStreamFitsStartingStack).
+//
+//go:noinline
 func (r *run) delta(kind PartKind, id, delta string) *PartDelta {
 	if len(r.deltas) == 0 {
 		r.block = min(max(2*r.block, 8), maxDeltaBlock)

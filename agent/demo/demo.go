@@ -219,7 +219,7 @@ func (s *stream) answer(t turn, req *agent.Request) {
 	case lower == "markdown":
 		s.say(MarkdownSample)
 	case lower == "fail":
-		if s.send(&agent.Chunk{Kind: agent.ChunkText, Delta: "Working on it"}) {
+		if s.delta(agent.ChunkText, "Working on it") {
 			s.fail(ErrFailed)
 		}
 	case reSet.MatchString(t.text):
