@@ -54,6 +54,10 @@ const (
 	PartText PartKind = iota + 1
 	PartThinking
 	PartToolCall
+	// PartRedactedThinking is reasoning the provider sent encrypted
+	// ([cmf.RedactedThinking]): it starts and ends at once, with no
+	// deltas, and protocols show nothing of it.
+	PartRedactedThinking
 )
 
 func (k PartKind) String() string {
@@ -64,6 +68,8 @@ func (k PartKind) String() string {
 		return "thinking"
 	case PartToolCall:
 		return "tool_call"
+	case PartRedactedThinking:
+		return "redacted_thinking"
 	}
 	return "unknown"
 }
@@ -86,8 +92,8 @@ type PartDelta struct {
 }
 
 // PartEnded closes a part. Part is the complete part as it is stored: a
-// [cmf.Text], a [cmf.Thinking] (with the provider's signature) or a
-// [cmf.ToolCall]. For a tool call whose arguments are not valid JSON or do
+// [cmf.Text], a [cmf.Thinking], a [cmf.RedactedThinking] or a
+// [cmf.ToolCall], with the provider's opaque value when it sent one. For a tool call whose arguments are not valid JSON or do
 // not match the tool's schema, InputError says why; the call is then not
 // executed and its result is an error the model sees.
 type PartEnded struct {
@@ -226,7 +232,8 @@ type Usage struct {
 	InputTokens       int64
 	OutputTokens      int64
 	ReasoningTokens   int64 // part of OutputTokens
-	CachedInputTokens int64 // part of InputTokens
+	CachedInputTokens int64 // part of InputTokens: read from the provider's prompt cache
+	CacheWriteTokens  int64 // part of InputTokens: written to the provider's prompt cache
 	TotalTokens       int64
 }
 
@@ -236,6 +243,7 @@ func (u *Usage) Add(o Usage) {
 	u.OutputTokens += o.OutputTokens
 	u.ReasoningTokens += o.ReasoningTokens
 	u.CachedInputTokens += o.CachedInputTokens
+	u.CacheWriteTokens += o.CacheWriteTokens
 	u.TotalTokens += o.TotalTokens
 }
 
@@ -249,7 +257,7 @@ func (u Usage) CMF() *cmf.TokenUsage {
 		total = u.InputTokens + u.OutputTokens
 	}
 	return &cmf.TokenUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: total,
-		ReasoningTokens: u.ReasoningTokens, CachedInputTokens: u.CachedInputTokens}
+		ReasoningTokens: u.ReasoningTokens, CachedInputTokens: u.CachedInputTokens, CacheWriteTokens: u.CacheWriteTokens}
 }
 
 func (*RunStarted) isEvent()        {}

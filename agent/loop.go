@@ -272,6 +272,7 @@ type call struct {
 	answer   bool            // the result is the tool's or the client's answer: post-tool applies
 	labels   []string        // a guard's, for the result
 	rawArgs  strings.Builder // arguments as they stream
+	opaque   *cmf.Opaque     // the provider's value for the call
 }
 
 // resume answers the calls the conversation left pending. It returns the
@@ -471,6 +472,8 @@ func (r *run) step(step int, messageID string) bool {
 		r.finish(cmf.StopAborted, nil)
 	case len(pending) > 0:
 		r.finish(cmf.StopPaused, pending)
+	case len(s.calls) == 0 && stop == cmf.StopPauseTurn:
+		return false // the provider paused a long turn: let the model go on
 	case len(s.calls) == 0:
 		r.finish(stop, nil)
 	default:
@@ -727,28 +730,28 @@ var ErrNoFinish = errors.New("agent: the model's stream ended without a finish c
 
 // streamState turns a model's chunks into part events.
 type streamState struct {
-	run       *run
-	messageID string
-	textID    string
-	text      strings.Builder
-	thinkID   string
-	thinking  strings.Builder
-	signature string
-	calls     []*call
-	byChunkID map[string]*call // calls by the model's tool call id
-	stop      cmf.StopReason
-	usage     Usage
-	model     string
-	provider  string
-	finished  bool // the model sent its ChunkFinish
-	hold      bool // a guard decides text parts: they stream in one piece when they end
+	run        *run
+	messageID  string
+	textID     string
+	text       strings.Builder
+	textOpaque *cmf.Opaque // a provider value for the open text part
+	thinkID    string
+	thinking   strings.Builder
+	calls      []*call
+	byChunkID  map[string]*call // calls by the model's tool call id
+	stop       cmf.StopReason
+	usage      Usage
+	model      string
+	provider   string
+	finished   bool // the model sent its ChunkFinish
+	hold       bool // a guard decides text parts: they stream in one piece when they end
 }
 
 func (s *streamState) handle(ch *Chunk) bool {
 	r := s.run
 	switch ch.Kind {
 	case ChunkText:
-		if !s.endThinking() {
+		if !s.endThinking(nil) {
 			return false
 		}
 		if s.textID == "" {
@@ -756,6 +759,9 @@ func (s *streamState) handle(ch *Chunk) bool {
 			if !r.emit(&PartStarted{Kind: PartText, ID: s.textID, MessageID: s.messageID}) {
 				return false
 			}
+		}
+		if ch.Opaque != nil {
+			s.textOpaque = ch.Opaque
 		}
 		if ch.Delta == "" {
 			return true
@@ -775,16 +781,38 @@ func (s *streamState) handle(ch *Chunk) bool {
 				return false
 			}
 		}
-		if ch.Signature != "" {
-			s.signature = ch.Signature
+		if ch.Delta != "" {
+			s.thinking.WriteString(ch.Delta)
+			if !r.emit(r.delta(PartThinking, s.thinkID, ch.Delta)) {
+				return false
+			}
 		}
-		if ch.Delta == "" {
+		if ch.Opaque != nil {
+			// The provider's value for the reasoning comes at its end.
+			return s.endThinking(ch.Opaque)
+		}
+		return true
+	case ChunkRedactedThinking:
+		if !s.endText() || !s.endThinking(nil) {
+			return false
+		}
+		if ch.Opaque == nil {
+			return true // nothing to keep
+		}
+		id := ids.New()
+		return r.emit(&PartStarted{Kind: PartRedactedThinking, ID: id, MessageID: s.messageID}) &&
+			r.emit(&PartEnded{Kind: PartRedactedThinking, ID: id, Part: cmf.RedactedThinking{Opaque: *ch.Opaque}})
+	case ChunkSource:
+		if ch.URL == "" {
 			return true
 		}
-		s.thinking.WriteString(ch.Delta)
-		return r.emit(r.delta(PartThinking, s.thinkID, ch.Delta))
+		id := ch.DataID
+		if id == "" {
+			id = ids.New()
+		}
+		return r.emit(&Source{ID: id, URL: ch.URL, Title: ch.Name})
 	case ChunkToolCall:
-		if !s.endText() || !s.endThinking() {
+		if !s.endText() || !s.endThinking(nil) {
 			return false
 		}
 		c := s.byChunkID[ch.ToolCallID]
@@ -801,6 +829,9 @@ func (s *streamState) handle(ch *Chunk) bool {
 			if !r.emit(&PartStarted{Kind: PartToolCall, ID: c.id, ToolName: c.name, MessageID: s.messageID}) {
 				return false
 			}
+		}
+		if ch.Opaque != nil {
+			c.opaque = ch.Opaque
 		}
 		if ch.Delta == "" {
 			return true
@@ -827,8 +858,8 @@ func (s *streamState) endText() bool {
 	if s.textID == "" {
 		return true
 	}
-	id := s.textID
-	s.textID = ""
+	id, opaque := s.textID, s.textOpaque
+	s.textID, s.textOpaque = "", nil
 	text := s.text.String()
 	s.text.Reset()
 	var labels []string
@@ -838,18 +869,19 @@ func (s *streamState) endText() bool {
 			return false
 		}
 	}
-	return s.run.emit(&PartEnded{Kind: PartText, ID: id, Part: cmf.Text{Text: text}, Labels: labels})
+	return s.run.emit(&PartEnded{Kind: PartText, ID: id, Part: cmf.Text{Text: text, Opaque: opaque}, Labels: labels})
 }
 
-func (s *streamState) endThinking() bool {
+// endThinking ends the open thinking part, with the provider's value for
+// it when there is one.
+func (s *streamState) endThinking(opaque *cmf.Opaque) bool {
 	if s.thinkID == "" {
 		return true
 	}
 	id := s.thinkID
 	s.thinkID = ""
-	part := cmf.Thinking{Text: s.thinking.String(), Signature: s.signature}
+	part := cmf.Thinking{Text: s.thinking.String(), Opaque: opaque}
 	s.thinking.Reset()
-	s.signature = ""
 	return s.run.emit(&PartEnded{Kind: PartThinking, ID: id, Part: part})
 }
 
@@ -857,7 +889,7 @@ func (s *streamState) endThinking() bool {
 // tool calls are then checked and stored; otherwise a call whose
 // arguments were cut off ends without a part.
 func (s *streamState) endAll(complete bool) bool {
-	if !s.endText() || !s.endThinking() {
+	if !s.endText() || !s.endThinking(nil) {
 		return false
 	}
 	for _, c := range s.calls {
@@ -869,7 +901,7 @@ func (s *streamState) endAll(complete bool) bool {
 		if !complete {
 			ev.InputError = "the tool call was cut off before its arguments were complete"
 			if json.Valid([]byte(raw)) && strings.HasPrefix(raw, "{") {
-				ev.Part = cmf.ToolCall{ToolCallID: c.id, Name: c.name, Arguments: json.RawMessage(raw)}
+				ev.Part = cmf.ToolCall{ToolCallID: c.id, Name: c.name, Arguments: json.RawMessage(raw), Opaque: c.opaque}
 			}
 			if !s.run.emit(ev) {
 				return false
@@ -894,7 +926,7 @@ func (s *streamState) endAll(complete bool) bool {
 		} else {
 			ev.Labels = s.run.preTool(c, s.messageID)
 		}
-		ev.Part = cmf.ToolCall{ToolCallID: c.id, Name: c.name, Arguments: c.args}
+		ev.Part = cmf.ToolCall{ToolCallID: c.id, Name: c.name, Arguments: c.args, Opaque: c.opaque}
 		if !s.run.emit(ev) {
 			return false
 		}

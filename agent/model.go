@@ -3,9 +3,21 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"iter"
 
 	"github.com/agentui/agentui/cmf"
+)
+
+// Errors a [Model] returns (wrapped) for failures the user can act on; a
+// server may tell its client these, and only generic words for others.
+var (
+	// ErrContextOverflow: the conversation does not fit the model's
+	// context window.
+	ErrContextOverflow = errors.New("agent: the conversation is longer than the model's context window")
+	// ErrModelBusy: the provider refused the call as rate-limited or
+	// overloaded, and retries did not help.
+	ErrModelBusy = errors.New("agent: the model is rate-limited or overloaded")
 )
 
 // Model is a streaming language model.
@@ -91,27 +103,41 @@ type ChunkKind uint8
 
 // Chunk kinds.
 const (
-	ChunkText          ChunkKind = iota + 1 // Delta: text
-	ChunkThinking                           // Delta: reasoning text; Signature: provider token
-	ChunkToolCall                           // ToolCallID, ToolName (first chunk), Delta: argument JSON fragment
+	ChunkText          ChunkKind = iota + 1 // Delta: text; Opaque: a provider value for the text part
+	ChunkThinking                           // Delta: reasoning text; Opaque: the provider's value for it, which ends the part
+	ChunkToolCall                           // ToolCallID, ToolName (first chunk), Delta: argument JSON fragment; Opaque: a provider value for the call
 	ChunkStateSnapshot                      // Value: the whole state
 	ChunkStateDelta                         // Value: an RFC 6902 patch
 	ChunkData                               // Name, DataID, Value, Transient: application data for the UI
 	ChunkFinish                             // StopReason, Usage
+	// ChunkRedactedThinking is reasoning the provider sent encrypted, whole:
+	// Opaque holds it. It is stored in its place and never shown.
+	ChunkRedactedThinking
+	// ChunkSource is a source the reply cites (a provider's web search
+	// result): URL, Name (its title), DataID (its id; one is made up when
+	// empty).
+	ChunkSource
 )
 
 // Chunk is one piece of a model's streamed response. It is a value type:
 // yielding one does not allocate.
 //
 // Consecutive text chunks form one text part, consecutive thinking chunks
-// one thinking part. Tool call chunks are grouped by ToolCallID, so a model
-// may interleave several calls.
+// one thinking part, until a thinking chunk carries an Opaque: a
+// provider's value for the reasoning (a signature, an encrypted reasoning
+// item) comes once, at its end, so it ends the part. Tool call chunks are
+// grouped by ToolCallID, so a model may interleave several calls.
+//
+// Opaque values are stored with their part and reach only the server's own
+// history; a model sends one back only to the provider and model it names
+// ([cmf.Opaque.From]).
 type Chunk struct {
 	Kind       ChunkKind
 	Delta      string
 	ToolCallID string
 	ToolName   string
-	Signature  string
+	Opaque     *cmf.Opaque
+	URL        string // ChunkSource
 	Name       string
 	DataID     string
 	Transient  bool

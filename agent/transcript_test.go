@@ -22,7 +22,7 @@ func record(events []Event) *Recorder {
 func TestRecorderApprovalRecords(t *testing.T) {
 	m := &scripted{replies: []reply{
 		{chunks: concat(
-			[]Chunk{{Kind: ChunkThinking, Delta: "plan", Signature: "sig"}, {Kind: ChunkText, Delta: "Working."}},
+			[]Chunk{{Kind: ChunkThinking, Delta: "plan", Opaque: &cmf.Opaque{Provider: "p", Model: "m", Data: "sig"}}, {Kind: ChunkText, Delta: "Working."}},
 			toolCall("w", "get_weather", `{"city":"Oslo"}`),
 			toolCall("d1", "delete_file", `{"path":"/a"}`),
 			toolCall("d2", "delete_file", `{"path":"/b"}`),
@@ -42,7 +42,7 @@ func TestRecorderApprovalRecords(t *testing.T) {
 	if len(msgs) != 2 || msgs[0].ID() != "a1" || msgs[0].Role != cmf.RoleAssistant || msgs[1].Role != cmf.RoleTool {
 		t.Fatalf("recorded %d messages: %+v", len(msgs), msgs)
 	}
-	if th := msgs[0].Content[0].(cmf.Thinking); th.Signature != "sig" || th.Text != "plan" {
+	if th := msgs[0].Content[0].(cmf.Thinking); th.Opaque == nil || th.Opaque.Data != "sig" || th.Text != "plan" {
 		t.Fatalf("thinking = %+v", th)
 	}
 	if c := msgs[0].Extensions.Completion; c.StopReason != cmf.StopPaused {

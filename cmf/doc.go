@@ -3,7 +3,7 @@
 //
 // A [Message] is one turn of a conversation: a [Role], an ordered list of
 // content [Part]s, an optional [Channel] and typed [Extensions]. Parts form a
-// closed set of twelve types ([Text], [Thinking], [ToolCall], [ToolResult],
+// closed set of thirteen types ([Text], [Thinking], [RedactedThinking], [ToolCall], [ToolResult],
 // [Resource], [ResourceRef], [PromptRequest], [PromptResult], [Image],
 // [Video], [Audio], [Document]); the JSON discriminator "content_type" is
 // derived from the Go type, so it cannot disagree with the payload.

@@ -51,20 +51,22 @@ func (c *Channel) UnmarshalText(b []byte) error {
 // ContentType is the discriminator of a content part.
 type ContentType string
 
-// The twelve content types.
+// The thirteen content types.
 const (
-	ContentText          ContentType = "text"
-	ContentThinking      ContentType = "thinking"
-	ContentToolCall      ContentType = "tool_call"
-	ContentToolResult    ContentType = "tool_result"
-	ContentResource      ContentType = "resource"
-	ContentResourceRef   ContentType = "resource_ref"
-	ContentPromptRequest ContentType = "prompt_request"
-	ContentPromptResult  ContentType = "prompt_result"
-	ContentImage         ContentType = "image"
-	ContentVideo         ContentType = "video"
-	ContentAudio         ContentType = "audio"
-	ContentDocument      ContentType = "document"
+	ContentText     ContentType = "text"
+	ContentThinking ContentType = "thinking"
+	// ContentRedactedThinking is reasoning the provider sent encrypted.
+	ContentRedactedThinking ContentType = "redacted_thinking"
+	ContentToolCall         ContentType = "tool_call"
+	ContentToolResult       ContentType = "tool_result"
+	ContentResource         ContentType = "resource"
+	ContentResourceRef      ContentType = "resource_ref"
+	ContentPromptRequest    ContentType = "prompt_request"
+	ContentPromptResult     ContentType = "prompt_result"
+	ContentImage            ContentType = "image"
+	ContentVideo            ContentType = "video"
+	ContentAudio            ContentType = "audio"
+	ContentDocument         ContentType = "document"
 )
 
 // SourceType says how media bytes are carried: by URL or inline as base64.
@@ -138,12 +140,19 @@ const (
 	StopGuardrail StopReason = "guardrail"
 	StopCompacted StopReason = "context_compacted"
 	StopPaused    StopReason = "paused"
+	// StopRefusal: the model declined to answer (a refusal, a safety
+	// filter).
+	StopRefusal StopReason = "refusal"
+	// StopPauseTurn: the provider paused a long turn (Anthropic's
+	// pause_turn, during server-side tools); the loop calls the model
+	// again to let it go on.
+	StopPauseTurn StopReason = "pause_turn"
 )
 
 var stopReasons = map[StopReason]bool{
 	StopEnd: true, StopReturn: true, StopCall: true, StopMaxTokens: true, StopSequence: true,
 	StopError: true, StopAborted: true, StopMaxTurns: true, StopUserStop: true, StopHandoff: true,
-	StopGuardrail: true, StopCompacted: true, StopPaused: true,
+	StopGuardrail: true, StopCompacted: true, StopPaused: true, StopRefusal: true, StopPauseTurn: true,
 }
 
 // Valid reports whether s is one of the stop reasons.

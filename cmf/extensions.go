@@ -170,7 +170,8 @@ type TokenUsage struct {
 	OutputTokens      int64 `json:"output_tokens"`
 	TotalTokens       int64 `json:"total_tokens"`
 	ReasoningTokens   int64 `json:"reasoning_tokens,omitempty"`    // part of OutputTokens
-	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"` // part of InputTokens
+	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"` // part of InputTokens: read from a prompt cache
+	CacheWriteTokens  int64 `json:"cache_write_tokens,omitempty"`  // part of InputTokens: written to a prompt cache
 }
 
 // ProvenanceExtension is the origin and threading of a message. MessageID is

@@ -7,7 +7,7 @@ import (
 )
 
 // Part is one content part of a message. The set of implementations is
-// closed: the twelve types of this package. Each knows its own
+// closed: the thirteen types of this package. Each knows its own
 // [ContentType], so the "content_type" discriminator written to JSON is
 // derived from the Go type and can never disagree with the payload.
 type Part interface {
@@ -18,28 +18,72 @@ type Part interface {
 	isPart()
 }
 
-// Text is plain text.
-type Text struct {
-	Text string `json:"text"`
+// Opaque is a value a model provider returned with a part and needs back,
+// unchanged, when the part is sent to it again: Anthropic's thinking
+// signature or redacted thinking, Gemini's thought signature, an OpenAI
+// Responses reasoning item (its id and encrypted content). It is tagged with
+// the provider and model that produced it because it is valid only there:
+// a model replays it byte-exact to its own provider and model, and drops it
+// for any other. It is only trusted when it comes from the server's own
+// history (or a value the server sealed); agentui drops any a client sends.
+type Opaque struct {
+	// Provider names the API that produced the value ("anthropic",
+	// "openai.responses", "gemini"); "" for a value of unknown origin
+	// (stored before values were tagged), which no model replays.
+	Provider string `json:"provider,omitempty"`
+	// Model is the model that produced the value.
+	Model string `json:"model,omitempty"`
+	// ID is the provider's id for the item the value belongs to, when it
+	// has one (a Responses reasoning item's id).
+	ID string `json:"id,omitempty"`
+	// Data is the value itself, exactly as the provider sent it.
+	Data string `json:"data,omitempty"`
 }
 
-// Thinking is chain-of-thought or reasoning output. Signature is the
-// provider's integrity token (e.g. Anthropic's thinking signature, OpenAI's
-// encrypted reasoning) that must be echoed back unmodified on the next call
-// to the same provider. It is only trusted when it comes from the server's
-// own history; agentui drops signatures that a client sends.
+// From reports whether the value was produced by provider's model: only
+// then may it be sent back.
+func (o *Opaque) From(provider, model string) bool {
+	return o != nil && o.Provider != "" && o.Provider == provider && o.Model == model
+}
+
+// Text is plain text. Opaque, when set, is a provider's value that came
+// with the text (a Gemini thought signature).
+type Text struct {
+	Text   string  `json:"text"`
+	Opaque *Opaque `json:"opaque,omitempty"`
+}
+
+// Thinking is chain-of-thought or reasoning output (or, for a model that
+// keeps its reasoning hidden, a summary of it). Opaque is the provider's
+// value for the reasoning (Anthropic's thinking signature, an OpenAI
+// reasoning item), which must be echoed back unmodified on the next call to
+// the same provider and model.
+//
+// Stored messages from before Opaque was introduced carry a bare
+// "signature"; it decodes as an Opaque of unknown origin.
 type Thinking struct {
-	Text      string `json:"text"`
-	Signature string `json:"signature,omitempty"`
+	Text   string  `json:"text"`
+	Opaque *Opaque `json:"opaque,omitempty"`
+}
+
+// RedactedThinking is reasoning the provider encrypted before sending it
+// (Anthropic's redacted_thinking): nothing to show, but the provider needs
+// it back, in its place, on the next call to the same model. Opaque holds
+// it.
+type RedactedThinking struct {
+	Opaque Opaque `json:"opaque"`
 }
 
 // ToolCall is a request to invoke a tool. Arguments is a JSON object kept
-// as raw bytes so that numbers and key order survive untouched.
+// as raw bytes so that numbers and key order survive untouched. Opaque,
+// when set, is a provider's value that came with the call (a Gemini
+// thought signature).
 type ToolCall struct {
 	ToolCallID string          `json:"tool_call_id"`
 	Name       string          `json:"name"`
 	Arguments  json.RawMessage `json:"arguments"`
 	Namespace  string          `json:"namespace,omitempty"`
+	Opaque     *Opaque         `json:"opaque,omitempty"`
 }
 
 // ToolResult is the result of a tool execution. Content is any JSON value.
@@ -128,8 +172,11 @@ type Document struct {
 
 // ContentType implementations: the discriminator comes from the type.
 
-func (Text) ContentType() ContentType          { return ContentText }
-func (Thinking) ContentType() ContentType      { return ContentThinking }
+func (Text) ContentType() ContentType     { return ContentText }
+func (Thinking) ContentType() ContentType { return ContentThinking }
+func (RedactedThinking) ContentType() ContentType {
+	return ContentRedactedThinking
+}
 func (ToolCall) ContentType() ContentType      { return ContentToolCall }
 func (ToolResult) ContentType() ContentType    { return ContentToolResult }
 func (Resource) ContentType() ContentType      { return ContentResource }
@@ -141,18 +188,19 @@ func (Video) ContentType() ContentType         { return ContentVideo }
 func (Audio) ContentType() ContentType         { return ContentAudio }
 func (Document) ContentType() ContentType      { return ContentDocument }
 
-func (Text) isPart()          {}
-func (Thinking) isPart()      {}
-func (ToolCall) isPart()      {}
-func (ToolResult) isPart()    {}
-func (Resource) isPart()      {}
-func (ResourceRef) isPart()   {}
-func (PromptRequest) isPart() {}
-func (PromptResult) isPart()  {}
-func (Image) isPart()         {}
-func (Video) isPart()         {}
-func (Audio) isPart()         {}
-func (Document) isPart()      {}
+func (Text) isPart()             {}
+func (Thinking) isPart()         {}
+func (RedactedThinking) isPart() {}
+func (ToolCall) isPart()         {}
+func (ToolResult) isPart()       {}
+func (Resource) isPart()         {}
+func (ResourceRef) isPart()      {}
+func (PromptRequest) isPart()    {}
+func (PromptResult) isPart()     {}
+func (Image) isPart()            {}
+func (Video) isPart()            {}
+func (Audio) isPart()            {}
+func (Document) isPart()         {}
 
 // Media returns the media source of an image, video, audio or document part.
 func Media(p Part) (MediaSource, bool) {
@@ -174,6 +222,7 @@ func Media(p Part) (MediaSource, bool) {
 type (
 	textJSON          Text
 	thinkingJSON      Thinking
+	redactedJSON      RedactedThinking
 	toolCallJSON      ToolCall
 	toolResultJSON    ToolResult
 	resourceJSON      Resource
@@ -192,6 +241,11 @@ func (p Text) MarshalJSON() ([]byte, error) { return marshalTagged(ContentText, 
 // MarshalJSON writes the part with its "content_type" discriminator.
 func (p Thinking) MarshalJSON() ([]byte, error) {
 	return marshalTagged(ContentThinking, thinkingJSON(p))
+}
+
+// MarshalJSON writes the part with its "content_type" discriminator.
+func (p RedactedThinking) MarshalJSON() ([]byte, error) {
+	return marshalTagged(ContentRedactedThinking, redactedJSON(p))
 }
 
 // MarshalJSON writes the part with its "content_type" discriminator.
@@ -255,7 +309,7 @@ func marshalTagged(ct ContentType, v any) ([]byte, error) {
 }
 
 // ErrUnknownContentType is returned (wrapped) when a part's content_type is
-// not one of the twelve CMF types. Unknown parts are never skipped or turned
+// not one of the thirteen CMF types. Unknown parts are never skipped or turned
 // into text: a policy engine must not miss a part it cannot see.
 var ErrUnknownContentType = errors.New("cmf: unknown content type")
 
@@ -284,7 +338,8 @@ func UnmarshalPart(b []byte) (Part, error) {
 type partWire struct {
 	ContentType       *string                    `json:"content_type"`
 	Text              string                     `json:"text"`
-	Signature         string                     `json:"signature"`
+	Signature         string                     `json:"signature"` // Thinking's, before Opaque
+	Opaque            *Opaque                    `json:"opaque"`
 	ToolCallID        string                     `json:"tool_call_id"`
 	Name              string                     `json:"name"`
 	Arguments         json.RawMessage            `json:"arguments"`
@@ -322,11 +377,21 @@ func (w *partWire) part() (Part, error) {
 	}
 	switch ct := ContentType(*w.ContentType); ct {
 	case ContentText:
-		return Text{Text: w.Text}, nil
+		return Text{Text: w.Text, Opaque: w.Opaque}, nil
 	case ContentThinking:
-		return Thinking{Text: w.Text, Signature: w.Signature}, nil
+		o := w.Opaque
+		if o == nil && w.Signature != "" {
+			o = &Opaque{Data: w.Signature}
+		}
+		return Thinking{Text: w.Text, Opaque: o}, nil
+	case ContentRedactedThinking:
+		var o Opaque
+		if w.Opaque != nil {
+			o = *w.Opaque
+		}
+		return RedactedThinking{Opaque: o}, nil
 	case ContentToolCall:
-		return ToolCall{ToolCallID: w.ToolCallID, Name: w.Name, Arguments: compactJSON(w.Arguments), Namespace: w.Namespace}, nil
+		return ToolCall{ToolCallID: w.ToolCallID, Name: w.Name, Arguments: compactJSON(w.Arguments), Namespace: w.Namespace, Opaque: w.Opaque}, nil
 	case ContentToolResult:
 		return ToolResult{ToolCallID: w.ToolCallID, ToolName: w.ToolName, Content: compactJSON(w.Content), IsError: w.IsError}, nil
 	case ContentResource:

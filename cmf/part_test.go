@@ -22,8 +22,13 @@ var samples = []struct {
 	part Part
 }{
 	{"text", Text{Text: "Hello, <world> & \"friends\""}},
-	{"thinking", Thinking{Text: "The user wants admin users.", Signature: "sig-abc=="}},
+	{"text_signed", Text{Text: "Done.", Opaque: &Opaque{Provider: "gemini", Model: "gemini-2.5-pro", Data: "c2lnLXRleHQ="}}},
+	{"thinking_signed", Thinking{Text: "The user wants admin users.", Opaque: &Opaque{Provider: "anthropic", Model: "claude-sonnet-4-5", Data: "sig-abc=="}}},
+	{"thinking_reasoning_item", Thinking{Text: "Summary.", Opaque: &Opaque{Provider: "openai.responses", Model: "gpt-5", ID: "rs_1", Data: "gAAAAB"}}},
 	{"thinking_unsigned", Thinking{Text: "hmm"}},
+	{"redacted_thinking", RedactedThinking{Opaque: Opaque{Provider: "anthropic", Model: "claude-sonnet-4-5", Data: "EmwKAhgBEgy3va3pzix"}}},
+	{"tool_call_signed", ToolCall{ToolCallID: "call_9", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`),
+		Opaque: &Opaque{Provider: "gemini", Model: "gemini-2.5-pro", Data: "c2lnLWNhbGw="}}},
 	{"tool_call", ToolCall{ToolCallID: "call_1", Name: "execute_sql", Namespace: "db-server",
 		Arguments: json.RawMessage(`{"query":"SELECT 1","limit":12345678901234567890.5}`)}},
 	{"tool_result", ToolResult{ToolCallID: "call_1", ToolName: "execute_sql", Content: json.RawMessage(`[{"id":1}]`)}},
@@ -82,11 +87,65 @@ func TestPartGoldenRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	for _, ct := range []ContentType{ContentText, ContentThinking, ContentToolCall, ContentToolResult, ContentResource,
+	for _, ct := range []ContentType{ContentText, ContentThinking, ContentRedactedThinking, ContentToolCall, ContentToolResult, ContentResource,
 		ContentResourceRef, ContentPromptRequest, ContentPromptResult, ContentImage, ContentVideo, ContentAudio, ContentDocument} {
 		if !seen[ct] {
 			t.Errorf("no golden sample for content type %s", ct)
 		}
+	}
+}
+
+// A thinking part stored before opaque values were tagged has a bare
+// signature: it still decodes, as a value of unknown origin that no model
+// replays.
+func TestStoredThinkingSignatureDecodes(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "stored-v1", "thinking-signature.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := UnmarshalPart(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Thinking{Text: "The user wants admin users.", Opaque: &Opaque{Data: "sig-abc=="}}
+	if !reflect.DeepEqual(p, want) {
+		t.Fatalf("got %#v, want %#v", p, want)
+	}
+	if want.Opaque.From("", "") || want.Opaque.From("anthropic", "") {
+		t.Error("a value of unknown origin must never be replayed")
+	}
+}
+
+func TestOpaqueFrom(t *testing.T) {
+	o := &Opaque{Provider: "anthropic", Model: "claude-a", Data: "s"}
+	for _, c := range []struct {
+		provider, model string
+		want            bool
+	}{{"anthropic", "claude-a", true}, {"anthropic", "claude-b", false}, {"gemini", "claude-a", false}, {"", "", false}} {
+		if got := o.From(c.provider, c.model); got != c.want {
+			t.Errorf("From(%q, %q) = %v, want %v", c.provider, c.model, got, c.want)
+		}
+	}
+	var none *Opaque
+	if none.From("anthropic", "claude-a") {
+		t.Error("nil Opaque is from nobody")
+	}
+}
+
+func TestOpaqueValidation(t *testing.T) {
+	for _, p := range []Part{
+		RedactedThinking{},
+		Thinking{Opaque: &Opaque{Provider: "anthropic", Model: "m"}},
+		Thinking{Opaque: &Opaque{Provider: "anthropic", Data: "s"}},
+		Text{Opaque: &Opaque{}},
+		ToolCall{ToolCallID: "c", Name: "n", Arguments: json.RawMessage(`{}`), Opaque: &Opaque{Provider: "gemini", Data: "s"}},
+	} {
+		if err := p.Validate(); err == nil {
+			t.Errorf("%#v: valid, want an error", p)
+		}
+	}
+	if err := (Thinking{Opaque: &Opaque{Provider: "openai.responses", Model: "gpt-5", ID: "rs_1"}}).Validate(); err != nil {
+		t.Errorf("a reasoning item id alone: %v", err)
 	}
 }
 

@@ -109,11 +109,33 @@ func (e *Extensions) Validate() error {
 	return nil
 }
 
-// Validate checks nothing: any text is valid.
-func (p Text) Validate() error { return nil }
+// Validate checks the opaque value, if any: any text is valid.
+func (p Text) Validate() error { return p.Opaque.validate("opaque") }
 
-// Validate checks nothing: any thinking text and signature are valid.
-func (p Thinking) Validate() error { return nil }
+// Validate checks the opaque value, if any: any thinking text is valid.
+func (p Thinking) Validate() error { return p.Opaque.validate("opaque") }
+
+// Validate requires the redacted reasoning.
+func (p RedactedThinking) Validate() error {
+	if p.Opaque.Data == "" {
+		return invalid("opaque.data", "required")
+	}
+	return p.Opaque.validate("opaque")
+}
+
+// validate requires a value (nothing to replay is no value at all) and a
+// model for a value whose provider is known.
+func (o *Opaque) validate(field string) error {
+	switch {
+	case o == nil:
+		return nil
+	case o.Data == "" && o.ID == "":
+		return invalid(field+".data", "required")
+	case o.Provider != "" && o.Model == "":
+		return invalid(field+".model", "required with a provider")
+	}
+	return nil
+}
 
 // Validate requires an id, a name and arguments that are a JSON object.
 func (p ToolCall) Validate() error {
@@ -126,7 +148,7 @@ func (p ToolCall) Validate() error {
 	if !isJSONObject(p.Arguments) {
 		return invalid("arguments", "must be a JSON object")
 	}
-	return nil
+	return p.Opaque.validate("opaque")
 }
 
 // Validate requires the call id, the tool name and a JSON content value.

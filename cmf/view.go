@@ -25,18 +25,19 @@ const (
 
 // actions is package-level: it is read on every view, never rebuilt.
 var actions = map[ContentType]Action{
-	ContentText:          ActionSend,
-	ContentThinking:      ActionGenerate,
-	ContentToolCall:      ActionExecute,
-	ContentToolResult:    ActionReceive,
-	ContentResource:      ActionRead,
-	ContentResourceRef:   ActionRead,
-	ContentPromptRequest: ActionInvoke,
-	ContentPromptResult:  ActionReceive,
-	ContentImage:         ActionSend,
-	ContentVideo:         ActionSend,
-	ContentAudio:         ActionSend,
-	ContentDocument:      ActionSend,
+	ContentText:             ActionSend,
+	ContentThinking:         ActionGenerate,
+	ContentRedactedThinking: ActionGenerate,
+	ContentToolCall:         ActionExecute,
+	ContentToolResult:       ActionReceive,
+	ContentResource:         ActionRead,
+	ContentResourceRef:      ActionRead,
+	ContentPromptRequest:    ActionInvoke,
+	ContentPromptResult:     ActionReceive,
+	ContentImage:            ActionSend,
+	ContentVideo:            ActionSend,
+	ContentAudio:            ActionSend,
+	ContentDocument:         ActionSend,
 }
 
 // sensitiveHeaders never leave the process in a serialized view.

@@ -154,8 +154,8 @@ func TestViewDirection(t *testing.T) {
 			}
 		}
 	}
-	if len(seen) != 12 {
-		t.Fatalf("covered %d kinds, want 12", len(seen))
+	if len(seen) != 13 {
+		t.Fatalf("covered %d kinds, want 13", len(seen))
 	}
 }
 

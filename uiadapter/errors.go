@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+
+	"github.com/agentui/agentui/agent"
 )
 
 // Error is a failure with an HTTP status and a short message that is safe
@@ -61,6 +63,27 @@ var ErrNoScope = errors.New("uiadapter: the request carries no scope credential"
 // ErrorMessage is what the client sees when a run fails after streaming
 // has started. The cause is logged.
 const ErrorMessage = "An error occurred."
+
+// Messages for run failures the user can act on.
+const (
+	// ContextOverflowMessage: the model's context window is full.
+	ContextOverflowMessage = "This conversation is too long for the model: start a new chat."
+	// ModelBusyMessage: the model's provider is rate-limiting or
+	// overloaded.
+	ModelBusyMessage = "The model is busy right now: try again in a moment."
+)
+
+// failureMessage is what a client is told of a run that failed with err:
+// what it can act on, else ErrorMessage.
+func failureMessage(err error) string {
+	switch {
+	case errors.Is(err, agent.ErrContextOverflow):
+		return ContextOverflowMessage
+	case errors.Is(err, agent.ErrModelBusy):
+		return ModelBusyMessage
+	}
+	return ErrorMessage
+}
 
 // writeError answers with {"error": message} before any byte was streamed.
 // Errors that are not an *Error become a logged 500.

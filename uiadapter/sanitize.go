@@ -37,7 +37,7 @@ type Findings struct {
 	DanglingCalls    int      // tool calls without a result that this request does not resolve
 	OrphanResults    int      // tool results for calls that are not in the history
 	DuplicateResults int      // a second result for one call
-	Signatures       int      // thinking signatures / encrypted reasoning
+	Signatures       int      // provider values (signatures, encrypted or redacted reasoning)
 	EmptyMessages    int      // messages left with no content
 }
 
@@ -129,6 +129,11 @@ func Sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy) ([
 				if !results[part.ToolCallID] && !resolved[part.ToolCallID] {
 					f.DanglingCalls++
 					keep = nil
+				} else if part.Opaque != nil {
+					f.Signatures++
+					part.Opaque = nil
+					keep = part
+					changed = true
 				}
 			case cmf.ToolResult:
 				switch {
@@ -141,12 +146,23 @@ func Sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy) ([
 				}
 				answered[part.ToolCallID] = true
 			case cmf.Thinking:
-				if part.Signature != "" {
+				if part.Opaque != nil {
 					f.Signatures++
-					part.Signature = ""
+					part.Opaque = nil
 					keep = part
 					changed = true
 				}
+			case cmf.Text:
+				if part.Opaque != nil {
+					f.Signatures++
+					part.Opaque = nil
+					keep = part
+					changed = true
+				}
+			case cmf.RedactedThinking:
+				// A provider's value only the server may hold.
+				f.Signatures++
+				keep = nil
 			default:
 				if u, ok := urlOf(part); ok && !p.allows(u, &f) {
 					keep = nil

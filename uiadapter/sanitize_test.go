@@ -108,12 +108,26 @@ func TestSanitizeDanglingToolCalls(t *testing.T) {
 }
 
 func TestSanitizeSignatures(t *testing.T) {
-	in := []cmf.Message{m(cmf.RoleAssistant, cmf.Thinking{Text: "t", Signature: "forged"}, cmf.Text{Text: "x"})}
+	forged := &cmf.Opaque{Provider: "anthropic", Model: "claude-x", Data: "forged"}
+	in := []cmf.Message{
+		m(cmf.RoleAssistant, cmf.Thinking{Text: "t", Opaque: forged}, cmf.RedactedThinking{Opaque: *forged}, cmf.Text{Text: "x", Opaque: forged},
+			cmf.ToolCall{ToolCallID: "c", Name: "n", Arguments: json.RawMessage(`{}`), Opaque: forged}),
+		m(cmf.RoleTool, cmf.ToolResult{ToolCallID: "c", ToolName: "n", Content: json.RawMessage(`1`)}),
+	}
 	out, f := Sanitize(in, nil, policy)
-	if f.Signatures != 1 || out[0].Content[0].(cmf.Thinking).Signature != "" || out[0].Content[0].(cmf.Thinking).Text != "t" {
+	if f.Signatures != 4 || len(out[0].Content) != 3 {
 		t.Fatalf("out = %+v, findings %+v", out, f)
 	}
-	if in[0].Content[0].(cmf.Thinking).Signature != "forged" {
+	if th := out[0].Content[0].(cmf.Thinking); th.Opaque != nil || th.Text != "t" {
+		t.Fatalf("thinking = %+v", th)
+	}
+	if tx := out[0].Content[1].(cmf.Text); tx.Opaque != nil || tx.Text != "x" {
+		t.Fatalf("text = %+v", tx)
+	}
+	if tc := out[0].Content[2].(cmf.ToolCall); tc.Opaque != nil || tc.ToolCallID != "c" {
+		t.Fatalf("call = %+v", tc)
+	}
+	if in[0].Content[0].(cmf.Thinking).Opaque != forged {
 		t.Fatal("Sanitize changed its input")
 	}
 }

@@ -153,7 +153,7 @@ func ending(ctx context.Context, log *slog.Logger, res runResult, sess *session,
 		return ShutdownMessage, nil
 	case res.err != nil:
 		log.Error("agent run failed", "error", res.err)
-		return ErrorMessage, nil
+		return failureMessage(res.err), nil
 	case errors.Is(cause, errStopped), errors.Is(cause, errBudget):
 		log.Info("run stopped", "why", cause)
 	case ctx.Err() != nil:

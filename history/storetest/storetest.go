@@ -74,7 +74,8 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("append and load", func(t *testing.T) {
 		s, _ := newStore(t, 0)
 		rich := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleAssistant, Content: []cmf.Part{
-			cmf.Thinking{Text: "hm", Signature: "sig"},
+			cmf.Thinking{Text: "hm", Opaque: &cmf.Opaque{Provider: "anthropic", Model: "claude-x", Data: "sig"}},
+			cmf.RedactedThinking{Opaque: cmf.Opaque{Provider: "anthropic", Model: "claude-x", Data: "enc"}},
 			cmf.ToolCall{ToolCallID: "c1", Name: "t", Arguments: json.RawMessage(`{"n":12345678901234567890}`)},
 		}, Extensions: &cmf.Extensions{UI: &cmf.UIExtension{Calls: map[string]cmf.CallRecord{"c1": {ApprovalID: "a"}}}, Custom: map[string]json.RawMessage{"app.note": json.RawMessage(`{"k":[1,2]}`)}}}
 		rich.SetID("m2")

@@ -220,7 +220,13 @@ func (d *decoder) toCMF(msg *Message) (*cmf.Message, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Content = []cmf.Part{cmf.Thinking{Text: text, Signature: msg.EncryptedValue}}
+		th := cmf.Thinking{Text: text}
+		if msg.EncryptedValue != "" {
+			// Kept as a value of unknown origin so that sanitizing counts
+			// it; nothing a client sends is replayed to a model.
+			th.Opaque = &cmf.Opaque{Data: msg.EncryptedValue}
+		}
+		out.Content = []cmf.Part{th}
 	case "activity":
 		return nil, nil // client-side display state
 	default:

@@ -106,7 +106,7 @@ func TestDecodeDetails(t *testing.T) {
 		t.Fatalf("file source = %+v", audio)
 	}
 	full := decode(t, sample(t, "full-history"))
-	if th := full.Messages[3].Content[0].(cmf.Thinking); th.Signature != "opaque-provider-blob" {
+	if th := full.Messages[3].Content[0].(cmf.Thinking); th.Opaque == nil || th.Opaque.Data != "opaque-provider-blob" || th.Opaque.Provider != "" {
 		t.Fatalf("reasoning = %+v (sanitization, not decoding, drops the signature)", th)
 	}
 	if r := full.Messages[5].Content[0].(cmf.ToolResult); r.ToolName != "get_weather" || string(r.Content) != `"18°C, light rain"` {

@@ -100,7 +100,7 @@ func TestClientHistoryIsSanitized(t *testing.T) {
 			}
 		}
 	}
-	if thinking == nil || thinking.Text != "The user wants weather; call get_weather." || thinking.Signature != "" {
+	if thinking == nil || thinking.Text != "The user wants weather; call get_weather." || thinking.Opaque != nil {
 		t.Fatalf("reasoning reached the agent as %+v", thinking)
 	}
 }

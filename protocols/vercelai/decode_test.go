@@ -184,7 +184,7 @@ func TestDecodeAllPartsAndStates(t *testing.T) {
 	if recs := user.Data(); len(recs) != 1 || recs[0].Name != "note" || recs[0].Index != 5 {
 		t.Fatalf("data records = %+v", recs)
 	}
-	if th := turn.Messages[2].Content[0].(cmf.Thinking); th.Signature != "" {
+	if th := turn.Messages[2].Content[0].(cmf.Thinking); th.Opaque != nil {
 		t.Fatal("a client signature was kept")
 	}
 	if turn.Messages[3].ID() != "a-step2" {
