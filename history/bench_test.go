@@ -13,7 +13,7 @@ import (
 func BenchmarkMemoryLoad200(b *testing.B) {
 	m := history.NewMemory()
 	key := history.Key{Scope: "s", Chat: "c"}
-	if _, err := m.Append(context.Background(), key, 0, testutil.UserMessages(200)...); err != nil {
+	if _, err := m.Write(context.Background(), key, 0, history.KeepAll, testutil.UserMessages(200)...); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()

@@ -104,7 +104,7 @@ func TestLegacyStoredChatLoadsFromMemory(t *testing.T) {
 	store := history.NewMemory()
 	key := history.Key{Scope: "s", Chat: "c"}
 	ctx := context.Background()
-	if _, err := store.Append(ctx, key, 0, msgs...); err != nil {
+	if _, err := store.Write(ctx, key, 0, history.KeepAll, msgs...); err != nil {
 		t.Fatal(err)
 	}
 	conv, err := store.Load(ctx, key)

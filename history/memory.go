@@ -129,18 +129,12 @@ func cloneAll(msgs []cmf.Message) []cmf.Message {
 	return out
 }
 
-// Append adds messages if the version is expect.
-func (m *Memory) Append(_ context.Context, key Key, expect Version, msgs ...cmf.Message) (Version, error) {
-	sizes := make([]int64, len(msgs))
-	for i := range msgs {
-		if err := msgs[i].Validate(); err != nil {
-			return 0, err
-		}
-		b, err := json.Marshal(msgs[i])
-		if err != nil {
-			return 0, err
-		}
-		sizes[i] = int64(len(b))
+// Write keeps the first keep messages and adds msgs, if the version is
+// expect.
+func (m *Memory) Write(_ context.Context, key Key, expect Version, keep int, msgs ...cmf.Message) (Version, error) {
+	sizes, err := encodedSizes(msgs)
+	if err != nil {
+		return 0, err
 	}
 	msgs = cloneAll(msgs)
 	m.mu.Lock()
@@ -157,6 +151,13 @@ func (m *Memory) Append(_ context.Context, key Key, expect Version, msgs ...cmf.
 	if c.version != expect {
 		return 0, ErrConflict
 	}
+	if keep == KeepAll {
+		keep = len(c.msgs)
+	}
+	if keep < 0 || keep > len(c.msgs) {
+		return 0, errKeep(keep, len(c.msgs))
+	}
+	m.cut(c, keep)
 	if c.auto == "" {
 		if t, at := Title(msgs); at >= 0 {
 			c.auto, c.autoAt = t, len(c.msgs)+at
@@ -172,6 +173,23 @@ func (m *Memory) Append(_ context.Context, key Key, expect Version, msgs ...cmf.
 	m.touch(c)
 	m.bound(c)
 	return c.version, nil
+}
+
+// encodedSizes validates msgs (never store what Load would refuse) and
+// returns each one's JSON size.
+func encodedSizes(msgs []cmf.Message) ([]int64, error) {
+	sizes := make([]int64, len(msgs))
+	for i := range msgs {
+		if err := msgs[i].Validate(); err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(msgs[i])
+		if err != nil {
+			return nil, err
+		}
+		sizes[i] = int64(len(b))
+	}
+	return sizes, nil
 }
 
 // bound forgets the least recently used conversations while the store
@@ -191,37 +209,29 @@ func (m *Memory) bound(keep *memConv) {
 	}
 }
 
-// Truncate keeps the first keep messages if the version is expect.
-func (m *Memory) Truncate(_ context.Context, key Key, expect Version, keep int) (Version, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c := m.conv(key)
-	if c == nil || c.version != expect {
-		return 0, ErrConflict
-	}
-	if keep = max(keep, 0); keep <= c.autoAt {
+// cut drops c's messages past keep.
+func (m *Memory) cut(c *memConv, keep int) {
+	if keep <= c.autoAt {
 		c.auto = "" // the title's message is gone: the next one names it
 	}
-	if keep < len(c.msgs) {
-		for _, n := range c.sizes[keep:] {
-			c.bytes -= n
-			m.bytes -= n
-		}
-		if c.lent <= keep {
-			// No load holds the messages past keep: appends may
-			// overwrite them in place.
-			c.msgs, c.sizes = c.msgs[:keep], c.sizes[:keep]
-		} else {
-			// Loads may still read them: the kept ones move to a new
-			// array (with room to grow), which later appends fill.
-			c.msgs = append(make([]cmf.Message, 0, keep+keep/4+8), c.msgs[:keep]...)
-			c.sizes = append(make([]int64, 0, cap(c.msgs)), c.sizes[:keep]...)
-			c.lent = 0
-		}
+	if keep == len(c.msgs) {
+		return
 	}
-	c.version++
-	m.touch(c)
-	return c.version, nil
+	for _, n := range c.sizes[keep:] {
+		c.bytes -= n
+		m.bytes -= n
+	}
+	if c.lent <= keep {
+		// No load holds the messages past keep: appends may overwrite
+		// them in place.
+		c.msgs, c.sizes = c.msgs[:keep], c.sizes[:keep]
+		return
+	}
+	// Loads may still read them: the kept ones move to a new array (with
+	// room to grow), which later appends fill.
+	c.msgs = append(make([]cmf.Message, 0, keep+keep/4+8), c.msgs[:keep]...)
+	c.sizes = append(make([]int64, 0, cap(c.msgs)), c.sizes[:keep]...)
+	c.lent = 0
 }
 
 // touch records a write: it restarts a conversation's TTL and, now and

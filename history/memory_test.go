@@ -27,12 +27,12 @@ func TestMemorySweepsExpired(t *testing.T) {
 	m := history.NewMemory(history.WithMemoryTTL(time.Minute), history.WithClock(func() time.Time { return now }))
 	ctx := t.Context()
 	for _, chat := range []string{"a", "b"} {
-		if _, err := m.Append(ctx, history.Key{Chat: chat}, 0); err != nil {
+		if _, err := m.Write(ctx, history.Key{Chat: chat}, 0, history.KeepAll); err != nil {
 			t.Fatal(err)
 		}
 	}
 	now = now.Add(2 * time.Minute)
-	if _, err := m.Append(ctx, history.Key{Chat: "c"}, 0); err != nil {
+	if _, err := m.Write(ctx, history.Key{Chat: "c"}, 0, history.KeepAll); err != nil {
 		t.Fatal(err)
 	}
 	if n := m.Len(); n != 1 {
@@ -52,7 +52,7 @@ func TestMemoryMaxBytes(t *testing.T) {
 	m := history.NewMemory(history.WithMemoryMaxBytes(3500))
 	key := func(c string) history.Key { return history.Key{Scope: "s", Chat: c} }
 	for _, c := range []string{"a", "b", "c"} {
-		if _, err := m.Append(ctx, key(c), 0, big(c)); err != nil {
+		if _, err := m.Write(ctx, key(c), 0, history.KeepAll, big(c)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -63,7 +63,7 @@ func TestMemoryMaxBytes(t *testing.T) {
 	if err := m.Acquire(ctx, key("b"), "run", time.Minute); err != nil { // b is locked: spared
 		t.Fatal(err)
 	}
-	if _, err := m.Append(ctx, key("d"), 0, big("d")); err != nil {
+	if _, err := m.Write(ctx, key("d"), 0, history.KeepAll, big("d")); err != nil {
 		t.Fatal(err)
 	}
 	for c, want := range map[string]bool{"a": true, "b": true, "c": false, "d": true} {
@@ -73,10 +73,10 @@ func TestMemoryMaxBytes(t *testing.T) {
 		}
 	}
 	// Truncation gives bytes back.
-	if _, err := m.Append(ctx, key("d"), 1, big("d2")); err != nil {
+	if _, err := m.Write(ctx, key("d"), 1, history.KeepAll, big("d2")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Truncate(ctx, key("d"), 2, 1); err != nil {
+	if _, err := m.Write(ctx, key("d"), 2, 1); err != nil {
 		t.Fatal(err)
 	}
 	if conv, _ := m.Load(ctx, key("d")); conv.Bytes < 1000 || conv.Bytes > 1200 {

@@ -12,6 +12,7 @@ package history
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"time"
 
@@ -36,6 +37,14 @@ type Conversation struct {
 	// Bytes is the stored size of the messages (their JSON), so a handler
 	// can bound a conversation without measuring it again.
 	Bytes int64
+}
+
+// KeepAll is the keep of a [Store.Write] that only appends.
+const KeepAll = -1
+
+// errKeep: a write's keep is more than the conversation holds.
+func errKeep(keep, have int) error {
+	return fmt.Errorf("history: write keeps %d messages of %d", keep, have)
 }
 
 // Errors.
@@ -63,13 +72,16 @@ type Store interface {
 	// read them, and change a copy ([cmf.Message.Clone]). Appending to
 	// the slice is safe (its capacity ends at its length).
 	Load(ctx context.Context, key Key) (Conversation, error)
-	// Append adds messages if the version is expect, and returns the new
-	// version; ErrConflict otherwise. It refreshes the conversation's TTL.
-	Append(ctx context.Context, key Key, expect Version, msgs ...cmf.Message) (Version, error)
-	// Truncate keeps the first keep messages if the version is expect (for
-	// regenerating and editing), and returns the new version; ErrConflict
-	// otherwise.
-	Truncate(ctx context.Context, key Key, expect Version, keep int) (Version, error)
+	// Write is the one way a conversation changes: if the version is
+	// expect, it keeps the first keep stored messages ([KeepAll]: every
+	// one), appends msgs after them, and returns the new version, all or
+	// nothing; ErrConflict when the version moved. A turn that edits or
+	// regenerates cuts and adds in one write, so a turn refused after it
+	// was planned leaves the chat as it was. It refreshes the
+	// conversation's TTL. A conversation that does not exist has version
+	// 0; writing it creates it. keep beyond the stored messages is an
+	// error.
+	Write(ctx context.Context, key Key, expect Version, keep int, msgs ...cmf.Message) (Version, error)
 	// Delete removes the conversation; ErrNotFound when there is none.
 	Delete(ctx context.Context, key Key) error
 	// Rename sets the conversation's title ("": back to the derived one,

@@ -86,7 +86,7 @@ func (quiet) Run(context.Context, *agent.Input) iter.Seq2[agent.Event, error] {
 func BenchmarkTurnWithHistory200(b *testing.B) {
 	store := history.NewMemory()
 	key := history.Key{Scope: "single", Chat: "c"} // uiadapter.SingleScope's scope
-	v, _ := store.Append(context.Background(), key, 0, conversation(200)...)
+	v, _ := store.Write(context.Background(), key, 0, history.KeepAll, conversation(200)...)
 	h := testutil.Must(vercelai.Handler(quiet{}, uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope)))
 	body := `{"id":"c","messages":[{"id":"new","role":"user","parts":[{"type":"text","text":"and tomorrow?"}]}]}`
 	b.ReportAllocs()
@@ -103,7 +103,7 @@ func BenchmarkTurnWithHistory200(b *testing.B) {
 		if len(conv.Messages) != 202 {
 			b.Fatalf("the conversation holds %d messages", len(conv.Messages))
 		}
-		v, _ = store.Truncate(context.Background(), key, conv.Version, 200)
+		v, _ = store.Write(context.Background(), key, conv.Version, 200)
 		b.StartTimer()
 	}
 	_ = v

@@ -26,6 +26,13 @@ type Error struct {
 // resume, AG-UI's connect) instead of failing.
 const CodeBusy = "busy"
 
+// CodeUnknownChat is the code of the 409 for a new message in a chat the
+// server does not have, while the client shows earlier messages in it:
+// the chat expired, was deleted, or lived in the memory of a server that
+// restarted. The client should say so and offer a new chat, rather than
+// go on in one whose past the model would not see.
+const CodeUnknownChat = "unknown_chat"
+
 func (e *Error) Error() string {
 	if e.Err != nil {
 		return e.Message + ": " + e.Err.Error()

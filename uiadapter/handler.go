@@ -204,7 +204,12 @@ func (h *Handler) decodeTurn(r *http.Request, body []byte, tail bool) (*Turn, er
 	return turn, nil
 }
 
-// serve answers a decoded request.
+// serve answers a decoded request: one pipeline for both modes. The
+// turn is planned from the conversation it builds on (the stored one, or
+// without history the client's, sanitized), with no I/O (plan.go); the
+// plan's answers are verified and its messages pass the guard (ingest);
+// then it is committed (with history: one compare-and-set write, made
+// while the run starts) and run.
 //
 //go:noinline
 func (h *Handler) serve(w http.ResponseWriter, req *request) {
@@ -226,42 +231,75 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 		writeError(w, log, err)
 		return
 	}
+	var s *session
+	var in *agent.Input
+	var err error
 	if stateless {
-		err := h.decodeAll(req)
-		var in *agent.Input
-		if err == nil {
-			in, err = h.prepare(req)
-		}
-		if err == nil {
-			err = h.ingest(req, in, true)
-		}
-		if err != nil {
-			writeError(w, log, err)
+		in, err = h.planClient(req)
+	} else {
+		req.body = nil // the turn is all it needs, and req lasts as long as the stream
+		s, in, err = h.planStored(req)
+		switch {
+		case err != nil && shuttingDown(r):
+			err = Unavailable("the server is shutting down; try again", err)
+		case errors.Is(err, errClientGone):
+			log.Debug("the client left before the conversation was loaded")
 			return
 		}
-		h.stream(w, req, in, nil)
-		return
 	}
-	req.body = nil // the turn is all it needs, and req lasts as long as the stream
-	s, err := h.begin(req)
-	if err != nil && shuttingDown(r) {
-		writeError(w, log, Unavailable("the server is shutting down; try again", err))
-		return
-	}
-	if errors.Is(err, errClientGone) {
-		log.Debug("the client left before the conversation was loaded")
-		return
-	}
-	if err == nil && s.refusal == "" {
-		if err = h.ingest(req, s.input, false); err != nil {
-			s.release()
-		}
+	if err == nil && (s == nil || s.plan.refusal == "") {
+		err = h.ingest(req, in, stateless)
 	}
 	if err != nil {
+		if s != nil {
+			s.release()
+		}
+		var ra *refusedAnswer
+		if errors.As(err, &ra) {
+			refused(log, ra.res, ra.why)
+			err = Conflict(ra.why)
+		}
 		writeError(w, log, err)
 		return
 	}
-	h.stream(w, req, s.input, s)
+	h.stream(w, req, in, s)
+}
+
+// planClient plans a turn without history: the client's thread is the
+// conversation, sanitized, and its approvals must carry valid signatures.
+func (h *Handler) planClient(req *request) (*agent.Input, error) {
+	if err := h.decodeAll(req); err != nil {
+		return nil, err
+	}
+	kinds, _ := h.agent.(agent.ToolKinds)
+	base, p, findings, err := planClient(req.turn, kinds, &h.cfg.policy)
+	if err != nil {
+		return nil, err
+	}
+	findings.Log(req.log)
+	p.log(req.log)
+	if err := h.verify(req, base, p.resume); err != nil {
+		return nil, err
+	}
+	return h.input(req, base[:p.keep:p.keep], p.add, p.resume), nil
+}
+
+// input is the agent's input for a planned turn: the conversation it
+// builds on, what the turn adds, and the answers that count.
+func (h *Handler) input(req *request, history, added []cmf.Message, resume []Resolution) *agent.Input {
+	t := req.turn
+	in := &agent.Input{
+		History:      history,
+		Messages:     added,
+		Instructions: h.cfg.instructions,
+		ClientTools:  t.ClientTools,
+		State:        t.State,
+		Context:      t.Context,
+	}
+	for _, res := range resume {
+		in.Resume = append(in.Resume, res.Resolution)
+	}
+	return in
 }
 
 // request is one chat request being served.
@@ -322,41 +360,13 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	return nil, BadRequest("could not read the request body")
 }
 
-// prepare sanitizes the client's conversation and verifies its
-// resolutions.
-func (h *Handler) prepare(req *request) (*agent.Input, error) {
-	turn, log := req.turn, req.log
-	h.screenClientOutputs(turn, log)
-	resolved := make(map[string]bool, len(turn.Resolutions))
-	for _, res := range turn.Resolutions {
-		resolved[res.ToolCallID] = true
-	}
-	msgs, findings := Sanitize(turn.Messages, resolved, h.cfg.policy)
-	findings.Log(log)
-	if err := h.verify(req, msgs); err != nil {
-		return nil, err
-	}
-	markApprovals(msgs, turn.Resolutions)
-	in := &agent.Input{
-		Messages:     msgs,
-		Instructions: h.cfg.instructions,
-		ClientTools:  turn.ClientTools,
-		State:        turn.State,
-		Context:      turn.Context,
-	}
-	for _, res := range turn.Resolutions {
-		in.Resume = append(in.Resume, res.Resolution)
-	}
-	return in, nil
-}
-
 // verify checks that every approval, denial or edit answers an approval
 // request this server signed, unexpired, for this scope, and not answered
 // before: the signature must match the tool call as the client's history
 // shows it (protocol, scope, chat, call id, tool name, input), and its
 // nonce must be new to the replay guard.
-func (h *Handler) verify(req *request, msgs []cmf.Message) error {
-	for _, res := range req.turn.Resolutions {
+func (h *Handler) verify(req *request, msgs []cmf.Message, answers []Resolution) error {
+	for _, res := range answers {
 		if !res.NeedsSignature() {
 			continue
 		}
@@ -396,43 +406,6 @@ func (h *Handler) verify(req *request, msgs []cmf.Message) error {
 // approval is worth a look (a stale tab, a replay, an attack).
 func refused(log *slog.Logger, res Resolution, why string) {
 	log.Warn("refused an answer to a tool call", "call", res.ToolCallID, "answer", res.Kind.String(), "reason", why)
-}
-
-// markApprovals records, on the client's copy of each call an answer
-// this request brings was verified for, that the call waited for
-// approval: a client's copy may not say so (AG-UI's has no such field),
-// and the loop must resume the call as an approval even when its tool
-// asks for none (a guard required it).
-func markApprovals(msgs []cmf.Message, resolutions []Resolution) {
-	for _, res := range resolutions {
-		if !res.NeedsSignature() {
-			continue
-		}
-		for i := len(msgs) - 1; i >= 0; i-- {
-			if _, ok := findCall(msgs[i:i+1], res.ToolCallID); !ok {
-				continue
-			}
-			if rec := msgs[i].CallRecord(res.ToolCallID); rec.ApprovalID == "" {
-				rec.ApprovalID = res.ApprovalID
-				if rec.ApprovalID == "" {
-					rec.ApprovalID = res.ToolCallID
-				}
-				msgs[i].SetCallRecord(res.ToolCallID, rec)
-			}
-			break
-		}
-	}
-}
-
-func findCall(msgs []cmf.Message, id string) (cmf.ToolCall, bool) {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		for _, p := range msgs[i].Content {
-			if tc, ok := p.(cmf.ToolCall); ok && tc.ToolCallID == id {
-				return tc, true
-			}
-		}
-	}
-	return cmf.ToolCall{}, false
 }
 
 func isJSON(contentType string) bool {

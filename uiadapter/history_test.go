@@ -441,7 +441,7 @@ func (s *flakyStore) Load(ctx context.Context, k history.Key) (history.Conversat
 	return s.lockingStore.Load(ctx, k)
 }
 
-func (s *flakyStore) Append(ctx context.Context, k history.Key, v history.Version, msgs ...cmf.Message) (history.Version, error) {
+func (s *flakyStore) Write(ctx context.Context, k history.Key, v history.Version, keep int, msgs ...cmf.Message) (history.Version, error) {
 	s.mu.Lock()
 	s.appendCalls++
 	n := s.appendCalls
@@ -452,7 +452,7 @@ func (s *flakyStore) Append(ctx context.Context, k history.Key, v history.Versio
 	if n <= s.lostUntil {
 		return 0, errors.New("i/o timeout")
 	}
-	nv, err := s.lockingStore.Append(ctx, k, v, msgs...)
+	nv, err := s.lockingStore.Write(ctx, k, v, keep, msgs...)
 	if err == nil && s.landThenErr[n] {
 		return 0, errors.New("i/o timeout")
 	}
@@ -538,7 +538,7 @@ func TestHistoryTurnStoredWithReply(t *testing.T) {
 	if roles(msgs) != "user,assistant" || msgs[0].ID() != "u1" || !strings.HasSuffix(msgs[1].Text(), "1000 ") {
 		t.Fatalf("stored %s", roles(msgs))
 	}
-	if !strings.Contains(f.logs.String(), "storing the user's message failed; it is stored with the reply") {
+	if !strings.Contains(f.logs.String(), "storing the turn failed; it is stored with the reply") {
 		t.Fatalf("log = %s", f.logs)
 	}
 	// The chat is not left locked.

@@ -2,6 +2,7 @@ package uiadapter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -89,66 +90,136 @@ func (h *Handler) authenticate(req *request) error {
 }
 
 // ingest fills the extensions of the turn's user messages (request,
-// agent, http, subject, provenance), lets the guard decide them, and
-// gives the run its context and guard. With history only the new user
-// message is the request's; without, every user message the client sent
-// is (the client resends its own copy each turn, unredacted), so all of
-// them are stamped and decided. A denial of the new message is a 403 with
-// the guard's reason, and nothing of the turn is stored; a resent message
-// a guard denies is left out (the client still holds the message it was
-// refused for, and would otherwise be refused on every turn after).
+// agent, http, subject, provenance), lets the guard decide the messages
+// that are the request's, and gives the run its context and guard.
+//
+// With history only the new user message is the request's. Without, the
+// client's whole thread is (it resends its own copy each turn, and nothing
+// in it is the server's), so every message passes the point that matches
+// what it claims to be: user and assistant text the input point, tool
+// results the post-tool point. A denial of the new user message is a 403
+// with the guard's reason, and nothing of the turn is stored; a resent
+// message a guard denies is left out (the client still holds the message
+// it was refused for, and would otherwise be refused on every turn after),
+// and a resent result it denies is replaced by a note that a policy
+// withheld it.
 func (h *Handler) ingest(req *request, in *agent.Input, stateless bool) error {
 	run := h.runContext(req)
 	in.Extensions, in.Guard = run, h.cfg.guard
-	msgs := in.Messages
-	run.Agent.Turn = turnOf(in.History, msgs)
-	first := len(msgs) - 1
-	if first < 0 || msgs[first].Role != cmf.RoleUser {
-		first = len(msgs) // a continuation: no new user message
-	}
+	run.Agent.Turn = turnOf(in.History, in.Messages)
 	if stateless {
-		first = 0
-	}
-	var dropped map[int]bool
-	for i := first; i < len(msgs); i++ {
-		if msgs[i].Role != cmf.RoleUser {
-			continue
-		}
-		parent := ""
-		switch {
-		case i > 0:
-			parent = msgs[i-1].ID()
-		case len(in.History) > 0:
-			parent = in.History[len(in.History)-1].ID()
-		}
-		h.stampUser(req, &msgs[i], run, parent)
-		err := h.checkInput(req, &msgs[i])
-		switch {
-		case err != nil && i == len(msgs)-1:
+		var err error
+		if in.History, err = h.screenThread(req, run, in.History, nil, false); err != nil {
 			return err
-		case err != nil:
-			req.log.Info("a resent user message was denied by policy: left out", "message", msgs[i].ID())
-			if dropped == nil {
-				dropped = map[int]bool{}
-			}
-			dropped[i] = true
 		}
-	}
-	if dropped != nil {
-		kept := make([]cmf.Message, 0, len(msgs)-len(dropped))
-		for i := range msgs {
-			if !dropped[i] {
-				kept = append(kept, msgs[i])
-			}
+		if in.Messages, err = h.screenThread(req, run, in.Messages, in.History, true); err != nil {
+			return err
 		}
-		in.Messages, msgs = kept, kept
+	} else if n := len(in.Messages); n > 0 && in.Messages[n-1].Role == cmf.RoleUser {
+		m := &in.Messages[n-1]
+		h.stampUser(req, m, run, lastID(in.History, in.Messages[:n-1]))
+		if err := h.checkInput(req, m); err != nil {
+			return err
+		}
 	}
 	// The run works for the turn's user message, as the policies left it.
-	run.Agent.Input = intent(lastUserText(in.History, msgs))
+	run.Agent.Input = intent(lastUserText(in.History, in.Messages))
 	return nil
 }
 
-// checkInput lets the guard decide a user message, in place.
+// screenThread stamps and guards the client's messages (without history),
+// returning them as the policies leave them: before are the messages that
+// precede msgs. last says msgs end with the request's new message, whose
+// denial refuses the request.
+func (h *Handler) screenThread(req *request, run *cmf.Extensions, msgs, before []cmf.Message, last bool) ([]cmf.Message, error) {
+	var out []cmf.Message
+	for i := range msgs {
+		m := msgs[i]
+		if m.Role == cmf.RoleUser {
+			parent := lastID(before, msgs[:i])
+			h.stampUser(req, &m, run, parent)
+		}
+		keep, err := h.checkClient(req, &m)
+		switch {
+		case err != nil && last && i == len(msgs)-1 && m.Role == cmf.RoleUser:
+			return nil, err
+		case err != nil:
+			req.log.Info("a resent message was denied by policy: left out", "message", m.ID(), "role", m.Role)
+		case keep:
+			if out == nil {
+				out = make([]cmf.Message, 0, len(msgs))
+			}
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// checkClient lets the guard decide a message the client wrote, in
+// place: text at the input point, tool results at the post-tool point
+// (a denied result becomes an error result saying a policy withheld it).
+// It returns false when the message is to be left out.
+func (h *Handler) checkClient(req *request, m *cmf.Message) (bool, error) {
+	switch m.Role {
+	case cmf.RoleUser, cmf.RoleAssistant:
+		return true, h.checkInput(req, m)
+	case cmf.RoleTool:
+		return true, h.checkResults(req, m)
+	}
+	return true, nil
+}
+
+// checkResults lets the guard decide each tool result of a client's tool
+// message at the post-tool point, as the loop does for the results it
+// makes.
+func (h *Handler) checkResults(req *request, m *cmf.Message) error {
+	g := h.cfg.guard
+	if g == nil || !g.Guards(agent.PointPostTool) {
+		return nil
+	}
+	var content []cmf.Part
+	for i, p := range m.Content {
+		tr, ok := p.(cmf.ToolResult)
+		if !ok {
+			continue
+		}
+		one := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleTool, Content: []cmf.Part{tr}, Extensions: m.Extensions}
+		v, err := g.Check(req.r.Context(), &agent.Check{Point: agent.PointPostTool, Message: &one, Tool: tr.ToolName})
+		if err != nil {
+			v = agent.Verdict{Deny: agent.PolicyFailed}
+		}
+		switch {
+		case v.Deny != "":
+			req.log.Info("a client tool result was denied by policy", "call", tr.ToolCallID, "reason", v.Deny)
+			tr.Content, tr.IsError = deniedResult(v.Deny), true
+		case v.Message != nil && len(v.Message.Content) == 1:
+			if r, ok := v.Message.Content[0].(cmf.ToolResult); ok {
+				tr = r
+			}
+		}
+		if content == nil {
+			content = slices.Clone(m.Content)
+		}
+		content[i] = tr
+		if len(v.Labels) > 0 {
+			m.AddLabels(v.Labels...)
+		}
+	}
+	if content != nil {
+		m.Content = content
+	}
+	return nil
+}
+
+// deniedResult is the output of a result a policy withheld, as the model
+// sees it.
+func deniedResult(reason string) json.RawMessage {
+	b, _ := json.Marshal("Tool result denied by policy: " + reason)
+	return b
+}
+
+// checkInput lets the guard decide a message at the input point, in
+// place.
 func (h *Handler) checkInput(req *request, m *cmf.Message) error {
 	g := h.cfg.guard
 	if g == nil || !g.Guards(agent.PointInput) {
@@ -159,7 +230,7 @@ func (h *Handler) checkInput(req *request, m *cmf.Message) error {
 		v = agent.Verdict{Deny: agent.PolicyFailed}
 	}
 	if v.Deny != "" {
-		req.log.Info("the user's message was denied by policy", "reason", v.Deny)
+		req.log.Info("a message was denied by policy", "role", m.Role, "reason", v.Deny)
 		return &Error{Status: http.StatusForbidden, Message: v.Deny}
 	}
 	if v.Message != nil {

@@ -104,7 +104,7 @@ func TestSaveConflictWithAnotherWriteIsNotSaved(t *testing.T) {
 	})
 	intruder := cmf.Message{Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: "from elsewhere"}}}
 	intruder.SetID("x1")
-	if _, err := store.Append(context.Background(), key, v, intruder); err != nil {
+	if _, err := store.Write(context.Background(), key, v, history.KeepAll, intruder); err != nil {
 		t.Fatal(err)
 	}
 	close(release)
@@ -234,7 +234,7 @@ type gatedStore struct {
 	inSave  chan struct{}
 }
 
-func (s *gatedStore) Append(ctx context.Context, key history.Key, expect history.Version, msgs ...cmf.Message) (history.Version, error) {
+func (s *gatedStore) Write(ctx context.Context, key history.Key, expect history.Version, keep int, msgs ...cmf.Message) (history.Version, error) {
 	s.mu.Lock()
 	s.appends++
 	n := s.appends
@@ -243,7 +243,7 @@ func (s *gatedStore) Append(ctx context.Context, key history.Key, expect history
 		close(s.inSave)
 		<-s.gate
 	}
-	return s.Memory.Append(ctx, key, expect, msgs...)
+	return s.Memory.Write(ctx, key, expect, keep, msgs...)
 }
 
 // finishWatcher runs check when the finish chunk is written.

@@ -260,7 +260,7 @@ func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.He
 		msgs = append(hdr.Turn[:n:n], msgs...) // it died before its turn was stored
 	}
 	if len(msgs) > 0 && !holds(conv.Messages, msgs[0].ID()) {
-		if _, err := h.cfg.store.Append(ctx, key, conv.Version, msgs...); err != nil {
+		if _, err := h.cfg.store.Write(ctx, key, conv.Version, history.KeepAll, msgs...); err != nil {
 			return err
 		}
 	}

@@ -434,3 +434,22 @@ func TestPolicyInputStatelessResend(t *testing.T) {
 		t.Fatalf("the model saw %s", seen)
 	}
 }
+
+// An edit the input policy refuses leaves the stored chat as it was: the
+// turn is planned, guarded, and only then written (cut and add in one
+// write), so a refusal cuts nothing.
+func TestPolicyRefusedEditKeepsTheChat(t *testing.T) {
+	f := newPolicyFixture(t, true)
+	if got := f.chat(userBody("e", "hello")).Text(); got != "You said: hello" {
+		t.Fatalf("reply = %q", got)
+	}
+	// userBody sends the message as "u1" again: an edit of the first
+	// message, which would cut the chat to nothing before it.
+	status, body := f.post("/api/chat", userBody("e", "my password: hunter2"))
+	if status != http.StatusForbidden {
+		t.Fatalf("%d %s", status, body)
+	}
+	if msgs := f.stored("e"); len(msgs) != 2 || msgs[0].Text() != "hello" {
+		t.Fatalf("the refused edit changed the chat: %d messages", len(msgs))
+	}
+}

@@ -277,13 +277,13 @@ type heldAppends struct {
 	release chan struct{}
 }
 
-func (s heldAppends) Append(ctx context.Context, k history.Key, v history.Version, msgs ...cmf.Message) (history.Version, error) {
+func (s heldAppends) Write(ctx context.Context, k history.Key, v history.Version, keep int, msgs ...cmf.Message) (history.Version, error) {
 	select {
 	case <-s.release:
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
-	return s.lockingStore.Append(ctx, k, v, msgs...)
+	return s.lockingStore.Write(ctx, k, v, keep, msgs...)
 }
 
 // A client that connects while the run's own turn is still being stored

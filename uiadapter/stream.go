@@ -73,7 +73,7 @@ type runResult struct {
 func (h *Handler) start(req *request, in *agent.Input, sess *session) *run {
 	rn := &run{h: h, req: req, in: in, sess: sess, key: sess.key, done: make(chan struct{}), progress: make(chan struct{})}
 	rn.header = runlog.Header{Run: req.turn.RunID, Protocol: h.proto.Name(), Started: time.Now(),
-		Base: len(in.History) + len(sess.turnMsgs), Turn: sess.turnMsgs, Lock: sess.token}
+		Base: len(in.History) + len(sess.plan.add), Turn: sess.plan.add, Lock: sess.token}
 	if req.turn.Intent == Continue {
 		rn.header.Continue = req.turn.MessageID
 	}
@@ -93,7 +93,7 @@ func (rn *run) main() {
 	h, sess, log := rn.h, rn.sess, rn.req.log
 	defer close(rn.done)
 	defer h.inflight.exit(rn.flight)
-	sess.storeTurn()
+	sess.commit()
 	sess.keepLock(func() { rn.cancel(errLockLost) })
 	res := h.produce(rn.ctx, rn.req, rn.in, true, rn.publish, rn.cancel)
 
@@ -333,10 +333,10 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 		h.streamLive(req, in, sse, enc)
 		return
 	}
-	if sess.refusal != "" {
-		log.Info("run refused", "reason", sess.refusal)
+	if sess.plan.refusal != "" {
+		log.Info("run refused", "reason", sess.plan.refusal)
 		sess.release()
-		_ = enc.Fail(sess.refusal)
+		_ = enc.Fail(sess.plan.refusal)
 		_ = enc.Close()
 		_ = sse.Flush()
 		return

@@ -56,7 +56,7 @@ func BenchmarkTurnCost(b *testing.B) {
 func benchTurn(b *testing.B, store history.Store, n int) {
 	ctx := context.Background()
 	key := history.Key{Scope: "single", Chat: "c"} // uiadapter.SingleScope's scope
-	if _, err := store.Append(ctx, key, 0, conversation(n)...); err != nil {
+	if _, err := store.Write(ctx, key, 0, history.KeepAll, conversation(n)...); err != nil {
 		b.Fatal(err)
 	}
 	h := testutil.Must(vercelai.Handler(testutil.DemoLoopWith(b), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope),
@@ -72,12 +72,12 @@ func benchTurn(b *testing.B, store history.Store, n int) {
 		}
 	}
 	// A turn writes twice (the user message, then the reply).
-	version, err := store.Truncate(ctx, key, 1, n)
+	version, err := store.Write(ctx, key, 1, n)
 	if err != nil {
 		b.Fatal(err)
 	}
 	cutBack := func() {
-		v, err := store.Truncate(ctx, key, version+2, n)
+		v, err := store.Write(ctx, key, version+2, n)
 		if err != nil {
 			conv, _ := store.Load(ctx, key)
 			b.Fatalf("cutting back: %v (the chat holds %d messages at version %d, want %d)", err, len(conv.Messages), conv.Version, version+2)

@@ -23,7 +23,7 @@ func BenchmarkRedisLoad200(b *testing.B) {
 			testutil.DeleteKeysOnCleanup(b, rdb, prefix)
 			s := redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithCache(bc.size))
 			key := history.Key{Scope: "s", Chat: "c"}
-			if _, err := s.Append(context.Background(), key, 0, testutil.UserMessages(200)...); err != nil {
+			if _, err := s.Write(context.Background(), key, 0, history.KeepAll, testutil.UserMessages(200)...); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
@@ -48,7 +48,7 @@ func BenchmarkRedisAppend(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if v, err = s.Append(context.Background(), key, v, msgs...); err != nil {
+		if v, err = s.Write(context.Background(), key, v, history.KeepAll, msgs...); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -147,36 +147,36 @@ end
 return {0, v}
 `
 
-// appendScript: KEYS msgs, ver, gen, meta; ARGV expected version, ttl ms,
-// a derived title and the index of its message among these (-1: none),
-// messages…. Returns {0, new version} or {-1, current version}. Creating a
-// conversation stamps gen with the server's clock in microseconds, so a
-// conversation deleted (or expired) and created again is told apart from
-// the old one even though its versions start again at 1. The derived
-// title is kept unless one already is.
-var appendScript = goredis.NewScript(`
+// writeScript: KEYS msgs, ver, gen, meta; ARGV expected version, ttl
+// ms, keep (-1: all), a derived title and the index of its message among
+// the new ones (-1: none), messages…. Returns {0, new version}, {-1,
+// current version} when the version moved, or {-2, length} when keep is
+// more than the conversation holds. Creating a conversation stamps gen
+// with the server's clock in microseconds, so a conversation deleted (or
+// expired) and created again is told apart from the old one even though
+// its versions start again at 1. A derived title whose message is cut
+// goes with it; a new one is kept unless one already is.
+var writeScript = goredis.NewScript(`
 local v = tonumber(redis.call('GET', KEYS[2]) or '0')
 if v ~= tonumber(ARGV[1]) then return {-1, v} end
+local n = redis.call('LLEN', KEYS[1])
+local keep = tonumber(ARGV[3])
+if keep < 0 then keep = n end
+if keep > n then return {-2, n} end
 if v == 0 then
   local t = redis.call('TIME')
   redis.call('SET', KEYS[3], t[1] .. string.format('%06d', tonumber(t[2])))
 end
-local at = tonumber(ARGV[4])
-if at >= 0 and redis.call('HEXISTS', KEYS[4], 'auto') == 0 then
-  redis.call('HSET', KEYS[4], 'auto', ARGV[3], 'at', redis.call('LLEN', KEYS[1]) + at)
+if keep < n then
+  if keep == 0 then redis.call('DEL', KEYS[1]) else redis.call('LTRIM', KEYS[1], 0, keep - 1) end
+  local at = tonumber(redis.call('HGET', KEYS[4], 'at') or '-1')
+  if at >= 0 and keep <= at then redis.call('HDEL', KEYS[4], 'auto', 'at') end
 end
-for i = 5, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
-` + bumpVersion)
-
-// truncateScript: KEYS msgs, ver, gen, meta; ARGV expected version, ttl
-// ms, keep. A derived title whose message goes goes with it.
-var truncateScript = goredis.NewScript(`
-local v = tonumber(redis.call('GET', KEYS[2]) or '0')
-if v == 0 or v ~= tonumber(ARGV[1]) then return {-1, v} end
-local keep = tonumber(ARGV[3])
-if keep <= 0 then redis.call('DEL', KEYS[1]) else redis.call('LTRIM', KEYS[1], 0, keep - 1) end
-local at = tonumber(redis.call('HGET', KEYS[4], 'at') or '-1')
-if at >= 0 and keep <= at then redis.call('HDEL', KEYS[4], 'auto', 'at') end
+local at = tonumber(ARGV[5])
+if at >= 0 and redis.call('HEXISTS', KEYS[4], 'auto') == 0 then
+  redis.call('HSET', KEYS[4], 'auto', ARGV[4], 'at', keep + at)
+end
+for i = 6, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
 ` + bumpVersion)
 
 // renameScript: KEYS ver, meta; ARGV title ("": remove). The hash expires
@@ -294,12 +294,13 @@ func (s *Store) load(ctx context.Context, key history.Key, token string, ttl tim
 	return conv, nil
 }
 
-// Append adds messages if the version is expect.
-func (s *Store) Append(ctx context.Context, key history.Key, expect history.Version, msgs ...cmf.Message) (history.Version, error) {
+// Write keeps the first keep messages and appends msgs, if the version
+// is expect: one script.
+func (s *Store) Write(ctx context.Context, key history.Key, expect history.Version, keep int, msgs ...cmf.Message) (history.Version, error) {
 	msgsKey, verKey, genKey, _ := s.keys(key)
 	title, at := history.Title(msgs)
-	args := make([]any, 0, len(msgs)+4)
-	args = append(args, int64(expect), s.ttl.Milliseconds(), title, at)
+	args := make([]any, 0, len(msgs)+5)
+	args = append(args, int64(expect), s.ttl.Milliseconds(), keep, title, at)
 	sizes := make([]int64, len(msgs))
 	for i := range msgs {
 		if err := msgs[i].Validate(); err != nil {
@@ -312,12 +313,15 @@ func (s *Store) Append(ctx context.Context, key history.Key, expect history.Vers
 		sizes[i] = int64(len(b))
 		args = append(args, b)
 	}
-	v, err := s.cas(ctx, "append", appendScript, key, []string{msgsKey, verKey, genKey, s.metaKey(key)}, args)
+	v, err := s.cas(ctx, "write", writeScript, key, []string{msgsKey, verKey, genKey, s.metaKey(key)}, args)
 	if err != nil {
 		s.cache.drop(key)
 		return 0, err
 	}
 	s.cache.update(key, expect, v, func(old cached) cached {
+		if keep != history.KeepAll {
+			old = cutCached(old, keep)
+		}
 		// In place past the end: loads hold slices capped at their
 		// length, never past lent, so nobody sees these slots but this
 		// entry.
@@ -331,33 +335,27 @@ func (s *Store) Append(ctx context.Context, key history.Key, expect history.Vers
 	return v, nil
 }
 
-// Truncate keeps the first keep messages if the version is expect.
-func (s *Store) Truncate(ctx context.Context, key history.Key, expect history.Version, keep int) (history.Version, error) {
-	msgsKey, verKey, genKey, _ := s.keys(key)
-	v, err := s.cas(ctx, "truncate", truncateScript, key, []string{msgsKey, verKey, genKey, s.metaKey(key)}, []any{int64(expect), s.ttl.Milliseconds(), keep})
-	if err != nil {
-		s.cache.drop(key)
-		return 0, err
-	}
-	s.cache.update(key, expect, v, func(old cached) cached {
-		n := min(max(keep, 0), len(old.msgs))
-		for _, size := range old.sizes[n:] {
-			old.bytes -= size
-		}
-		if old.lent <= n {
-			// No load holds the messages past n: appends may overwrite
-			// them in place.
-			old.msgs, old.sizes = old.msgs[:n], old.sizes[:n]
-		} else {
-			// Loads may still read them: the kept ones move to new
-			// arrays (with room to grow), which later appends fill.
-			old.msgs = append(make([]cmf.Message, 0, n+n/4+8), old.msgs[:n]...)
-			old.sizes = append(make([]int64, 0, cap(old.msgs)), old.sizes[:n]...)
-			old.lent = 0
-		}
+// cutCached drops a cached conversation's messages past keep.
+func cutCached(old cached, keep int) cached {
+	n := min(max(keep, 0), len(old.msgs))
+	if n == len(old.msgs) {
 		return old
-	})
-	return v, nil
+	}
+	for _, size := range old.sizes[n:] {
+		old.bytes -= size
+	}
+	if old.lent <= n {
+		// No load holds the messages past n: appends may overwrite them
+		// in place.
+		old.msgs, old.sizes = old.msgs[:n], old.sizes[:n]
+		return old
+	}
+	// Loads may still read them: the kept ones move to new arrays (with
+	// room to grow), which later appends fill.
+	old.msgs = append(make([]cmf.Message, 0, n+n/4+8), old.msgs[:n]...)
+	old.sizes = append(make([]int64, 0, cap(old.msgs)), old.sizes[:n]...)
+	old.lent = 0
+	return old
 }
 
 // cas runs a write script, and marks the conversation written in its
@@ -384,7 +382,11 @@ func (s *Store) cas(ctx context.Context, op string, script *goredis.Script, key 
 	if len(res) != 2 {
 		return 0, fmt.Errorf("history/redisstore: unexpected script reply %v", res)
 	}
-	if res[0] != 0 {
+	switch res[0] {
+	case 0:
+	case -2:
+		return 0, fmt.Errorf("history/redisstore: %s keeps more messages than the conversation's %d", op, res[1])
+	default:
 		return 0, history.ErrConflict
 	}
 	return history.Version(res[1]), nil

@@ -56,7 +56,7 @@ func TestCacheAcrossReplicas(t *testing.T) {
 	user := func(text string) cmf.Message {
 		return cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: text}}}
 	}
-	if _, err := a.Append(ctx, key, 0, user("one")); err != nil {
+	if _, err := a.Write(ctx, key, 0, history.KeepAll, user("one")); err != nil {
 		t.Fatal(err)
 	}
 	if v, got := load(a); v != 1 || got != "one" {
@@ -65,7 +65,7 @@ func TestCacheAcrossReplicas(t *testing.T) {
 	if v, got := load(b); v != 1 || got != "one" {
 		t.Fatalf("b loads %d %q", v, got)
 	}
-	if _, err := b.Append(ctx, key, 1, user("two")); err != nil {
+	if _, err := b.Write(ctx, key, 1, history.KeepAll, user("two")); err != nil {
 		t.Fatal(err)
 	}
 	if v, got := load(a); v != 2 || got != "one,two" {
@@ -74,10 +74,10 @@ func TestCacheAcrossReplicas(t *testing.T) {
 	if err := b.Delete(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Append(ctx, key, 0, user("new")); err != nil {
+	if _, err := b.Write(ctx, key, 0, history.KeepAll, user("new")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Append(ctx, key, 1, user("chat")); err != nil {
+	if _, err := b.Write(ctx, key, 1, history.KeepAll, user("chat")); err != nil {
 		t.Fatal(err)
 	}
 	// a cached version 2 of the old conversation; the new one is at 2 too.
@@ -98,7 +98,7 @@ func TestCacheSkipsFetchingMessages(t *testing.T) {
 	cachedStore := redisstore.New(rdb, redisstore.WithPrefix(prefix))
 	uncached := redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithCache(0))
 	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: "hi"}}}
-	if _, err := cachedStore.Append(ctx, key, 0, m); err != nil {
+	if _, err := cachedStore.Write(ctx, key, 0, history.KeepAll, m); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cachedStore.Load(ctx, key); err != nil {
@@ -149,7 +149,7 @@ func TestKeyLayout(t *testing.T) {
 	s := redisstore.New(rdb, redisstore.WithPrefix(prefix), redisstore.WithTTL(time.Hour))
 	ctx := context.Background()
 	key := history.Key{Scope: "alice", Chat: "chat:1"}
-	if _, err := s.Append(ctx, key, 0); err != nil {
+	if _, err := s.Write(ctx, key, 0, history.KeepAll); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Acquire(ctx, key, "tok", time.Minute); err != nil {
@@ -217,7 +217,7 @@ func TestCacheBytesBound(t *testing.T) {
 	fill := func(chat string, n int) {
 		t.Helper()
 		key := history.Key{Scope: "s", Chat: chat}
-		if _, err := s.Append(ctx, key, 0, msg(n)); err != nil {
+		if _, err := s.Write(ctx, key, 0, history.KeepAll, msg(n)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Load(ctx, key); err != nil {

@@ -79,11 +79,11 @@ func Run(t *testing.T, newStore NewStore) {
 			cmf.ToolCall{ToolCallID: "c1", Name: "t", Arguments: json.RawMessage(`{"n":12345678901234567890}`)},
 		}, Extensions: &cmf.Extensions{UI: &cmf.UIExtension{Calls: map[string]cmf.CallRecord{"c1": {ApprovalID: "a"}}}, Custom: map[string]json.RawMessage{"app.note": json.RawMessage(`{"k":[1,2]}`)}}}
 		rich.SetID("m2")
-		v, err := s.Append(ctx, key, 0, msg("m1", "hello"), rich)
+		v, err := s.Write(ctx, key, 0, history.KeepAll, msg("m1", "hello"), rich)
 		if err != nil || v != 1 {
 			t.Fatalf("Append = %d, %v", v, err)
 		}
-		v, err = s.Append(ctx, key, 1, msg("m3", "again"))
+		v, err = s.Write(ctx, key, 1, history.KeepAll, msg("m3", "again"))
 		if err != nil || v != 2 {
 			t.Fatalf("second Append = %d, %v", v, err)
 		}
@@ -104,7 +104,7 @@ func Run(t *testing.T, newStore NewStore) {
 		if c.Bytes != size {
 			t.Fatalf("Bytes = %d, want the messages' JSON size %d", c.Bytes, size)
 		}
-		if _, err := s.Truncate(ctx, key, 2, 1); err != nil {
+		if _, err := s.Write(ctx, key, 2, 1); err != nil {
 			t.Fatal(err)
 		}
 		one, _ := json.Marshal(msg("m1", "hello"))
@@ -123,20 +123,20 @@ func Run(t *testing.T, newStore NewStore) {
 			}
 		}
 		check(0)
-		v, _ := s.Append(ctx, key, 0, msg("m1", "a"))
+		v, _ := s.Write(ctx, key, 0, history.KeepAll, msg("m1", "a"))
 		check(v, "m1")
 		check(v, "m1")
-		v, _ = s.Append(ctx, key, v, msg("m2", "b"), msg("m3", "c"))
+		v, _ = s.Write(ctx, key, v, history.KeepAll, msg("m2", "b"), msg("m3", "c"))
 		check(v, "m1", "m2", "m3")
-		v, _ = s.Truncate(ctx, key, v, 1)
+		v, _ = s.Write(ctx, key, v, 1)
 		check(v, "m1")
-		v, _ = s.Append(ctx, key, v, msg("m4", "d"))
+		v, _ = s.Write(ctx, key, v, history.KeepAll, msg("m4", "d"))
 		check(v, "m1", "m4")
-		_, _ = s.Append(ctx, key, v-1, msg("lost", "x")) // conflict: changes nothing
+		_, _ = s.Write(ctx, key, v-1, history.KeepAll, msg("lost", "x")) // conflict: changes nothing
 		check(v, "m1", "m4")
 		_ = s.Delete(ctx, key)
 		check(0)
-		v, _ = s.Append(ctx, key, 0, msg("m5", "e"))
+		v, _ = s.Write(ctx, key, 0, history.KeepAll, msg("m5", "e"))
 		check(v, "m5")
 	})
 
@@ -144,7 +144,7 @@ func Run(t *testing.T, newStore NewStore) {
 		s, _ := newStore(t, 0)
 		in := msg("m1", "hello")
 		in.Extensions.Custom = map[string]json.RawMessage{"k": json.RawMessage(`1`)}
-		v, err := s.Append(ctx, key, 0, in, msg("m2", "b"), msg("m3", "c"))
+		v, err := s.Write(ctx, key, 0, history.KeepAll, in, msg("m2", "b"), msg("m3", "c"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,10 +164,10 @@ func Run(t *testing.T, newStore NewStore) {
 		// caller's to append to, and later writes never show through it:
 		// a load keeps seeing the conversation as it was.
 		_ = append(c.Messages, msg("mine", "x"))
-		if v, err = s.Truncate(ctx, key, v, 1); err != nil {
+		if v, err = s.Write(ctx, key, v, 1); err != nil {
 			t.Fatal(err)
 		}
-		if _, err = s.Append(ctx, key, v, msg("n2", "new"), msg("n3", "newer")); err != nil {
+		if _, err = s.Write(ctx, key, v, history.KeepAll, msg("n2", "new"), msg("n3", "newer")); err != nil {
 			t.Fatal(err)
 		}
 		if got := ids(c); !same(got, []string{"m1", "m2", "m3"}) {
@@ -183,14 +183,14 @@ func Run(t *testing.T, newStore NewStore) {
 
 	t.Run("invalid messages are refused", func(t *testing.T) {
 		s, _ := newStore(t, 0)
-		v, err := s.Append(ctx, key, 0, msg("m1", "ok"))
+		v, err := s.Write(ctx, key, 0, history.KeepAll, msg("m1", "ok"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		bad := msg("m2", "x")
 		bad.Content = append(bad.Content, cmf.ToolCall{Name: "t", Arguments: json.RawMessage(`{}`)}) // no call id
 		var invalid *cmf.ValidationError
-		if _, err := s.Append(ctx, key, v, msg("m3", "fine"), bad); !errors.As(err, &invalid) {
+		if _, err := s.Write(ctx, key, v, history.KeepAll, msg("m3", "fine"), bad); !errors.As(err, &invalid) {
 			t.Fatalf("Append of an invalid message = %v, want a *cmf.ValidationError", err)
 		}
 		if c, _ := s.Load(ctx, key); c.Version != v || !same(ids(c), []string{"m1"}) {
@@ -200,15 +200,15 @@ func Run(t *testing.T, newStore NewStore) {
 
 	t.Run("conflict", func(t *testing.T) {
 		s, _ := newStore(t, 0)
-		if _, err := s.Append(ctx, key, 0, msg("m1", "a")); err != nil {
+		if _, err := s.Write(ctx, key, 0, history.KeepAll, msg("m1", "a")); err != nil {
 			t.Fatal(err)
 		}
 		for _, expect := range []history.Version{0, 2, 7} {
-			if _, err := s.Append(ctx, key, expect, msg("x", "x")); !errors.Is(err, history.ErrConflict) {
+			if _, err := s.Write(ctx, key, expect, history.KeepAll, msg("x", "x")); !errors.Is(err, history.ErrConflict) {
 				t.Fatalf("Append(expect %d) = %v, want ErrConflict", expect, err)
 			}
 		}
-		if _, err := s.Append(ctx, history.Key{Scope: "alice", Chat: "new"}, 3, msg("x", "x")); !errors.Is(err, history.ErrConflict) {
+		if _, err := s.Write(ctx, history.Key{Scope: "alice", Chat: "new"}, history.KeepAll, 3, msg("x", "x")); !errors.Is(err, history.ErrConflict) {
 			t.Fatalf("Append to a missing conversation with expect 3 = %v", err)
 		}
 		c, _ := s.Load(ctx, key)
@@ -219,11 +219,11 @@ func Run(t *testing.T, newStore NewStore) {
 
 	t.Run("truncate", func(t *testing.T) {
 		s, _ := newStore(t, 0)
-		v, _ := s.Append(ctx, key, 0, msg("m1", "a"), msg("m2", "b"), msg("m3", "c"))
-		if _, err := s.Truncate(ctx, key, v+1, 1); !errors.Is(err, history.ErrConflict) {
+		v, _ := s.Write(ctx, key, 0, history.KeepAll, msg("m1", "a"), msg("m2", "b"), msg("m3", "c"))
+		if _, err := s.Write(ctx, key, v+1, 1); !errors.Is(err, history.ErrConflict) {
 			t.Fatalf("Truncate with a stale version = %v", err)
 		}
-		v, err := s.Truncate(ctx, key, v, 2)
+		v, err := s.Write(ctx, key, v, 2)
 		if err != nil || v != 2 {
 			t.Fatalf("Truncate = %d, %v", v, err)
 		}
@@ -231,7 +231,7 @@ func Run(t *testing.T, newStore NewStore) {
 		if !same(ids(c), []string{"m1", "m2"}) || c.Version != 2 {
 			t.Fatalf("after Truncate: %v %d", ids(c), c.Version)
 		}
-		v, err = s.Truncate(ctx, key, v, 0)
+		v, err = s.Write(ctx, key, v, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,17 +239,48 @@ func Run(t *testing.T, newStore NewStore) {
 		if len(c.Messages) != 0 || c.Version != v || v == 0 {
 			t.Fatalf("after Truncate to 0: %+v", c)
 		}
-		if _, err := s.Append(ctx, key, v, msg("m4", "d")); err != nil {
+		if _, err := s.Write(ctx, key, v, history.KeepAll, msg("m4", "d")); err != nil {
 			t.Fatalf("Append after Truncate: %v", err)
 		}
-		if _, err := s.Truncate(ctx, history.Key{Scope: "x", Chat: "missing"}, 0, 0); !errors.Is(err, history.ErrConflict) {
+		if _, err := s.Write(ctx, history.Key{Scope: "x", Chat: "missing"}, 1, 0); !errors.Is(err, history.ErrConflict) {
 			t.Fatalf("Truncate of a missing conversation = %v", err)
+		}
+	})
+
+	t.Run("write cuts and adds at once", func(t *testing.T) {
+		s, _ := newStore(t, 0)
+		v, _ := s.Write(ctx, key, 0, history.KeepAll, msg("m1", "first"), msg("m2", "b"), msg("m3", "c"))
+		// An edit of the first message: everything goes, the new one comes,
+		// in one version.
+		v2, err := s.Write(ctx, key, v, 0, msg("m1", "edited"), msg("m4", "d"))
+		if err != nil || v2 != v+1 {
+			t.Fatalf("Write = %d, %v", v2, err)
+		}
+		c, _ := s.Load(ctx, key)
+		if !same(ids(c), []string{"m1", "m4"}) || c.Messages[0].Text() != "edited" || c.Version != v2 {
+			t.Fatalf("after the write: %v %d", ids(c), c.Version)
+		}
+		// The derived title follows the message that replaced its own.
+		infos, _ := s.List(ctx, key.Scope, 0)
+		if len(infos) != 1 || infos[0].Title != "edited" {
+			t.Fatalf("title after the write: %+v", infos)
+		}
+		// A refused write (stale version) cuts nothing.
+		if _, err := s.Write(ctx, key, v, 0); !errors.Is(err, history.ErrConflict) {
+			t.Fatalf("stale write = %v", err)
+		}
+		// keep beyond what is stored is an error, and changes nothing.
+		if _, err := s.Write(ctx, key, v2, 3, msg("m5", "e")); err == nil || errors.Is(err, history.ErrConflict) {
+			t.Fatalf("Write keeping 3 of 2 = %v, want an error that is not a conflict", err)
+		}
+		if c, _ := s.Load(ctx, key); c.Version != v2 || len(c.Messages) != 2 {
+			t.Fatalf("a refused write changed the conversation: %v %d", ids(c), c.Version)
 		}
 	})
 
 	t.Run("delete", func(t *testing.T) {
 		s, _ := newStore(t, 0)
-		_, _ = s.Append(ctx, key, 0, msg("m1", "a"))
+		_, _ = s.Write(ctx, key, 0, history.KeepAll, msg("m1", "a"))
 		if err := s.Delete(ctx, key); err != nil {
 			t.Fatal(err)
 		}
@@ -279,14 +310,14 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 		hello := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleAssistant, Content: []cmf.Part{cmf.Text{Text: "Hello! Ask me anything."}}}
 		hello.SetID("m0")
-		v, err := s.Append(ctx, key, 0, hello)
+		v, err := s.Write(ctx, key, 0, history.KeepAll, hello)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if c := info(key); c.Title != "" || c.Messages != 1 || c.Created.IsZero() || c.Updated.Before(c.Created) {
 			t.Fatalf("with no user message: %+v", c)
 		}
-		if v, err = s.Append(ctx, key, v, msg("m1", "  What is\n the  weather? "), msg("m2", "and tomorrow?")); err != nil {
+		if v, err = s.Write(ctx, key, v, history.KeepAll, msg("m1", "  What is\n the  weather? "), msg("m2", "and tomorrow?")); err != nil {
 			t.Fatal(err)
 		}
 		if c := info(key); c.Title != "What is the weather?" || c.Messages != 3 {
@@ -309,13 +340,13 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 		// Editing the first question: its title goes with it, and the
 		// edited one names the chat.
-		if v, err = s.Truncate(ctx, key, v, 1); err != nil {
+		if v, err = s.Write(ctx, key, v, 1); err != nil {
 			t.Fatal(err)
 		}
 		if c := info(key); c.Title != "" || c.Messages != 1 {
 			t.Fatalf("after truncating the titled message: %+v", c)
 		}
-		if _, err = s.Append(ctx, key, v, msg("m1b", "Rain in Oslo?")); err != nil {
+		if _, err = s.Write(ctx, key, v, history.KeepAll, msg("m1b", "Rain in Oslo?")); err != nil {
 			t.Fatal(err)
 		}
 		if c := info(key); c.Title != "Rain in Oslo?" {
@@ -349,14 +380,14 @@ func Run(t *testing.T, newStore NewStore) {
 			},
 		} {
 			// No user message: Rename writes the only title there is.
-			if _, err := s.Append(ctx, key, 0, hello); err != nil {
+			if _, err := s.Write(ctx, key, 0, history.KeepAll, hello); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Rename(ctx, key, "Renamed"); err != nil {
 				t.Fatal(err)
 			}
 			end()
-			if _, err := s.Append(ctx, key, 0, hello); err != nil {
+			if _, err := s.Write(ctx, key, 0, history.KeepAll, hello); err != nil {
 				t.Fatal(err)
 			}
 			if c := info(key); c.Title != "" || c.Messages != 1 {
@@ -376,7 +407,7 @@ func Run(t *testing.T, newStore NewStore) {
 			{Scope: "{x}", Chat: "y"}, {Scope: "x", Chat: "}y{"}, {Scope: "%3A", Chat: ""}, {Scope: ":", Chat: ""},
 		}
 		for i, k := range keys {
-			if _, err := s.Append(ctx, k, 0, msg(fmt.Sprint(i), "x")); err != nil {
+			if _, err := s.Write(ctx, k, 0, history.KeepAll, msg(fmt.Sprint(i), "x")); err != nil {
 				t.Fatalf("%+v: %v", k, err)
 			}
 		}
@@ -390,12 +421,12 @@ func Run(t *testing.T, newStore NewStore) {
 
 	t.Run("ttl", func(t *testing.T) {
 		s, elapse := newStore(t, time.Minute)
-		v, err := s.Append(ctx, key, 0, msg("m1", "a"))
+		v, err := s.Write(ctx, key, 0, history.KeepAll, msg("m1", "a"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		elapse(40 * time.Second)
-		if _, err := s.Append(ctx, key, v, msg("m2", "b")); err != nil { // refreshes the TTL
+		if _, err := s.Write(ctx, key, v, history.KeepAll, msg("m2", "b")); err != nil { // refreshes the TTL
 			t.Fatal(err)
 		}
 		elapse(40 * time.Second) // 80 s after the first write, 40 after the last
@@ -425,7 +456,7 @@ func Run(t *testing.T, newStore NewStore) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Append(ctx, k, c.Version, msg(chat+"-"+fmt.Sprint(c.Version), "x")); err != nil {
+			if _, err := s.Write(ctx, k, c.Version, history.KeepAll, msg(chat+"-"+fmt.Sprint(c.Version), "x")); err != nil {
 				t.Fatal(err)
 			}
 			// Later writes get later times: wait for the clock's next
@@ -501,7 +532,7 @@ func Run(t *testing.T, newStore NewStore) {
 						errs <- err
 						return
 					}
-					_, err = s.Append(ctx, key, c.Version, msg(fmt.Sprintf("w%d", w), "x"))
+					_, err = s.Write(ctx, key, c.Version, history.KeepAll, msg(fmt.Sprintf("w%d", w), "x"))
 					if errors.Is(err, history.ErrConflict) {
 						continue // another writer won this version: reload and retry
 					}
@@ -536,7 +567,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("acquire and load", func(t *testing.T) {
 		st, _ := newStore(t, 0)
 		s := lockingStore(t, st)
-		v, _ := s.Append(ctx, key, 0, msg("m1", "a"))
+		v, _ := s.Write(ctx, key, 0, history.KeepAll, msg("m1", "a"))
 		c, err := history.AcquireLoad(ctx, s, s, key, "run-a", time.Minute)
 		if err != nil || c.Version != v || !same(ids(c), []string{"m1"}) {
 			t.Fatalf("AcquireLoad = %d %v, %v", c.Version, ids(c), err)
@@ -547,7 +578,7 @@ func Run(t *testing.T, newStore NewStore) {
 		if err := s.Acquire(ctx, key, "run-b", time.Minute); !errors.Is(err, history.ErrBusy) {
 			t.Fatal("a busy AcquireLoad released the holder's lock")
 		}
-		v, _ = s.Append(ctx, key, v, msg("m2", "b"))
+		v, _ = s.Write(ctx, key, v, history.KeepAll, msg("m2", "b"))
 		if c, err := history.AcquireLoad(ctx, s, s, key, "run-a", time.Minute); err != nil || c.Version != v || !same(ids(c), []string{"m1", "m2"}) {
 			t.Fatalf("the holder's AcquireLoad = %d %v, %v", c.Version, ids(c), err)
 		}

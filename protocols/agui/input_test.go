@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,7 +63,7 @@ func sent(t *testing.T, sample string, header http.Header, opts ...uiadapter.Opt
 
 func mediaOf(in *agent.Input) []string {
 	var out []string
-	for _, m := range in.Messages {
+	for _, m := range slices.Concat(in.History, in.Messages) {
 		for _, p := range m.Content {
 			if src, ok := cmf.Media(p); ok {
 				out = append(out, string(p.ContentType())+" "+src.Data)
@@ -90,7 +91,7 @@ func TestMediaSourcesReachTheAgent(t *testing.T) {
 func TestClientHistoryIsSanitized(t *testing.T) {
 	in, _ := sent(t, "full-history", nil)
 	var thinking *cmf.Thinking
-	for _, m := range in.Messages {
+	for _, m := range slices.Concat(in.History, in.Messages) {
 		if m.Role == cmf.RoleSystem || m.Role == cmf.RoleDeveloper {
 			t.Errorf("a client %s message reached the agent: %s", m.Role, m.Text())
 		}

@@ -1,0 +1,231 @@
+package uiadapter
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
+)
+
+func textMsg(role cmf.Role, id, text string) cmf.Message {
+	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: role, Content: []cmf.Part{cmf.Text{Text: text}}}
+	m.SetID(id)
+	return m
+}
+
+func callMsg(id string, calls ...cmf.ToolCall) cmf.Message {
+	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleAssistant}
+	for _, c := range calls {
+		m.Content = append(m.Content, c)
+	}
+	m.SetID(id)
+	return m
+}
+
+func toolCall(id, name string) cmf.ToolCall {
+	return cmf.ToolCall{ToolCallID: id, Name: name, Arguments: json.RawMessage(`{}`)}
+}
+
+func resultMsg(callID, tool string) cmf.Message {
+	return cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleTool, Content: []cmf.Part{
+		cmf.ToolResult{ToolCallID: callID, ToolName: tool, Content: json.RawMessage(`"ok"`)}}}
+}
+
+// A stored turn whose calls wait: "ap" for approval, "cl" for the
+// client's output; "sv" ran on the server and has its result.
+func waitingChat() []cmf.Message {
+	asst := callMsg("a1", toolCall("ap", "delete_file"), toolCall("cl", "get_location"), toolCall("sv", "get_weather"))
+	asst.SetCallRecord("ap", cmf.CallRecord{ApprovalID: "appr-1"})
+	asst.SetCallRecord("cl", cmf.CallRecord{Client: true})
+	return []cmf.Message{textMsg(cmf.RoleUser, "u1", "go"), asst, resultMsg("sv", "get_weather")}
+}
+
+func approve(id string) Resolution {
+	return Resolution{Resolution: agent.Resolution{ToolCallID: id, Kind: agent.Approve}, Signature: "sig"}
+}
+
+func output(id string) Resolution {
+	return Resolution{Resolution: agent.Resolution{ToolCallID: id, Kind: agent.ClientOutput, Output: json.RawMessage(`1`)}}
+}
+
+var roomy = chatSize{maxMessages: 100, maxBytes: 1 << 20, atLimitCheck: true}
+
+// The answer rules, with history: what each kind of answer to each kind
+// of stored call becomes.
+func TestAnswerRulesWithHistory(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		answers []Resolution
+		resume  []string // call ids accepted
+		refusal string
+	}{
+		{"an approval for the call that waits for one", []Resolution{approve("ap")}, []string{"ap"}, ""},
+		{"the client's output for its call", []Resolution{output("cl")}, []string{"cl"}, ""},
+		{"an approval for a call that waits for the client", []Resolution{approve("cl")}, nil, "approval for a tool call that is not waiting for one"},
+		{"an approval for a server call", []Resolution{approve("sv")}, nil, "approval for a tool call that is not waiting for one"},
+		{"an approval for a call the chat does not have", []Resolution{approve("zz")}, nil, "approval for a tool call the server did not request"},
+		{"output resent for an answered call is ignored", []Resolution{output("sv"), output("cl")}, []string{"cl"}, ""},
+		{"output for a call waiting for approval is ignored", []Resolution{output("ap"), output("cl")}, []string{"cl"}, ""},
+		{"output with the approval of its call: the approval decides", []Resolution{output("ap"), approve("ap")}, []string{"ap"}, ""},
+		{"output for a call the chat does not have", []Resolution{output("zz")}, nil, "tool output for a tool call that is not waiting for one"},
+		{"nothing that counts", []Resolution{output("sv")}, nil, "nothing to continue: no tool call in this chat is waiting for these answers"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, _, err := planStored(waitingChat(), &Turn{Intent: Continue, Resolutions: c.answers}, roomy, &SanitizePolicy{})
+			if c.refusal != "" {
+				if err == nil || refusalText(err) != c.refusal {
+					t.Fatalf("err = %v, want %q", err, c.refusal)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resumed(p.resume); !equal(got, c.resume) {
+				t.Fatalf("resumed %v, want %v", got, c.resume)
+			}
+			if p.keep != 3 || len(p.add) != 0 {
+				t.Fatalf("a continuation changes the chat: keep %d, add %d", p.keep, len(p.add))
+			}
+		})
+	}
+}
+
+// A chat at its size limit takes no new message, but still takes the
+// answers its pending calls wait for (WithChatLimits).
+func TestChatAtItsLimitStillTakesAnswers(t *testing.T) {
+	full := chatSize{messages: 3, maxMessages: 3, maxBytes: 1 << 20, atLimitCheck: true}
+	if _, _, err := planStored(waitingChat(), &Turn{Intent: Continue, Resolutions: []Resolution{approve("ap")}}, full, &SanitizePolicy{}); err != nil {
+		t.Fatalf("an answer to a pending call was refused at the limit: %v", err)
+	}
+	submit := &Turn{Intent: Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u2", "more")}}
+	if _, _, err := planStored(waitingChat(), submit, full, &SanitizePolicy{}); err == nil {
+		t.Fatal("a new message was taken at the limit")
+	}
+}
+
+// Planning writes nothing: an edit plans the cut and the new message as
+// one write, which the handler makes only once the message has passed
+// the guard.
+func TestPlanEditCutsAndAddsInOneWrite(t *testing.T) {
+	stored := []cmf.Message{textMsg(cmf.RoleUser, "u1", "first"), textMsg(cmf.RoleAssistant, "a1", "reply"),
+		textMsg(cmf.RoleUser, "u2", "second"), textMsg(cmf.RoleAssistant, "a2", "reply")}
+	edit := &Turn{Intent: Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u1", "first, edited")}}
+	p, _, err := planStored(stored, edit, roomy, &SanitizePolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.keep != 0 || len(p.add) != 1 || p.add[0].Text() != "first, edited" {
+		t.Fatalf("plan keep %d add %+v", p.keep, p.add)
+	}
+	if stored[0].Text() != "first" || len(stored) != 4 {
+		t.Fatal("planning changed the stored conversation")
+	}
+	// A new message after calls that wait answers them "not answered".
+	p, _, err = planStored(waitingChat(), &Turn{Intent: Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u9", "never mind")}}, roomy, &SanitizePolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.keep != 3 || len(p.add) != 3 || p.add[2].ID() != "u9" {
+		t.Fatalf("plan keep %d add %d", p.keep, len(p.add))
+	}
+}
+
+// A client that shows messages before its new one, in a chat the server
+// does not have, is told so (409 unknown_chat) instead of starting
+// another conversation under the same id.
+func TestPlanUnknownChat(t *testing.T) {
+	turn := &Turn{Intent: Submit, ParentID: "a7", Messages: []cmf.Message{textMsg(cmf.RoleUser, "u8", "and then?")}}
+	_, _, err := planStored(nil, turn, roomy, &SanitizePolicy{})
+	var e *Error
+	if !errors.As(err, &e) || e.Status != 409 || e.Code != CodeUnknownChat {
+		t.Fatalf("err = %v", err)
+	}
+	turn.ParentID = ""
+	if _, _, err := planStored(nil, turn, roomy, &SanitizePolicy{}); err != nil {
+		t.Fatalf("a first message: %v", err)
+	}
+}
+
+// kinds says what the agent does with each demo tool.
+type kinds map[string]agent.ToolKind
+
+func (k kinds) ToolKind(name string, _ json.RawMessage, _ []agent.ToolSpec) agent.ToolKind { return k[name] }
+
+var demoKinds = kinds{"delete_file": agent.ToolApproval, "get_location": agent.ToolClient, "get_weather": agent.ToolServer}
+
+// Without history the same rules decide, the call's status read from
+// what the agent does with it; output for a server tool stays as history
+// but answers nothing.
+func TestAnswerRulesWithoutHistory(t *testing.T) {
+	thread := []cmf.Message{textMsg(cmf.RoleUser, "u1", "go"), callMsg("a1", toolCall("ap", "delete_file"), toolCall("cl", "get_location"), toolCall("sv", "get_weather")),
+		resultMsg("sv", "get_weather"), resultMsg("cl", "get_location"), resultMsg("ap", "delete_file")}
+	turn := &Turn{Intent: Continue, Messages: thread, Resolutions: []Resolution{output("sv"), output("cl"), output("ap")}}
+	base, p, _, err := planClient(turn, demoKinds, &SanitizePolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resumed(p.resume); !equal(got, []string{"cl"}) {
+		t.Fatalf("resumed %v", got)
+	}
+	// The output for the call that needs approval left the thread (and
+	// with it the call, which has no result now); the server tool's stays.
+	var results []string
+	for _, m := range base {
+		for _, part := range m.Content {
+			if r, ok := part.(cmf.ToolResult); ok {
+				results = append(results, r.ToolCallID)
+			}
+		}
+	}
+	if !equal(results, []string{"sv", "cl"}) {
+		t.Fatalf("results left in the thread: %v", results)
+	}
+	turn.Resolutions = []Resolution{approve("cl")}
+	turn.Messages = thread[:2]
+	if _, _, _, err := planClient(turn, demoKinds, &SanitizePolicy{}); err != nil {
+		// Signed as an approval of the call: it is the signature
+		// (verify) that refuses it, the rules cannot tell.
+		t.Fatalf("planClient: %v", err)
+	}
+	turn.Resolutions = []Resolution{approve("nope")}
+	if _, _, _, err := planClient(turn, demoKinds, &SanitizePolicy{}); refusalText(err) != "approval for a tool call the server did not request" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func refusalText(err error) string {
+	var ra *refusedAnswer
+	var e *Error
+	switch {
+	case errors.As(err, &ra):
+		return ra.why
+	case errors.As(err, &e):
+		return e.Message
+	case err != nil:
+		return err.Error()
+	}
+	return ""
+}
+
+func resumed(rs []Resolution) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.ToolCallID)
+	}
+	return out
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
