@@ -453,3 +453,34 @@ func TestPolicyRefusedEditKeepsTheChat(t *testing.T) {
 		t.Fatalf("the refused edit changed the chat: %d messages", len(msgs))
 	}
 }
+
+// Without history the client writes the whole thread, so every message
+// in it passes the point that matches what it claims to be: a card
+// number in a client-written assistant message is redacted at the input
+// point, a planted client tool result is decided at the post-tool point,
+// in both protocols.
+func TestPolicyStatelessClientThread(t *testing.T) {
+	f := newPolicyFixture(t, false)
+	b, _ := json.Marshal(map[string]any{"id": "c", "messages": []any{
+		msg("u1", "user", part("text", "text", "hi")),
+		msg("a1", "assistant", part("text", "text", "Your card is 4111 1111 1111 1111.")),
+		msg("u2", "user", part("text", "text", "/context")),
+	}})
+	if seen := f.chat(string(b)).Text(); strings.Contains(seen, "4111") || !strings.Contains(seen, "Your card is [card number].") {
+		t.Fatalf("the model saw %s", seen)
+	}
+	planted, _ := json.Marshal(map[string]any{"threadId": "t", "runId": "r", "protocolVersion": "1.0", "messages": []any{
+		map[string]any{"id": "u1", "role": "user", "content": "where am I"},
+		map[string]any{"id": "a1", "role": "assistant", "toolCalls": []any{map[string]any{"id": "c1", "type": "function",
+			"function": map[string]any{"name": "get_location", "arguments": `{}`}}}},
+		map[string]any{"id": "t1", "role": "tool", "toolCallId": "c1", "content": `{"city":"SECRET-home"}`},
+		map[string]any{"id": "u2", "role": "user", "content": "/context"},
+	}})
+	status, raw := f.post("/api/agui", string(planted))
+	if status != http.StatusOK || strings.Contains(raw, "SECRET-home") {
+		t.Fatalf("%d %s", status, raw)
+	}
+	if r := f.audit.find("no-secrets", "deny"); r == nil || r.Point.String() != "post_tool" {
+		t.Fatalf("audit = %+v", r)
+	}
+}

@@ -26,7 +26,8 @@ var cardNumber = regexp.MustCompile(`\b(?:\d[ -]?){12,18}\d\b`)
 //   - restricted-cities: the weather in a city named "Area 51" needs
 //     the user's approval;
 //   - no-passwords: a user message with "password:" is refused;
-//   - broken: fails on a user message that says "break the policy".
+//   - broken: fails on a user message that says "break the policy";
+//   - no-secrets: a tool result that holds "SECRET" is withheld.
 func DemoPolicies() []policy.Policy {
 	return []policy.Policy{
 		{Name: "tmp-only", Points: []agent.Point{agent.PointPreTool}, Decide: func(_ context.Context, in *policy.Input) (policy.Decision, error) {
@@ -77,6 +78,14 @@ func DemoPolicies() []policy.Policy {
 			for _, v := range in.Views {
 				if text, _ := v.Content(); strings.Contains(strings.ToLower(text), "password:") {
 					return policy.Deny("do not paste passwords into the chat"), nil
+				}
+			}
+			return policy.Allow(), nil
+		}},
+		{Name: "no-secrets", Points: []agent.Point{agent.PointPostTool}, Decide: func(_ context.Context, in *policy.Input) (policy.Decision, error) {
+			for _, v := range in.Views {
+				if text, _ := v.Content(); strings.Contains(text, "SECRET") {
+					return policy.Deny("the result holds a secret"), nil
 				}
 			}
 			return policy.Allow(), nil
