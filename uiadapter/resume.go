@@ -61,11 +61,16 @@ func (h *Handler) chatRequest(w http.ResponseWriter, r *http.Request, allow stri
 }
 
 // findRun returns the log that holds key's latest run and its header:
-// this handler's own (a run of this process), else the shared one.
-// remote says it is another process's.
+// this handler's own when the run is this process's and still going,
+// else the shared one, which every replica's runs reach. A run of this
+// process that has ended is only the latest while the shared log says
+// so: another replica may be producing the chat's next reply. Its log
+// is read locally then, which costs a fraction of the shared one's.
+// remote says the log is another process's.
 func (h *Handler) findRun(ctx context.Context, key history.Key) (l runlog.Log, hdr runlog.Header, remote bool, err error) {
-	if hdr, err := h.local.Current(ctx, key); err == nil {
-		return h.local, hdr, false, nil
+	local, lerr := h.local.Current(ctx, key)
+	if lerr == nil && (!local.Ended || h.shared == nil) {
+		return h.local, local, false, nil
 	}
 	if h.shared == nil {
 		return nil, runlog.Header{}, false, runlog.ErrNoRun
@@ -73,7 +78,15 @@ func (h *Handler) findRun(ctx context.Context, key history.Key) (l runlog.Log, h
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.storeTimeout)
 	defer cancel()
 	hdr, err = h.shared.Current(ctx, key)
-	return h.shared, hdr, true, err
+	switch {
+	case lerr == nil && (err != nil || hdr.Run == local.Run):
+		// The shared log has nothing newer, or cannot say: this
+		// process's run is the latest it knows.
+		return h.local, local, false, nil
+	case err != nil:
+		return nil, runlog.Header{}, false, err
+	}
+	return h.shared, hdr, true, nil
 }
 
 // lastEventID parses Last-Event-ID: "<sequence>", or "<run>:<sequence>"

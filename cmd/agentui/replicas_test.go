@@ -74,11 +74,11 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 	// The scope cookie comes with the page, as in a browser; both
 	// replicas accept it (same secret).
 	do(http.MethodGet, a.URL+"/", "")
-	start := func(chat, text string) sseData {
+	startOn := func(url, chat, id, text string) sseData {
 		t.Helper()
-		resp := do(http.MethodPost, a.URL+"/api/chat", testutil.UserMessage(chat, "u-"+chat, text))
+		resp := do(http.MethodPost, url+"/api/chat", testutil.UserMessage(chat, id, text))
 		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("POST on A: %d", resp.StatusCode)
+			t.Fatalf("POST on %s: %d", url, resp.StatusCode)
 		}
 		s := sseData{bufio.NewReader(resp.Body)}
 		for { // up to the pause the text asks for
@@ -91,6 +91,7 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 			}
 		}
 	}
+	start := func(chat, text string) sseData { return startOn(a.URL, chat, "u-"+chat, text) }
 	resume := func(chat string) *http.Response {
 		t.Helper()
 		var resp *http.Response
@@ -134,6 +135,22 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 		_ = json.NewDecoder(do(http.MethodGet, b.URL+"/api/chat/c2", "").Body).Decode(&msgs)
 		if len(msgs) != 2 || msgs[1]["role"] != "assistant" {
 			t.Fatalf("stored after stop: %v", msgs)
+		}
+	})
+
+	t.Run("the replica of the last reply sees the next one", func(t *testing.T) {
+		// A produced the chat's last reply, and keeps its log for a while:
+		// the chat's next reply, on B, is the one A must show and stop.
+		sseData{bufio.NewReader(do(http.MethodPost, a.URL+"/api/chat", testutil.UserMessage("c5", "u-1", "hello")).Body)}.rest(t)
+		s := startOn(b.URL, "c5", "u-2", "think: wait 60000 ms")
+		testutil.Eventually(t, 5*time.Second, "A to see B's run", func() bool {
+			return do(http.MethodGet, a.URL+"/api/chat/c5/stream", "").StatusCode == http.StatusOK
+		})
+		if resp := do(http.MethodPost, a.URL+"/api/chat/c5/stop", ""); resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("stop on A of B's run: %d", resp.StatusCode)
+		}
+		if rest := s.rest(t); rest[len(rest)-1] != "[DONE]" {
+			t.Fatalf("B's stream: %q", rest)
 		}
 	})
 
