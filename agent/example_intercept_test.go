@@ -12,7 +12,7 @@ import (
 
 // An interceptor that gives each run the instructions of its user and
 // counts the tokens it used. In a server, the user comes from the run's
-// context: uiadapter.RunInfoFrom(ctx).Scope, or the app's own value.
+// context: agent.RunInfoFrom(ctx).Scope, or the app's own value.
 func ExampleWithInterceptors() {
 	var tokens int64
 	meter := agent.RunInterceptor(func(next agent.RunFunc) agent.RunFunc {

@@ -104,6 +104,7 @@ var extensionTiers = map[string]Tier{
 	"provenance":       TierImmutable,
 	"llm":              TierImmutable,
 	"framework":        TierImmutable,
+	"ui":               TierImmutable,
 	"custom":           TierMutable,
 }
 

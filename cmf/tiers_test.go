@@ -3,7 +3,9 @@ package cmf
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -106,7 +108,16 @@ func TestTiers(t *testing.T) {
 		"request": TierImmutable, "agent": TierImmutable, "http": TierGuarded, "security": TierMonotonic,
 		"security.subject": TierImmutable, "security.objects": TierImmutable, "security.data": TierImmutable,
 		"mcp": TierImmutable, "completion": TierImmutable, "provenance": TierImmutable, "llm": TierImmutable,
-		"framework": TierImmutable, "custom": TierMutable,
+		"framework": TierImmutable, "ui": TierImmutable, "custom": TierMutable,
+	}
+	// Every extension has a tier: one added to Extensions without one
+	// would be checked by nothing.
+	ty := reflect.TypeFor[Extensions]()
+	for i := range ty.NumField() {
+		name, _, _ := strings.Cut(ty.Field(i).Tag.Get("json"), ",")
+		if _, ok := want[name]; !ok || TierOf(name) == 0 {
+			t.Errorf("extension %q has no tier", name)
+		}
 	}
 	for ext, tier := range want {
 		if got := TierOf(ext); got != tier {

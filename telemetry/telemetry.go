@@ -32,7 +32,6 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
-	"github.com/agentui/agentui/uiadapter"
 )
 
 // ScopeName is the instrumentation scope of agentui's spans and metrics.
@@ -142,7 +141,7 @@ const (
 
 // common are the attributes every span of a run carries.
 func common(ctx context.Context) []attribute.KeyValue {
-	ri, ok := uiadapter.RunInfoFrom(ctx)
+	ri, ok := agent.RunInfoFrom(ctx)
 	if !ok {
 		return nil
 	}
@@ -184,7 +183,7 @@ func (ic *interceptor) WrapRun(next agent.RunFunc) agent.RunFunc {
 					span.SetAttributes(
 						semconv.GenAIUsageInputTokens(int(e.Usage.InputTokens)),
 						semconv.GenAIUsageOutputTokens(int(e.Usage.OutputTokens)),
-						semconv.GenAIResponseFinishReasons(uiadapter.FinishReason(e.StopReason)),
+						semconv.GenAIResponseFinishReasons(agent.FinishReason(e.StopReason)),
 					)
 					if e.Model != "" {
 						span.SetAttributes(semconv.GenAIResponseModel(e.Model))
@@ -277,7 +276,7 @@ func (ic *interceptor) WrapModel(next agent.ModelFunc) agent.ModelFunc {
 					span.SetAttributes(
 						semconv.GenAIUsageInputTokens(int(c.Usage.InputTokens)),
 						semconv.GenAIUsageOutputTokens(int(c.Usage.OutputTokens)),
-						semconv.GenAIResponseFinishReasons(uiadapter.FinishReason(c.StopReason)),
+						semconv.GenAIResponseFinishReasons(agent.FinishReason(c.StopReason)),
 					)
 					pn := genaiconv.ProviderNameAttr(provider)
 					ic.m.tokens.Record(ctx, c.Usage.InputTokens, genaiconv.OperationNameAttr("chat"), pn, genaiconv.TokenTypeInput, semconv.GenAIResponseModel(model))

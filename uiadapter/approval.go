@@ -211,14 +211,24 @@ type ReplayGuard interface {
 	Use(ctx context.Context, nonce string, expires time.Time) (bool, error)
 }
 
-// MemoryReplayGuard is a ReplayGuard in process memory, bounded in size:
-// when full, it forgets the requests that expire soonest.
+// MemoryReplayGuard is a ReplayGuard in process memory, bounded in size.
+// It never forgets an answer before its request expires, or a second
+// answer could pass: when it is full of unexpired ones it refuses to
+// record another ([ErrReplayGuardFull]), and the handler answers 503
+// until some expire. Size it for the approvals answered within
+// [WithApprovalTTL], or share a Redis one (history/redisstore), which
+// expires each entry on its own.
 type MemoryReplayGuard struct {
 	mu   sync.Mutex
 	max  int
 	now  func() time.Time
 	used map[string]time.Time
 }
+
+// ErrReplayGuardFull: the guard remembers as many unexpired answers as it
+// may hold, and cannot take another without forgetting one that could
+// then be replayed.
+var ErrReplayGuardFull = errors.New("uiadapter: the approval replay guard is full")
 
 // DefaultReplayGuardSize is how many answered approval requests a
 // MemoryReplayGuard remembers (about 100 bytes each).
@@ -242,32 +252,15 @@ func (g *MemoryReplayGuard) Use(_ context.Context, nonce string, expires time.Ti
 		return false, nil
 	}
 	if len(g.used) >= g.max {
-		g.evict(now)
+		for n, until := range g.used {
+			if !now.Before(until) {
+				delete(g.used, n)
+			}
+		}
+		if len(g.used) >= g.max {
+			return false, ErrReplayGuardFull
+		}
 	}
 	g.used[nonce] = expires
 	return true, nil
-}
-
-// evict forgets expired requests, and if that frees too little, the half
-// that expires soonest.
-func (g *MemoryReplayGuard) evict(now time.Time) {
-	for n, until := range g.used {
-		if !now.Before(until) {
-			delete(g.used, n)
-		}
-	}
-	if len(g.used) < g.max*3/4 {
-		return
-	}
-	times := make([]time.Time, 0, len(g.used))
-	for _, until := range g.used {
-		times = append(times, until)
-	}
-	slices.SortFunc(times, time.Time.Compare)
-	cut := times[len(times)/2]
-	for n, until := range g.used {
-		if !until.After(cut) {
-			delete(g.used, n)
-		}
-	}
 }

@@ -147,20 +147,27 @@ func TestMemoryReplayGuard(t *testing.T) {
 	if ok, _ := g.Use(ctx, "a", now.Add(time.Minute)); ok {
 		t.Fatal("second use accepted")
 	}
-	// Full: expired entries go first, then the half that expires soonest;
-	// one that has not expired and was kept is still refused.
+	// Full: expired entries go, and only they; an answer that has not
+	// expired is never forgotten, so a guard full of them refuses to
+	// record another rather than let one be answered twice.
 	for i, n := range []string{"b", "c", "d"} {
 		_, _ = g.Use(ctx, n, now.Add(time.Duration(i+2)*time.Minute))
 	}
 	now = now.Add(90 * time.Second) // "a" expired
 	if ok, _ := g.Use(ctx, "e", now.Add(time.Hour)); !ok {
-		t.Fatal("a new request refused when full")
+		t.Fatal("a new request refused when an expired one could go")
 	}
-	if ok, _ := g.Use(ctx, "a", now.Add(time.Minute)); !ok {
-		t.Fatal("an expired request is still remembered")
+	if ok, err := g.Use(ctx, "f", now.Add(time.Hour)); ok || !errors.Is(err, ErrReplayGuardFull) {
+		t.Fatalf("full of unexpired answers: Use = %v, %v", ok, err)
 	}
-	if ok, _ := g.Use(ctx, "e", now.Add(time.Hour)); ok {
-		t.Fatal("a remembered request accepted again")
+	for _, n := range []string{"b", "c", "d", "e"} {
+		if ok, _ := g.Use(ctx, n, now.Add(time.Hour)); ok {
+			t.Fatalf("%s: a remembered request accepted again", n)
+		}
+	}
+	now = now.Add(3 * time.Minute) // b, c and d expired
+	if ok, _ := g.Use(ctx, "f", now.Add(time.Hour)); !ok {
+		t.Fatal("refused after answers expired")
 	}
 	if len(g.used) > 4 {
 		t.Fatalf("%d remembered, bound 4", len(g.used))

@@ -99,9 +99,14 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 	if !errors.As(err, &e) {
 		e = &Error{Status: http.StatusInternalServerError, Message: "internal error", Err: err}
 	}
-	if e.Status >= 500 || e.Err != nil {
+	switch {
+	case e.Status >= 500:
 		log.Error("request failed", "status", e.Status, "refusal", e.Message, "error", err)
-	} else {
+	case e.Err != nil:
+		// A refusal with a cause (a scope function's 401) is the
+		// client's, not the server's failure: worth a line, not an alarm.
+		log.Info("request refused", "status", e.Status, "refusal", e.Message, "error", err)
+	default:
 		log.Debug("request refused", "status", e.Status, "error", e.Message)
 	}
 	body, _ := json.Marshal(struct {

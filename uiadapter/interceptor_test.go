@@ -10,15 +10,14 @@ import (
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testutil"
-	"github.com/agentui/agentui/uiadapter"
 )
 
-// A run interceptor knows whose run it wraps (uiadapter.RunInfoFrom): here
+// A run interceptor knows whose run it wraps (agent.RunInfoFrom): here
 // each user gets instructions of their own, and the model sees them.
 func TestInterceptorInstructionsPerUser(t *testing.T) {
 	perUser := agent.RunInterceptor(func(next agent.RunFunc) agent.RunFunc {
 		return func(ctx context.Context, in *agent.Input) iter.Seq2[agent.Event, error] {
-			ri, ok := uiadapter.RunInfoFrom(ctx)
+			ri, ok := agent.RunInfoFrom(ctx)
 			if !ok {
 				t.Error("a run without RunInfo")
 			}

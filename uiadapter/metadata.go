@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/jsonw"
 )
@@ -73,7 +74,7 @@ func (md *ReplyMetadata) Add(m *cmf.Message) bool {
 	if c.Model != "" {
 		md.Model = c.Model
 	}
-	md.FinishReason = FinishReason(c.StopReason)
+	md.FinishReason = agent.FinishReason(c.StopReason)
 	if c.Tokens != nil {
 		if md.Usage == nil {
 			md.Usage = &TokenUsage{}
@@ -119,21 +120,3 @@ func (md ReplyMetadata) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// FinishReason names a stop reason as the AI SDK's finishReason does:
-// stop, length, tool-calls (also for a paused run), content-filter,
-// error or other.
-func FinishReason(r cmf.StopReason) string {
-	switch r {
-	case cmf.StopEnd, cmf.StopReturn, cmf.StopSequence, "":
-		return "stop"
-	case cmf.StopMaxTokens:
-		return "length"
-	case cmf.StopCall, cmf.StopPaused:
-		return "tool-calls"
-	case cmf.StopGuardrail:
-		return "content-filter"
-	case cmf.StopError:
-		return "error"
-	}
-	return "other"
-}

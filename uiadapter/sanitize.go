@@ -90,20 +90,29 @@ func (f *Findings) Log(log *slog.Logger, attrs ...any) {
 //  3. tool calls without a result, anywhere in the history, are dropped
 //     unless resolved (by this request's resolutions), and so are tool
 //     results whose call is not there, and a second result for one call;
-//  4. thinking signatures (provider-encrypted reasoning) are dropped;
+//  4. providers' opaque values (thinking signatures, encrypted and
+//     redacted reasoning, thought signatures) are dropped: only the
+//     server's own history may hold them;
 //
 // and messages left empty are dropped. It returns new messages; the input
 // is not changed.
 func Sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy) ([]cmf.Message, Findings) {
 	var f Findings
+	// A call counts as answered only by a result that is kept: a valid
+	// one, for a valid call. A call whose only result is dropped is
+	// dangling too.
 	calls, results := map[string]bool{}, map[string]bool{}
 	for i := range msgs {
 		for _, part := range msgs[i].Content {
-			switch part := part.(type) {
-			case cmf.ToolCall:
-				calls[part.ToolCallID] = true
-			case cmf.ToolResult:
-				results[part.ToolCallID] = true
+			if tc, ok := part.(cmf.ToolCall); ok && tc.Validate() == nil {
+				calls[tc.ToolCallID] = true
+			}
+		}
+	}
+	for i := range msgs {
+		for _, part := range msgs[i].Content {
+			if tr, ok := part.(cmf.ToolResult); ok && calls[tr.ToolCallID] && tr.Validate() == nil {
+				results[tr.ToolCallID] = true
 			}
 		}
 	}

@@ -181,3 +181,48 @@ func TestFindingsLog(t *testing.T) {
 		}
 	}
 }
+
+// A call is answered only by a result that is kept: one whose only
+// result is invalid is dangling and goes too, so the model never sees a
+// call without its result.
+func TestSanitizeCallWhoseOnlyResultIsInvalid(t *testing.T) {
+	bad := cmf.ToolResult{ToolCallID: "c", ToolName: "", Content: json.RawMessage(`1`)} // no tool name
+	in := []cmf.Message{m(cmf.RoleUser, cmf.Text{Text: "a"}), m(cmf.RoleAssistant, call("c")), m(cmf.RoleTool, bad)}
+	out, f := Sanitize(in, nil, policy)
+	if len(out) != 1 || f.InvalidParts != 1 || f.DanglingCalls != 1 {
+		t.Fatalf("out = %+v, findings %+v", out, f)
+	}
+}
+
+// A second result for one call is dropped: the first answers it.
+func TestSanitizeSecondResult(t *testing.T) {
+	second := cmf.ToolResult{ToolCallID: "c", ToolName: "t", Content: json.RawMessage(`2`)}
+	in := []cmf.Message{m(cmf.RoleUser, cmf.Text{Text: "a"}), m(cmf.RoleAssistant, call("c")), m(cmf.RoleTool, result("c"), second)}
+	out, f := Sanitize(in, nil, policy)
+	if f.DuplicateResults != 1 || len(out) != 3 || len(out[2].Content) != 1 || string(out[2].Content[0].(cmf.ToolResult).Content) != "1" {
+		t.Fatalf("out = %+v, findings %+v", out, f)
+	}
+}
+
+// urn: names are not locations: kept whatever the allowlist, since
+// nothing fetches them.
+func TestSanitizeKeepsURNs(t *testing.T) {
+	ref := cmf.ResourceRef{ResourceRequestID: "r", URI: "urn:isbn:0451450523", ResourceType: cmf.ResourceURI}
+	out, f := Sanitize([]cmf.Message{m(cmf.RoleUser, cmf.Text{Text: "a"}, ref)}, nil, policy)
+	if len(out[0].Content) != 2 || f.URLs != 0 {
+		t.Fatalf("out = %+v, findings %+v", out, f)
+	}
+}
+
+// With PublicHostsOnly, carrier-grade NAT addresses (100.64.0.0/10) are
+// private too.
+func TestSanitizeCarrierGradeNATIsPrivate(t *testing.T) {
+	public := policy
+	public.PublicHostsOnly = true
+	in := []cmf.Message{m(cmf.RoleUser, cmf.Text{Text: "a"}, media("image", "http://100.64.0.1/x.png"), media("image", "http://100.127.255.254/y.png"),
+		media("image", "http://100.128.0.1/z.png"))}
+	out, _ := Sanitize(in, nil, public)
+	if len(out[0].Content) != 2 {
+		t.Fatalf("kept %+v", out[0].Content)
+	}
+}

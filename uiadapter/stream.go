@@ -131,7 +131,7 @@ func (rn *run) next() int64 { rn.seq++; return rn.seq }
 
 // withRunInfo is parent carrying the run's RunInfo.
 func (h *Handler) withRunInfo(req *request, parent context.Context) context.Context {
-	return context.WithValue(parent, runInfoKey{}, RunInfo{Protocol: h.proto.Name(), Scope: req.scope, ChatID: req.turn.ChatID, RunID: req.turn.RunID})
+	return agent.WithRunInfo(parent, agent.RunInfo{Protocol: h.proto.Name(), Scope: req.scope, ChatID: req.turn.ChatID, RunID: req.turn.RunID})
 }
 
 // ending says, and logs, how the stream of a run that ran with ctx ends:

@@ -207,6 +207,11 @@ func (l *RunLog) End(ctx context.Context, key history.Key, run string, retention
 	if encErr != nil {
 		return encErr
 	}
+	// The last entries are what tells a reader on another replica the
+	// run ended: an end whose entries did not land has not happened.
+	if err := bs.err(); err != nil {
+		return storeError("run log: end", err)
+	}
 	err := end.Err()
 	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
 		err = endScript.Run(ctx, l.rdb, keys, args...).Err() // loads the script
@@ -228,7 +233,20 @@ const maxEntryBytes = 8 << 10
 // sequence it holds>. Their buffers come from batchBufs and go back with
 // release, once the pipeline has run: encoding into fresh memory cost
 // several times what encoding into memory a cache still held did.
-type entryBatches struct{ bufs []*[]byte }
+type entryBatches struct {
+	bufs []*[]byte
+	adds []*goredis.StringCmd
+}
+
+// err is the first error of the XADDs, once the pipeline has run.
+func (bs *entryBatches) err() error {
+	for _, c := range bs.adds {
+		if err := c.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, maxEntryBytes+512); return &b }}
 
@@ -245,7 +263,7 @@ func (bs *entryBatches) add(ctx context.Context, p goredis.Pipeliner, stream str
 			n++
 		}
 		*buf = w.b
-		p.XAdd(ctx, &goredis.XAddArgs{Stream: stream, ID: "0-" + strconv.FormatInt(entries[n-1].Seq, 10), Values: []any{"b", w.b}})
+		bs.adds = append(bs.adds, p.XAdd(ctx, &goredis.XAddArgs{Stream: stream, ID: "0-" + strconv.FormatInt(entries[n-1].Seq, 10), Values: []any{"b", w.b}}))
 		entries = entries[n:]
 	}
 	return nil

@@ -123,3 +123,36 @@ func TestRunLogReplacesAnEarlierVersionsHeader(t *testing.T) {
 		t.Fatalf("Current: %+v, %v", h, err)
 	}
 }
+
+// An end whose last entries do not land is an error: those entries are
+// what tells a reader on another replica that the run ended.
+func TestRunLogEndFailsWhenItsEntriesDoNotLand(t *testing.T) {
+	ctx := context.Background()
+	rdb := testutil.Redis(t)
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
+	l, err := redisstore.NewRunLog(ctx, rdb, redisstore.WithRunLogPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	k := history.Key{Scope: "s", Chat: "c"}
+	if err := l.Begin(ctx, k, runlog.Header{Run: "r1"}, runlog.EventEntry(1, &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "a"})); err != nil {
+		t.Fatal(err)
+	}
+	// The run's stream becomes something XADD refuses (WRONGTYPE).
+	keys, err := rdb.Keys(ctx, prefix+"*r1*").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("stream keys %v, %v", keys, err)
+	}
+	if err := rdb.Del(ctx, keys[0]).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, keys[0], "not a stream", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	last := runlog.Entry{Seq: 2, Type: runlog.TypeEnded}
+	if err := l.End(ctx, k, "r1", time.Minute, last); err == nil {
+		t.Fatal("End reported success though its last entry was refused")
+	}
+}

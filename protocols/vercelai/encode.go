@@ -124,7 +124,7 @@ func (e *encoder) Encode(ev agent.Event) error {
 			e.chunk(`{"type":"abort"}`)
 		} else {
 			b := append(e.w.Start(), `{"type":"finish","finishReason":"`...)
-			b = append(b, uiadapter.FinishReason(ev.StopReason)...)
+			b = append(b, agent.FinishReason(ev.StopReason)...)
 			b = appendFinishMetadata(append(b, '"'), ev, e.before)
 			e.w.End(append(b, '}'))
 		}

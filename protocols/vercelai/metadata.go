@@ -50,7 +50,7 @@ func continuedUsage(history []cmf.Message) *Usage {
 // model and finish reason, and the application's metadata; nothing when
 // there is neither usage, a model name nor the application's.
 func appendFinishMetadata(b []byte, ev *agent.RunFinished, before *Usage) []byte {
-	md := Metadata{Model: ev.Model, FinishReason: uiadapter.FinishReason(ev.StopReason), App: ev.Metadata}
+	md := Metadata{Model: ev.Model, FinishReason: agent.FinishReason(ev.StopReason), App: ev.Metadata}
 	if !ev.Usage.IsZero() || before != nil {
 		var u Usage
 		if before != nil {
