@@ -119,4 +119,3 @@ func (md ReplyMetadata) MarshalJSON() ([]byte, error) {
 	}
 	return append(b, '}'), nil
 }
-

@@ -152,7 +152,9 @@ func TestPlanUnknownChat(t *testing.T) {
 // kinds says what the agent does with each demo tool.
 type kinds map[string]agent.ToolKind
 
-func (k kinds) ToolKind(name string, _ json.RawMessage, _ []agent.ToolSpec) agent.ToolKind { return k[name] }
+func (k kinds) ToolKind(name string, _ json.RawMessage, _ []agent.ToolSpec) agent.ToolKind {
+	return k[name]
+}
 
 var demoKinds = kinds{"delete_file": agent.ToolApproval, "get_location": agent.ToolClient, "get_weather": agent.ToolServer}
 
