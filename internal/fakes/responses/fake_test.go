@@ -185,7 +185,7 @@ func TestRefusals(t *testing.T) {
 		param   any
 		code    any
 	}{
-		"replayed as issued": {request("gpt-5", userMsg, rs, call, out), 200, "", nil, nil},
+		"replayed as issued":                          {request("gpt-5", userMsg, rs, call, out), 200, "", nil, nil},
 		"call without its item id, without reasoning": {request("gpt-5", userMsg, bare, out), 200, "", nil, nil},
 		"reasoning without encrypted content": {request("gpt-5", userMsg, without(rs, "encrypted_content"), call, out), 404,
 			"Item with id '" + rs["id"].(string) + "' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", "input", nil},
