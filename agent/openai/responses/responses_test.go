@@ -446,11 +446,11 @@ func TestForeignValuesDropped(t *testing.T) {
 	}
 }
 
-// A value altered in storage, or moved to another reasoning item, reaches
-// the fake and is refused there as the real API refuses it: the model
-// sends what it holds, and the fake is what would catch a bug that
-// changed it.
-func TestAlteredValueRefused(t *testing.T) {
+// A value the API cannot verify (altered in storage, moved to another
+// item; or OpenAI rotated its keys) is refused by the fake as by the real
+// API, and the model asks once more without reasoning items, so that the
+// chat goes on.
+func TestUnverifiableValueDropped(t *testing.T) {
 	for name, alter := range map[string]func(*cmf.Thinking){
 		"data":    func(p *cmf.Thinking) { p.Opaque.Data = p.Opaque.Data[:len(p.Opaque.Data)-4] + "AAA=" },
 		"id":      func(p *cmf.Thinking) { p.Opaque.ID = "rs_0000000000000000000000000000000f" },
@@ -467,12 +467,45 @@ func TestAlteredValueRefused(t *testing.T) {
 					conv[1].Content[i] = th
 				}
 			}
-			_, err := stream(newModel(t, f, "gpt-5"), &agent.Request{History: conv})
-			var apiErr *responses.APIError
-			if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || apiErr.Code != "invalid_encrypted_content" {
-				t.Fatalf("err = %v", err)
+			f.Enqueue(fake.Reply{Output: []fake.Item{fake.Text("Also sunny.")}})
+			chunks, err := stream(newModel(t, f, "gpt-5"), &agent.Request{History: conv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if chunks[0].Delta != "Also" {
+				t.Fatalf("chunks = %+v", chunks)
+			}
+			reqs := f.Requests()
+			if len(reqs) != 4 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			if r := reqs[2]; r.Status != http.StatusBadRequest || r.Error.Code != "invalid_encrypted_content" {
+				t.Fatalf("the altered value was not refused: %d %+v", r.Status, r.Error)
+			}
+			if r := reqs[3]; r.Status != http.StatusOK || len(reasoningItems(r.Items())) != 0 || len(r.Items()) != len(reqs[2].Items())-2 {
+				t.Fatalf("second attempt: %d %+v\n%s", r.Status, r.Error, r.Body)
 			}
 		})
+	}
+}
+
+// A refusal of encrypted content is asked again only once.
+func TestUnverifiableValueAskedOnce(t *testing.T) {
+	f := fake.New(t)
+	conv := storedTurn(t, f)
+	th := conv[1].Content[0].(cmf.Thinking)
+	o := *th.Opaque
+	o.Data = "gAAAAABbroken"
+	th.Opaque = &o
+	conv[1].Content[0] = th
+	f.Enqueue(fake.Reply{Status: 400, Error: &fake.Error{Message: "The encrypted content could not be verified.", Type: "invalid_request_error", Code: "invalid_encrypted_content"}})
+	f.Enqueue(fake.Reply{Output: []fake.Item{fake.Text("never")}})
+	_, err := stream(newModel(t, f, "gpt-5"), &agent.Request{History: conv})
+	var apiErr *responses.APIError
+	// The fake refuses the broken value; the request without it gets the
+	// scripted refusal; there is no third attempt.
+	if !errors.As(err, &apiErr) || apiErr.Code != "invalid_encrypted_content" || len(f.Requests()) != 4 || f.Pending() != 1 {
+		t.Fatalf("err = %v after %d requests", err, len(f.Requests()))
 	}
 }
 
@@ -805,4 +838,38 @@ func TestNew(t *testing.T) {
 	if h := f.Requests()[0].Header.Get("Authorization"); h != "Bearer sk-from-env" {
 		t.Fatalf("auth = %q", h)
 	}
+}
+
+// OpenAI caches prompt prefixes by itself; the second turn of a chat
+// starts with the first turn's request, byte for byte (replayed items
+// included), so it reads that prefix from the cache, and the usage says
+// so.
+func TestPromptCacheUsage(t *testing.T) {
+	f := fake.New(t)
+	f.Enqueue(
+		fake.Reply{Output: []fake.Item{fake.Reasoning("Plan."), fake.Text("First answer.")}},
+		fake.Reply{Output: []fake.Item{fake.Reasoning("Recall."), fake.Text("Second answer.")}},
+	)
+	l, err := agent.New(newModel(t, f, "gpt-5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	instructions := strings.Repeat("Answer in the house style. ", 300) // about 2,000 tokens
+	conv := []cmf.Message{user("First question?")}
+	events, err := run(t, l, &agent.Input{Instructions: instructions, Messages: conv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := events[len(events)-1].(*agent.RunFinished).Usage
+	conv = append(continued(conv, events), user("Second question?"))
+	events, err = run(t, l, &agent.Input{Instructions: instructions, History: conv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := events[len(events)-1].(*agent.RunFinished).Usage
+	accepted(t, f)
+	if first.CachedInputTokens != 0 || second.CachedInputTokens < 1024 || second.CachedInputTokens > second.InputTokens {
+		t.Fatalf("first %+v, second %+v", first, second)
+	}
+	t.Logf("second turn: %d input tokens, %d of them read from the cache", second.InputTokens, second.CachedInputTokens)
 }

@@ -18,49 +18,84 @@ import (
 )
 
 // Stream makes one streaming request.
+//
+// If the API cannot verify the encrypted content of a reasoning item it
+// issued (OpenAI rotated its keys; a stored value was damaged), it refuses
+// every request that replays it, and a chat that keeps the value could
+// never go on. So a request refused for that reason before anything
+// streamed is made once more without reasoning items: the model loses
+// its earlier reasoning, the chat goes on.
 func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
 	return func(yield func(agent.Chunk, error) bool) {
-		// As Responses.NewStreaming does, but with events of our own type
-		// (see event).
-		var raw *http.Response
-		err := m.client.Post(ctx, "responses", m.params(req), &raw, option.WithJSONSet("stream", true))
-		stream := ssestream.NewStream[event](ssestream.NewDecoder(raw), err)
-		defer stream.Close()
-		s := streamState{m: m}
-		for stream.Next() {
-			ev := stream.Current()
-			var ok bool
-			var err error
-			if ev.full == nil {
-				ok = s.delta(&ev.delta, yield)
-			} else {
-				ok, err = s.handle(ev.full, yield)
-			}
-			if err != nil {
-				yield(agent.Chunk{}, err)
-				return
-			}
-			if !ok {
-				return
-			}
-			if s.finish != nil {
-				break
-			}
+		params := m.params(req)
+		streamed, err := m.attempt(ctx, params, yield)
+		var apiErr *APIError
+		if err != nil && !streamed && errors.As(err, &apiErr) && apiErr.Code == "invalid_encrypted_content" && withoutReasoning(&params) {
+			_, err = m.attempt(ctx, params, yield)
 		}
-		if err := stream.Err(); err != nil {
-			yield(agent.Chunk{}, streamError(ctx, err))
-			return
-		}
-		if s.finish == nil {
-			err := ErrIncomplete
-			if ctx.Err() != nil {
-				err = ctx.Err()
-			}
+		if err != nil {
 			yield(agent.Chunk{}, err)
-			return
 		}
-		yield(*s.finish, nil)
 	}
+}
+
+// withoutReasoning drops a request's reasoning items; false: it had none.
+func withoutReasoning(p *responses.ResponseNewParams) bool {
+	items := p.Input.OfInputItemList
+	kept := items[:0:0]
+	for _, it := range items {
+		if it.OfReasoning == nil {
+			kept = append(kept, it)
+		}
+	}
+	p.Input.OfInputItemList = kept
+	return len(kept) < len(items)
+}
+
+// attempt makes one request and yields its chunks. It returns whether it
+// yielded anything, and the error that ended it, if any, unyielded.
+func (m *Model) attempt(ctx context.Context, params responses.ResponseNewParams, yield func(agent.Chunk, error) bool) (streamed bool, err error) {
+	// As Responses.NewStreaming does, but with events of our own type
+	// (see event).
+	var raw *http.Response
+	err = m.client.Post(ctx, "responses", params, &raw, option.WithJSONSet("stream", true))
+	stream := ssestream.NewStream[event](ssestream.NewDecoder(raw), err)
+	defer stream.Close()
+	s := streamState{m: m}
+	counted := func(c agent.Chunk, err error) bool {
+		streamed = true
+		return yield(c, err)
+	}
+	for stream.Next() {
+		ev := stream.Current()
+		var ok bool
+		var err error
+		if ev.full == nil {
+			ok = s.delta(&ev.delta, counted)
+		} else {
+			ok, err = s.handle(ev.full, counted)
+		}
+		if err != nil {
+			return streamed, err
+		}
+		if !ok {
+			return true, nil // the consumer stopped
+		}
+		if s.finish != nil {
+			break
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return streamed, streamError(ctx, err)
+	}
+	if s.finish == nil {
+		if ctx.Err() != nil {
+			return streamed, ctx.Err()
+		}
+		return streamed, ErrIncomplete
+	}
+	yield(*s.finish, nil)
+	return true, nil
 }
 
 // event is one streamed event. The deltas that make up most of a reply
