@@ -566,6 +566,11 @@ func TestContextOverflow(t *testing.T) {
 	if r := f.Requests()[0]; r.Status != http.StatusOK || r.Error == nil || r.Error.Code != "context_length_exceeded" {
 		t.Fatalf("fake answered %d %+v", r.Status, r.Error)
 	}
+	// The same refusal before the stream, as a 400.
+	f.Enqueue(fake.Reply{Status: 400, Error: &fake.Error{Message: "Your input exceeds the context window of this model.", Type: "invalid_request_error", Param: "input", Code: "context_length_exceeded"}})
+	if _, err := stream(newModel(t, f, "gpt-5"), userReq("short")); !errors.Is(err, agent.ErrContextOverflow) {
+		t.Fatalf("err = %v", err)
+	}
 }
 
 // A response that fails mid-stream ends the run with an error; what came
