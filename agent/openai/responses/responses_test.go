@@ -878,3 +878,39 @@ func TestPromptCacheUsage(t *testing.T) {
 	}
 	t.Logf("second turn: %d input tokens, %d of them read from the cache", second.InputTokens, second.CachedInputTokens)
 }
+
+// Failures inside the stream, in each shape the API sends them: the error
+// event as OpenAI sends it (the error nested) and as its reference shows
+// it (flat), and response.failed alone (OpenAI's recorded
+// openai-response-failed-only stream). The code decides what the user is
+// told; the message is never kept.
+func TestStreamedFailures(t *testing.T) {
+	created := `{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","model":"gpt-5","status":"in_progress","output":[]}}`
+	for name, tc := range map[string]struct {
+		event string
+		code  string
+		is    error
+	}{
+		"nested error event": {`{"type":"error","sequence_number":2,"error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"Your input exceeds the context window of this model.","param":"input"}}`, "context_length_exceeded", agent.ErrContextOverflow},
+		"flat error event":   {`{"type":"error","sequence_number":2,"code":"rate_limit_exceeded","message":"Slow down.","param":null}`, "rate_limit_exceeded", agent.ErrModelBusy},
+		"response.failed":    {`{"type":"response.failed","sequence_number":1,"response":{"id":"resp_1","status":"failed","error":{"code":"rate_limit_exceeded","message":"Request too large for gpt-4o-mini in organization on tokens per min (TPM)."},"output":[]}}`, "rate_limit_exceeded", agent.ErrModelBusy},
+		"server error":       {`{"type":"error","error":{"type":"server_error","code":null,"message":"Sorry, something went wrong.","param":null},"sequence_number":2}`, "", nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := memoryModel(t, "gpt-5", []byte("event: response.created\ndata: "+created+"\n\nevent: x\ndata: "+tc.event+"\n\n"))
+			_, err := stream(m, userReq("hi"))
+			var apiErr *responses.APIError
+			if !errors.As(err, &apiErr) || apiErr.StatusCode != 0 || apiErr.Code != tc.code {
+				t.Fatalf("err = %#v", err)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) || tc.is == nil && (errors.Is(err, agent.ErrModelBusy) || errors.Is(err, agent.ErrContextOverflow)) {
+				t.Fatalf("err = %v, want %v", err, tc.is)
+			}
+			for _, leak := range []string{"Your input", "Slow down", "organization", "Sorry"} {
+				if strings.Contains(err.Error(), leak) {
+					t.Fatalf("error leaks the provider's message: %s", err)
+				}
+			}
+		})
+	}
+}
