@@ -914,3 +914,23 @@ func TestStreamedFailures(t *testing.T) {
 		})
 	}
 }
+
+// A reasoning item whose summary did not stream (a gateway that sends
+// only whole items) keeps its summary: the thinking part carries it, and
+// the next request sends it back as it came.
+func TestSummaryOnlyInTheItem(t *testing.T) {
+	created := `{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","model":"gpt-5","status":"in_progress","output":[]}}`
+	done := `{"type":"response.output_item.done","sequence_number":1,"output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"gAAAA","summary":[{"type":"summary_text","text":"One."},{"type":"summary_text","text":"Two."}]}}`
+	completed := `{"type":"response.completed","sequence_number":2,"response":{"id":"resp_1","model":"gpt-5","status":"completed","output":[]}}`
+	var body string
+	for _, e := range []string{created, done, completed} {
+		body += "event: x\ndata: " + e + "\n\n"
+	}
+	chunks, err := stream(memoryModel(t, "gpt-5", []byte(body)), userReq("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := chunks[0]; c.Kind != agent.ChunkThinking || c.Delta != "One.\n\nTwo." || c.Opaque == nil || c.Opaque.ID != "rs_1" {
+		t.Fatalf("chunks = %+v", chunks)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"strings"
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
@@ -140,6 +141,7 @@ func (s *streamState) delta(ev *deltaEvent, yield func(agent.Chunk, error) bool)
 	case "response.function_call_arguments.delta":
 		return s.arguments(ev.ItemID, ev.Delta, yield)
 	}
+	s.thought = true
 	return yield(agent.Chunk{Kind: agent.ChunkThinking, Delta: ev.Delta}, nil)
 }
 
@@ -149,6 +151,7 @@ type streamState struct {
 	calls    map[string]string // function_call item id → call id
 	streamed map[string]bool   // call ids whose arguments came in fragments
 	parts    int               // summary parts of the open reasoning item
+	thought  bool              // its summary streamed
 	sources  map[string]bool   // URLs cited so far
 	called   bool
 	refused  bool
@@ -169,7 +172,7 @@ func (s *streamState) handle(ev *responses.ResponseStreamEventUnion, yield func(
 		case "function_call":
 			return s.startCall(&ev.Item, yield), nil
 		case "reasoning":
-			s.parts = 0
+			s.parts, s.thought = 0, false
 		}
 	case "response.reasoning_summary_part.added":
 		s.parts++
@@ -245,10 +248,22 @@ func (s *streamState) itemDone(item *responses.ResponseOutputItemUnion, yield fu
 	case "reasoning":
 		// The item's encrypted content is whole only here, not in
 		// output_item.added. It ends the thinking part.
-		if item.ID == "" && item.EncryptedContent == "" {
-			return true
+		// A summary that did not stream comes whole with it.
+		var summary string
+		if !s.thought {
+			texts := make([]string, len(item.Summary))
+			for i, p := range item.Summary {
+				texts[i] = p.Text
+			}
+			summary = strings.Join(texts, "\n\n")
 		}
-		return yield(agent.Chunk{Kind: agent.ChunkThinking, Opaque: &cmf.Opaque{
+		if item.ID == "" && item.EncryptedContent == "" {
+			if summary == "" {
+				return true
+			}
+			return yield(agent.Chunk{Kind: agent.ChunkThinking, Delta: summary}, nil)
+		}
+		return yield(agent.Chunk{Kind: agent.ChunkThinking, Delta: summary, Opaque: &cmf.Opaque{
 			Provider: Provider, Model: s.m.model, ID: item.ID, Data: item.EncryptedContent,
 		}}, nil)
 	case "function_call":
