@@ -54,9 +54,10 @@ func (m *Model) params(req *agent.Request) responses.ResponseNewParams {
 	return p
 }
 
-// functionTool declares a tool. It is not strict: a strict tool's schema
-// must close every object and require every property, which the schemas
-// of ordinary Go types do not.
+// functionTool declares a tool, not strict. Without "strict" the API makes
+// a tool strict when its schema allows, and a strict tool's optional
+// arguments come filled in (empty strings, zeros) rather than left out;
+// agentui validates arguments against the schema itself.
 func functionTool(s agent.ToolSpec) responses.ToolUnionParam {
 	params := map[string]any{"type": "object"}
 	if len(s.Parameters) > 0 {

@@ -780,8 +780,8 @@ func TestSettings(t *testing.T) {
 	}
 }
 
-// Tools are declared as non-strict functions: the demo tools' schemas do
-// not meet strict mode's rules, which the fake enforces as the API does.
+// Tools are declared as non-strict functions, which the API would
+// otherwise make strict where their schemas allow.
 func TestToolsAreNotStrict(t *testing.T) {
 	f := fake.New(t)
 	f.Enqueue(fake.Reply{Output: []fake.Item{fake.Text("ok")}})

@@ -217,7 +217,7 @@ func TestRefusals(t *testing.T) {
 			"Unsupported parameter: 'temperature' is not supported with this model.", "temperature", nil},
 		"reasoning settings on a chat model": {`{"model":"gpt-4.1","reasoning":{"summary":"auto"},"input":"hi"}`, 400,
 			"Unsupported parameter: 'reasoning.summary' is not supported with this model.", "reasoning.summary", nil},
-		"strict tool with an open schema": {`{"model":"gpt-4.1","input":"hi","tools":[{"type":"function","name":"f","parameters":{"type":"object","properties":{"a":{"type":"string"}}}}]}`, 400,
+		"strict tool with an open schema": {`{"model":"gpt-4.1","input":"hi","tools":[{"type":"function","name":"f","strict":true,"parameters":{"type":"object","properties":{"a":{"type":"string"}}}}]}`, 400,
 			"Invalid schema for function 'f': In context=(), 'additionalProperties' is required to be supplied and to be false.", "tools[0].parameters", "invalid_function_parameters"},
 		"previous response": {`{"model":"gpt-5","previous_response_id":"resp_1","input":"hi"}`, 404,
 			"Previous response with id 'resp_1' not found.", "previous_response_id", nil},

@@ -121,9 +121,8 @@ func invalidValue(param, value, supported string) *Error {
 //   - item ids are unique: 400;
 //   - reasoning settings only for reasoning models, temperature and top_p
 //     not for them (unless reasoning effort is "none"): 400;
-//   - function tools are strict unless "strict": false, and a strict
-//     schema needs additionalProperties false and every property
-//     required: 400.
+//   - a tool with "strict": true needs a schema with additionalProperties
+//     false and every property required: 400.
 func (s *Server) validate(body []byte) (*params, int, *Error) {
 	var p params
 	if err := json.Unmarshal(body, &p); err != nil {
@@ -256,7 +255,9 @@ func checkTool(i int, raw json.RawMessage) *Error {
 		e.Code = "invalid_function_parameters"
 		return e
 	}
-	if t.Strict != nil && !*t.Strict {
+	if t.Strict == nil || !*t.Strict {
+		// Without "strict", the API makes a tool strict only when its
+		// schema allows, and falls back to best effort otherwise.
 		return nil
 	}
 	if schema.AdditionalProperties == nil || *schema.AdditionalProperties {
