@@ -201,3 +201,33 @@ func eventName(ev Event) string {
 }
 
 func joinNames(names []string) string { return strings.Join(names, " ") }
+
+// A delta or an end of another kind than its open part's is not that
+// part's: dropped, so no encoder writes reasoning into a text part or
+// arguments into reasoning.
+func TestBalancerDropsDeltasOfAnotherKind(t *testing.T) {
+	out := Balance([]Event{
+		&RunStarted{}, &StepStarted{Step: 1},
+		&PartStarted{Kind: PartText, ID: "p"},
+		&PartDelta{Kind: PartThinking, ID: "p", Delta: "not text"},
+		&PartDelta{Kind: PartToolCall, ID: "p", Delta: `{"a":1}`},
+		&PartDelta{Kind: PartText, ID: "p", Delta: "text"},
+		&PartEnded{Kind: PartThinking, ID: "p", Part: cmf.Thinking{Text: "x"}},
+	}, true)
+	var deltas []string
+	var ended []PartKind
+	for _, ev := range out {
+		switch e := ev.(type) {
+		case *PartDelta:
+			deltas = append(deltas, e.Delta)
+		case *PartEnded:
+			ended = append(ended, e.Kind)
+			if e.Kind == PartText && e.Part.(cmf.Text).Text != "text" {
+				t.Errorf("the text part ended as %+v", e.Part)
+			}
+		}
+	}
+	if len(deltas) != 1 || deltas[0] != "text" || len(ended) != 1 || ended[0] != PartText {
+		t.Fatalf("deltas %q, ended %v", deltas, ended)
+	}
+}

@@ -92,6 +92,24 @@ func TestEngineFirstDenialWins(t *testing.T) {
 	}
 }
 
+// A denial keeps the labels its policy and the ones before it put on the
+// message: the stored message (a denied call, a withheld result) carries
+// them.
+func TestEngineDenialKeepsLabels(t *testing.T) {
+	e := newEngine(t, []policy.Policy{
+		{Name: "label", Decide: func(context.Context, *policy.Input) (policy.Decision, error) { return policy.Label("pii"), nil }},
+		{Name: "deny", Decide: func(context.Context, *policy.Input) (policy.Decision, error) {
+			d := policy.Deny("no")
+			d.Labels = []string{"blocked"}
+			return d, nil
+		}},
+	})
+	v, _ := e.Check(context.Background(), callCheck("/etc"))
+	if v.Deny != "no" || !slices.Equal(v.Labels, []string{"pii", "blocked"}) {
+		t.Fatalf("verdict %+v", v)
+	}
+}
+
 func TestEngineRedaction(t *testing.T) {
 	redactWith := func(change func(m *cmf.Message)) policy.Policy {
 		return policy.Policy{Name: "redact", Decide: func(_ context.Context, in *policy.Input) (policy.Decision, error) {
@@ -114,14 +132,19 @@ func TestEngineRedaction(t *testing.T) {
 			t.Fatal("the policy's copy changed the original")
 		}
 	})
-	for name, change := range map[string]func(m *cmf.Message){
-		"an immutable extension changed": func(m *cmf.Message) { m.Extensions.Request = &cmf.RequestExtension{RequestID: "forged"} },
-		"a label removed":                func(m *cmf.Message) { m.Extensions.Security.Labels = nil },
-		"the subject changed":            func(m *cmf.Message) { m.Extensions.Security.Subject = &cmf.SubjectExtension{ID: "root"} },
-		"a part added":                   func(m *cmf.Message) { m.Content = append(m.Content, cmf.Text{Text: "x"}) },
-		"the role changed":               func(m *cmf.Message) { m.Role = cmf.RoleUser },
-		"a part's type changed":          func(m *cmf.Message) { m.Content[0] = cmf.Text{Text: "x"} },
+	for name, c := range map[string]struct {
+		change func(m *cmf.Message)
+		why    string // in the audit record's reason
+	}{
+		"an immutable extension changed": {func(m *cmf.Message) { m.Extensions.Request = &cmf.RequestExtension{RequestID: "forged"} }, "immutable extension request"},
+		"a label removed":                {func(m *cmf.Message) { m.Extensions.Security.Labels = nil }, "security.labels"},
+		"the subject changed":            {func(m *cmf.Message) { m.Extensions.Security.Subject = &cmf.SubjectExtension{ID: "root"} }, "security.subject"},
+		"a part added":                   {func(m *cmf.Message) { m.Content = append(m.Content, cmf.Text{Text: "x"}) }, "added or removed parts"},
+		"the role changed":               {func(m *cmf.Message) { m.Role = cmf.RoleUser }, "changed the message's role"},
+		"the id changed":                 {func(m *cmf.Message) { m.SetID("m2") }, "changed the message's id"},
+		"a part's type changed":          {func(m *cmf.Message) { m.Content[0] = cmf.Text{Text: "x"} }, "changed the type of part 0"},
 	} {
+		change := c.change
 		t.Run("refused: "+name, func(t *testing.T) {
 			var s sink
 			var logs bytes.Buffer
@@ -131,8 +154,8 @@ func TestEngineRedaction(t *testing.T) {
 			if err != nil || v.Deny != agent.PolicyFailed || v.Message != nil {
 				t.Fatalf("verdict %+v, %v", v, err)
 			}
-			if len(s.records) != 1 || s.records[0].Decision != "error" || !strings.Contains(s.records[0].Reason, "redaction") {
-				t.Fatalf("audit = %+v", s.records)
+			if len(s.records) != 1 || s.records[0].Decision != "error" || !strings.Contains(s.records[0].Reason, c.why) {
+				t.Fatalf("audit = %+v, want a reason with %q", s.records, c.why)
 			}
 			if !strings.Contains(logs.String(), `"decision":"error"`) || !strings.Contains(logs.String(), `"level":"ERROR"`) {
 				t.Fatalf("log = %s", logs.String())
