@@ -233,6 +233,9 @@ type Reply struct {
 	// message_delta and message_stop.
 	FailAfter int
 	Cut       bool
+	// Stall, after the content, holds the stream open until the client
+	// goes away (to test cancellation).
+	Stall bool
 }
 
 // Block is one content block of a scripted answer. Make them with [Text],
@@ -447,6 +450,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	u := s.bill(c)
 	s.stream(w, c, &reply, &u)
+	if reply.Stall {
+		<-r.Context().Done()
+	}
 	finish(http.StatusOK, "", u)
 }
 
@@ -1006,7 +1012,7 @@ func (s *Server) stream(w http.ResponseWriter, c *conv, r *Reply, u *Usage) {
 			event("ping", map[string]any{"type": "ping"})
 		}
 	}
-	if r.Cut {
+	if r.Cut || r.Stall {
 		return
 	}
 	if stop == "" {
