@@ -25,7 +25,7 @@ func (m *Model) params(req *agent.Request) (sdk.MessageNewParams, []option.Reque
 	for msg := range req.All() {
 		b.add(msg)
 		i++
-		if i == histEnd && len(b.msgs) > 0 {
+		if i == histEnd && len(req.History) > 0 && len(b.msgs) > 0 {
 			last := &b.msgs[len(b.msgs)-1]
 			b.mark, b.marked = [2]int{len(b.msgs) - 1, len(last.blocks) - 1}, true
 		}

@@ -16,6 +16,10 @@
 // start with its thinking block; a prompt longer than the context window;
 // and malformed requests.
 //
+// Thinking and redacted thinking blocks of a reply stream only when the
+// request turns thinking on ("enabled" or "adaptive"): a request without a
+// thinking configuration is answered as by a model that does not think.
+//
 // Signatures are MACs over the model, the thinking text and what preceded
 // the block, under a key only the fake knows, so a test cannot forge one
 // and a value replayed anywhere but where it was produced fails. The fake
