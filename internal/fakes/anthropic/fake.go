@@ -27,6 +27,13 @@
 // API does (input_tokens, cache_creation_input_tokens,
 // cache_read_input_tokens). It records every request it got.
 //
+// The event shapes follow the API's documented streams and the official
+// Go SDK's fixtures (message_test.go's accumulation cases, among them
+// interleaved blocks, thinking with signature_delta, redacted thinking and
+// server tool use; lib/betafallback/testdata/fallbackstream/*.sse for
+// message_start and message_delta usage and the ping after the first
+// block).
+//
 // It is deterministic: no clocks, no randomness; ids count up.
 package anthropicfake
 
