@@ -62,7 +62,8 @@ FUZZ_TARGETS = \
 	./uiadapter:FuzzCanonicalJSON ./uiadapter:FuzzSigner ./uiadapter:FuzzSanitizeURLs \
 	./cmf:FuzzToolCallStates ./agent/openai:FuzzChunks ./internal/server:FuzzScopeCookie \
 	./history/redisstore:FuzzDecodeEntries ./uiadapter:FuzzLastEventID ./history:FuzzCleanTitle \
-	./agent/openai/responses:FuzzStream ./agent/openai/responses:FuzzInput ./internal/fakes/responses:FuzzValidate
+	./agent/openai/responses:FuzzStream ./agent/openai/responses:FuzzInput ./internal/fakes/responses:FuzzValidate \
+	./agent/anthropic:FuzzStream ./agent/anthropic:FuzzRequest
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t%%:*} $${t##*:}"; \
