@@ -59,6 +59,11 @@ type Input struct {
 	// defaults.
 	Settings *ModelSettings
 
+	// Model names the model this run's calls go to, among those the
+	// agent's model offers ([Models]); "" is its default. A model that
+	// serves one model ignores it.
+	Model string
+
 	// Resume answers tool calls the conversation shows as pending.
 	Resume []Resolution
 

@@ -597,7 +597,7 @@ func jsonString(s string) json.RawMessage {
 // a result for each call accept the history). The stored history is
 // passed as it is; only what this turn added is copied.
 func (r *run) request() *Request {
-	req := &Request{History: r.in.History, Messages: r.in.Messages, Tools: r.specs, State: r.in.State, Settings: r.in.Settings}
+	req := &Request{History: r.in.History, Messages: r.in.Messages, Tools: r.specs, State: r.in.State, Settings: r.in.Settings, Model: r.in.Model}
 	if rec := r.rec.Messages(); len(rec) > 0 {
 		req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], rec...)
 	}

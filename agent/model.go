@@ -50,6 +50,9 @@ type Request struct {
 	// Settings tune this call ([Input.Settings]); nil: the model's
 	// defaults. A model applies what it supports.
 	Settings *ModelSettings
+	// Model names the model the call is for ([Input.Model]); "" is the
+	// default. [Models] routes on it.
+	Model string
 }
 
 // ModelSettings tune model calls. A nil field leaves the model's default.

@@ -9,6 +9,8 @@ import (
 	"mime"
 	"net/http"
 	"os"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/agentui/agentui/agent"
@@ -227,6 +229,10 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 		writeError(w, log, scopeError(err))
 		return
 	}
+	if err := h.checkModel(turn.Model); err != nil {
+		writeError(w, log, err)
+		return
+	}
 	if err := h.allow(w, req); err != nil {
 		writeError(w, log, err)
 		return
@@ -284,6 +290,20 @@ func (h *Handler) planClient(req *request) (*agent.Input, error) {
 	return h.input(req, base[:p.keep:p.keep], p.add, p.resume), nil
 }
 
+// checkModel refuses a model the agent does not offer ([agent.ModelNames]).
+func (h *Handler) checkModel(model string) error {
+	if model == "" {
+		return nil
+	}
+	if mn, ok := h.agent.(agent.ModelNames); ok && slices.Contains(mn.ModelNames(), model) {
+		return nil
+	}
+	if len(model) > 64 {
+		model = model[:64] + "…"
+	}
+	return BadRequest("unknown model " + strconv.Quote(model))
+}
+
 // input is the agent's input for a planned turn: the conversation it
 // builds on, what the turn adds, and the answers that count.
 func (h *Handler) input(req *request, history, added []cmf.Message, resume []Resolution) *agent.Input {
@@ -295,6 +315,7 @@ func (h *Handler) input(req *request, history, added []cmf.Message, resume []Res
 		ClientTools:  t.ClientTools,
 		State:        t.State,
 		Context:      t.Context,
+		Model:        t.Model,
 	}
 	for _, res := range resume {
 		in.Resume = append(in.Resume, res.Resolution)

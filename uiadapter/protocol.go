@@ -129,6 +129,9 @@ type Turn struct {
 	State json.RawMessage
 	// Context is the client's application context.
 	Context []agent.ContextItem
+	// Model is the model the user picked ("" the server's default); the
+	// handler refuses one the agent does not offer.
+	Model string
 	// ProtocolVersion is the version the client declared, "" if none.
 	ProtocolVersion string
 	// ResumeRequired says the protocol requires a run on a conversation

@@ -63,6 +63,11 @@ func (p *Protocol) read(in *RunAgentInput, body []byte) (*uiadapter.Turn, error)
 		ProtocolVersion: in.ProtocolVersion,
 		ResumeRequired:  true, // a thread with pending interrupts must resume them
 	}
+	model, err := forwardedModel(in.ForwardedProps)
+	if err != nil {
+		return nil, err
+	}
+	turn.Model = model
 	if s := bytes.TrimSpace(in.State); len(s) > 0 && string(s) != "null" {
 		var compact bytes.Buffer
 		_ = json.Compact(&compact, s) // valid: the decoder checked it
@@ -391,4 +396,23 @@ type decoder struct{ skipped []string }
 
 func (d *decoder) skip(what, detail string) {
 	d.skipped = append(d.skipped, what+" "+strconv.Quote(detail))
+}
+
+// forwardedModel reads the model the user picked from forwardedProps
+// ({"model": "…"}); "" when it names none.
+func forwardedModel(props json.RawMessage) (string, error) {
+	if len(bytes.TrimSpace(props)) == 0 {
+		return "", nil
+	}
+	var fp struct {
+		Model json.RawMessage `json:"model"`
+	}
+	if json.Unmarshal(props, &fp) != nil || len(fp.Model) == 0 || string(fp.Model) == "null" {
+		return "", nil // forwardedProps are the app's own: anything else is not ours to refuse
+	}
+	var model string
+	if json.Unmarshal(fp.Model, &model) != nil {
+		return "", uiadapter.BadRequest(`"forwardedProps.model" must be a string`)
+	}
+	return model, nil
 }

@@ -36,6 +36,9 @@ type Request struct {
 	// assistant-ui's AssistantChatTransport sends (frontend tools), like
 	// AG-UI's tools. The model may call them; the client answers.
 	Tools map[string]ClientTool `json:"tools"`
+	// Model is the model the user picked, among those the server offers
+	// (the transport's body: {model}); "" is the server's default.
+	Model string `json:"model"`
 }
 
 // ClientTool is one tool a page declares in Request.Tools. Parameters is
@@ -187,7 +190,7 @@ func (p *Protocol) read(req *Request, body []byte, sn seen) (*uiadapter.Turn, er
 			return nil, uiadapter.BadRequest("messages[" + strconv.Itoa(i) + `] has "content" and no "parts": that is the AI SDK 4 message format; agentui speaks the UI messages of AI SDK 5 and later`)
 		}
 	}
-	turn := &uiadapter.Turn{ChatID: req.ID, RunID: ids.New(), Intent: uiadapter.Submit}
+	turn := &uiadapter.Turn{ChatID: req.ID, RunID: ids.New(), Intent: uiadapter.Submit, Model: req.Model}
 	for _, name := range slices.Sorted(maps.Keys(req.Tools)) {
 		if name == "" {
 			return nil, uiadapter.BadRequest("a tool has no name")
