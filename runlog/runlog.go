@@ -66,6 +66,11 @@ func FailedEntry(seq int64, message string) Entry {
 	return Entry{Seq: seq, Time: time.Now(), Type: TypeFailed, Data: data}
 }
 
+// EndedEntry returns the TypeEnded entry that ends a log.
+func EndedEntry(seq int64) Entry {
+	return Entry{Seq: seq, Time: time.Now(), Type: TypeEnded}
+}
+
 // EventEntry returns the entry for an agent event (its Time left zero).
 func EventEntry(seq int64, ev agent.Event) Entry {
 	return Entry{Seq: seq, Event: ev}

@@ -268,7 +268,7 @@ func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.He
 	if n := len(entries); n > 0 {
 		next = entries[n-1].Seq
 	}
-	err = h.shared.End(ctx, key, hdr.Run, h.cfg.runRetention, runlog.FailedEntry(next+1, DiedMessage), runlog.Entry{Seq: next + 2, Time: time.Now(), Type: runlog.TypeEnded})
+	err = h.shared.End(ctx, key, hdr.Run, h.cfg.runRetention, runlog.FailedEntry(next+1, DiedMessage), runlog.EndedEntry(next+2))
 	log.Warn("finished the run of a server that stopped; its partial reply is stored", "messages", len(msgs), "error", err)
 	return err
 }

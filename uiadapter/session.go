@@ -278,16 +278,13 @@ type write struct {
 
 // pending waits for the plan's commit and returns what is left to store
 // of the run's result.
-func (s *session) pending(res runResult) *write {
+func (s *session) pending(res runResult, out outcome) *write {
 	if s.committed != nil {
 		<-s.committed
 	}
 	rec := res.rec
-	switch {
-	case res.err != nil:
-		rec.Interrupt(cmf.StopError)
-	case res.finished == nil:
-		rec.Interrupt(cmf.StopAborted)
+	if reason := out.stopReason(); reason != "" && (res.finished == nil || res.err != nil) {
+		rec.Interrupt(reason) // a run that finished keeps its steps' reasons
 	}
 	w := &write{version: s.version, keep: history.KeepAll, msgs: withContent(rec.Messages())}
 	if s.commitErr != nil {

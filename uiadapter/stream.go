@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -96,17 +95,12 @@ func (rn *run) main() {
 	sess.commit()
 	sess.keepLock(func() { rn.cancel(errLockLost) })
 	res := h.produce(rn.ctx, rn.req, rn.in, true, rn.publish, rn.cancel)
-
-	w := sess.pending(res)
-	outcome, saveErr := sess.save(w)
-	var last []runlog.Entry
-	switch msg, fin := ending(rn.ctx, log, res, sess, outcome, saveErr); {
-	case msg != "":
-		last = append(last, runlog.FailedEntry(rn.next(), msg))
-	case fin != nil:
-		last = append(last, runlog.EventEntry(rn.next(), fin))
-	}
-	last = append(last, runlog.Entry{Seq: rn.next(), Time: time.Now(), Type: runlog.TypeEnded})
+	out := outcomeOf(rn.ctx, res, sess.lost.Load())
+	w := sess.pending(res, out)
+	saveOut, saveErr := sess.save(w)
+	out = out.saved(saveOut, saveErr)
+	out.log(log, true)
+	last := out.entries(rn.next)
 	// The shared log ends before the lock is released, so a reader that
 	// finds the lock free and the log open knows the run's process died.
 	if rn.mirror != nil {
@@ -115,7 +109,7 @@ func (rn *run) main() {
 	// Nothing is left to stop: a stop from now on finds the run ended
 	// (404), as its readers will once the log ends below.
 	h.runs.remove(rn)
-	if outcome == maybeSaved {
+	if saveOut == maybeSaved {
 		sess.finishLater(w) // keeps the lock until it knows
 	} else {
 		// Unlock before the client sees the end of the reply: useChat may
@@ -132,36 +126,6 @@ func (rn *run) next() int64 { rn.seq++; return rn.seq }
 // withRunInfo is parent carrying the run's RunInfo.
 func (h *Handler) withRunInfo(req *request, parent context.Context) context.Context {
 	return agent.WithRunInfo(parent, agent.RunInfo{Protocol: h.proto.Name(), Scope: req.scope, ChatID: req.turn.ChatID, RunID: req.turn.RunID})
-}
-
-// ending says, and logs, how the stream of a run that ran with ctx ends:
-// with the protocol's error event saying msg, with the agent's finish
-// (fin), or with neither (it was stopped, or its client left).
-func ending(ctx context.Context, log *slog.Logger, res runResult, sess *session, outcome saveOutcome, saveErr error) (msg string, fin *agent.RunFinished) {
-	cause := context.Cause(ctx)
-	switch {
-	case sess != nil && sess.lost.Load():
-		return LockLostMessage, nil
-	case outcome == notSaved:
-		log.Error("the reply could not be saved", "error", saveErr, "run_error", res.err)
-		return SaveFailedMessage, nil
-	case outcome == maybeSaved:
-		log.Error("the reply may not have been saved; still trying", "error", saveErr, "run_error", res.err)
-		return SaveUncertainMessage, nil
-	case errors.Is(cause, ErrShuttingDown):
-		log.Warn("the run was cut by shutdown", "stored", sess != nil)
-		return ShutdownMessage, nil
-	case res.err != nil:
-		log.Error("agent run failed", "error", res.err)
-		return failureMessage(res.err), nil
-	case errors.Is(cause, errStopped), errors.Is(cause, errBudget):
-		log.Info("run stopped", "why", cause)
-	case ctx.Err() != nil:
-		log.Info("client disconnected; run cancelled")
-	default:
-		return "", res.finished
-	}
-	return "", nil
 }
 
 // publish appends one event to the log, first waiting for the stream
@@ -353,16 +317,11 @@ func (h *Handler) streamLive(req *request, in *agent.Input, sse *SSEWriter, enc 
 	ctx := h.withRunInfo(req, req.r.Context())
 	l := newLive(sse, enc, h.cfg.keepAlive, func() { req.cancel(errReaderGot) })
 	res := h.produce(ctx, req, in, false, l.emit, req.cancel)
-	msg, fin := ending(ctx, req.log, res, nil, saved, nil)
+	out := outcomeOf(ctx, res, false)
+	out.log(req.log, false)
 	l.end()
 	defer l.finish()
-	switch {
-	case msg != "":
-		_ = enc.Fail(msg)
-	case fin != nil:
-		_ = enc.Encode(fin)
-	}
-	_ = enc.Close()
+	out.encode(enc)
 	_ = sse.Flush()
 }
 

@@ -1,0 +1,157 @@
+package uiadapter
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/runlog"
+)
+
+// outcomeKind is how a run ended.
+type outcomeKind uint8
+
+const (
+	// runFinished: the agent finished (or paused for answers).
+	runFinished outcomeKind = iota + 1
+	// runStopped: someone stopped it (StopHandler, a token budget); what
+	// it produced is kept and its stream ends as a normal one does.
+	runStopped
+	// runFailed: the agent failed, or its reply could not be saved: the
+	// stream ends with the protocol's error event.
+	runFailed
+	// runCut: the server cut it (shutdown, a lost lock, a bound) or its
+	// client left (without history): what it produced is kept, and a
+	// stream still open ends with the protocol's error event.
+	runCut
+)
+
+func (k outcomeKind) String() string {
+	switch k {
+	case runFinished:
+		return "finished"
+	case runStopped:
+		return "stopped"
+	case runFailed:
+		return "failed"
+	case runCut:
+		return "cut"
+	}
+	return "unknown"
+}
+
+// outcome is how a run ended, decided in one place (outcomeOf, then
+// saved) and written the same way in both modes, to a live stream or to
+// the run log's last entries.
+type outcome struct {
+	kind outcomeKind
+	// fin is the agent's finish (runFinished), held back until the reply
+	// is saved.
+	fin *agent.RunFinished
+	// message is what the client is told (runFailed, and runCut when a
+	// stream is there to tell).
+	message string
+	// cause is why, for the log.
+	cause error
+}
+
+// outcomeOf decides how a run ended from what it did: the producer's
+// result and its context's cause. lost says the run lost its lock.
+func outcomeOf(ctx context.Context, res runResult, lost bool) outcome {
+	cause := context.Cause(ctx)
+	switch {
+	case lost:
+		return outcome{kind: runCut, message: LockLostMessage, cause: errLockLost}
+	case errors.Is(cause, ErrShuttingDown):
+		return outcome{kind: runCut, message: ShutdownMessage, cause: cause}
+	case res.err != nil:
+		return outcome{kind: runFailed, message: failureMessage(res.err), cause: res.err}
+	case errors.Is(cause, errStopped), errors.Is(cause, errBudget):
+		return outcome{kind: runStopped, cause: cause}
+	case ctx.Err() != nil:
+		return outcome{kind: runCut, cause: errReaderGot}
+	case res.finished == nil:
+		return outcome{kind: runCut, cause: errNoFinish}
+	}
+	return outcome{kind: runFinished, fin: res.finished}
+}
+
+// errNoFinish: the agent's stream ended with neither its finish nor an
+// error; what it said is kept as cut off.
+var errNoFinish = errors.New("uiadapter: the agent stopped without finishing")
+
+// stopReason is what the stored reply of a run that did not finish says
+// of its end; "" for one that finished (its steps say).
+func (o outcome) stopReason() cmf.StopReason {
+	switch o.kind {
+	case runFinished:
+		return ""
+	case runFailed:
+		return cmf.StopError
+	}
+	return cmf.StopAborted
+}
+
+// saved turns the outcome into what became of the run, once its reply
+// was stored or not: a reply that was not (or may not have been) stored
+// is a failure the client is told of, unless the run was cut because it
+// lost its lock, which says why already.
+func (o outcome) saved(s saveOutcome, err error) outcome {
+	if errors.Is(o.cause, errLockLost) {
+		return o
+	}
+	switch s {
+	case notSaved:
+		return outcome{kind: runFailed, message: SaveFailedMessage, cause: err}
+	case maybeSaved:
+		return outcome{kind: runFailed, message: SaveUncertainMessage, cause: err}
+	}
+	return o
+}
+
+// log says how the run ended.
+func (o outcome) log(log *slog.Logger, stored bool) {
+	switch {
+	case o.message == SaveFailedMessage:
+		log.Error("the reply could not be saved", "error", o.cause)
+	case o.message == SaveUncertainMessage:
+		log.Error("the reply may not have been saved; still trying", "error", o.cause)
+	case o.message == ShutdownMessage:
+		log.Warn("the run was cut by shutdown", "stored", stored)
+	case o.message == LockLostMessage:
+		log.Error("the run lost its conversation lock")
+	case o.kind == runFailed:
+		log.Error("agent run failed", "error", o.cause)
+	case o.kind == runStopped:
+		log.Info("run stopped", "why", o.cause)
+	case errors.Is(o.cause, errNoFinish):
+		log.Warn("the agent stopped without finishing; its reply is kept as cut off")
+	case o.kind == runCut:
+		log.Info("client disconnected; run cancelled")
+	}
+}
+
+// encode writes the outcome's terminal frames to a live stream.
+func (o outcome) encode(enc Encoder) {
+	switch {
+	case o.message != "":
+		_ = enc.Fail(o.message)
+	case o.fin != nil:
+		_ = enc.Encode(o.fin)
+	}
+	_ = enc.Close()
+}
+
+// entries are the outcome's last entries in a run's log.
+func (o outcome) entries(next func() int64) []runlog.Entry {
+	var last []runlog.Entry
+	switch {
+	case o.message != "":
+		last = append(last, runlog.FailedEntry(next(), o.message))
+	case o.fin != nil:
+		last = append(last, runlog.EventEntry(next(), o.fin))
+	}
+	return append(last, runlog.EndedEntry(next()))
+}
