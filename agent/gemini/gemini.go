@@ -211,4 +211,3 @@ func stopReason(reason genai.FinishReason, calls bool) (cmf.StopReason, error) {
 	}
 	return "", &FinishError{Reason: string(reason)}
 }
-
