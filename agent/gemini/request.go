@@ -59,7 +59,52 @@ func (m *Model) request(req *agent.Request) ([]*genai.Content, *genai.GenerateCo
 	if len(b.system) > 0 {
 		config.SystemInstruction = &genai.Content{Parts: b.system}
 	}
+	if b.emptySigned {
+		config.HTTPOptions = &genai.HTTPOptions{ExtrasRequestProvider: restoreEmptyText}
+	}
 	return b.contents, config, nil
+}
+
+// restoreEmptyText puts back the empty "text" of a signed empty part.
+// Gemini signs an empty text part at the end of a reply, and the part
+// must go back as it came; but the SDK omits an empty text when it
+// encodes a part, which leaves a part with a signature and no data, a
+// part the API refuses. Only text parts can be empty here, so a part with
+// a signature and nothing else is one.
+func restoreEmptyText(body map[string]any) map[string]any {
+	for _, content := range objects(body["contents"]) {
+		for _, part := range objects(content["parts"]) {
+			if _, signed := part["thoughtSignature"]; !signed {
+				continue
+			}
+			data := false
+			for k := range part {
+				data = data || k != "thoughtSignature" && k != "thought"
+			}
+			if !data {
+				part["text"] = ""
+			}
+		}
+	}
+	return body
+}
+
+// objects returns the JSON objects of a list in the SDK's request map,
+// which holds lists as []any or []map[string]any depending on the field.
+func objects(v any) []map[string]any {
+	switch v := v.(type) {
+	case []map[string]any:
+		return v
+	case []any:
+		out := make([]map[string]any, 0, len(v))
+		for _, e := range v {
+			if m, ok := e.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 func (m *Model) config(req *agent.Request) *genai.GenerateContentConfig {
@@ -112,6 +157,9 @@ type builder struct {
 	system   []*genai.Part
 	calls    []*genai.FunctionCall // the last model content's calls
 	results  []cmf.ToolResult      // tool results waiting for their content
+	// emptySigned: a signed part with empty text is sent, which the
+	// SDK's encoding needs help with (restoreEmptyText).
+	emptySigned bool
 }
 
 func (b *builder) message(m *cmf.Message, current bool) error {
@@ -150,11 +198,11 @@ func (b *builder) assistant(m *cmf.Message, current bool) {
 		switch p := p.(type) {
 		case cmf.Thinking:
 			if p.Opaque.From(Provider, b.model) {
-				parts = appendSigned(parts, p.Text, true, p.Opaque)
+				parts = appendSigned(parts, p.Text, true, p.Opaque, &b.emptySigned)
 			}
 		case cmf.Text:
 			if p.Opaque.From(Provider, b.model) {
-				parts = appendSigned(parts, p.Text, false, p.Opaque)
+				parts = appendSigned(parts, p.Text, false, p.Opaque, &b.emptySigned)
 			} else if p.Text != "" {
 				parts = append(parts, &genai.Part{Text: p.Text})
 			}
@@ -183,7 +231,7 @@ func (b *builder) assistant(m *cmf.Message, current bool) {
 // appendSigned appends a text or thought part that carries this model's
 // signature, split back into the fragments it streamed as: unsigned text
 // before the signed fragment, the signed fragment, unsigned text after.
-func appendSigned(parts []*genai.Part, text string, thought bool, o *cmf.Opaque) []*genai.Part {
+func appendSigned(parts []*genai.Part, text string, thought bool, o *cmf.Opaque, emptySigned *bool) []*genai.Part {
 	sig := decodeSignature(o.Data)
 	start, end, ok := parseSpan(o.ID, text)
 	if !ok {
@@ -193,6 +241,7 @@ func appendSigned(parts []*genai.Part, text string, thought bool, o *cmf.Opaque)
 		parts = append(parts, &genai.Part{Text: text[:start], Thought: thought})
 	}
 	parts = append(parts, &genai.Part{Text: text[start:end], Thought: thought, ThoughtSignature: sig})
+	*emptySigned = *emptySigned || start == end
 	if end < len(text) {
 		parts = append(parts, &genai.Part{Text: text[end:], Thought: thought})
 	}

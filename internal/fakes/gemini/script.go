@@ -21,7 +21,7 @@ type Reply struct {
 	// Sources are web results the reply is grounded on (google_search):
 	// sent as groundingMetadata.groundingChunks in the last chunk.
 	Sources []Source
-	// Unsigned: issue no thought signatures.
+	// Unsigned: issue no thought signatures but the parts' own (Sign).
 	Unsigned bool
 	// Blocked refuses the prompt itself: promptFeedback.blockReason
 	// (e.g. "PROHIBITED_CONTENT"), no candidates.

@@ -316,7 +316,7 @@ func (s *Server) stream(w http.ResponseWriter, model string, r *Reply, prompt, c
 				u.CandidatesTokenCount += tokens(text)
 			}
 		}
-		if !r.Unsigned && (rp.Sign || (p.FunctionCall != nil && !signedCall)) {
+		if rp.Sign || !r.Unsigned && p.FunctionCall != nil && !signedCall {
 			p.ThoughtSignature = s.sign(model, &p)
 			signedCall = signedCall || p.FunctionCall != nil
 		}
