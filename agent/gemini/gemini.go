@@ -160,25 +160,44 @@ func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.
 			return
 		}
 		d := decoder{model: m.model}
+		// The SDK panics on some malformed responses (a null candidate); a
+		// server must not go down for what a proxy sent, so such a panic
+		// ends the call with an error. A panic of the consumer's, raised
+		// while it handles a chunk, is not this package's to keep.
+		consumer := false
+		guarded := func(c agent.Chunk, err error) bool {
+			consumer = true
+			more := yield(c, err)
+			consumer = false
+			return more
+		}
+		defer func() {
+			if consumer {
+				return // not recovered: it goes on up, untouched
+			}
+			if r := recover(); r != nil {
+				yield(agent.Chunk{}, ErrMalformed)
+			}
+		}()
 		for resp, err := range m.client.Models.GenerateContentStream(ctx, m.model, contents, config) {
 			if err != nil {
-				yield(agent.Chunk{}, streamError(ctx, err))
+				guarded(agent.Chunk{}, streamError(ctx, err))
 				return
 			}
-			if !d.response(resp, yield) {
+			if !d.response(resp, guarded) {
 				return
 			}
 		}
 		if ctx.Err() != nil {
-			yield(agent.Chunk{}, ctx.Err())
+			guarded(agent.Chunk{}, ctx.Err())
 			return
 		}
 		fin, err := d.finish()
 		if err != nil {
-			yield(agent.Chunk{}, err)
+			guarded(agent.Chunk{}, err)
 			return
 		}
-		yield(fin, nil)
+		guarded(fin, nil)
 	}
 }
 

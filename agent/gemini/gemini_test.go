@@ -308,3 +308,22 @@ func TestToolDeclarations(t *testing.T) {
 }
 
 func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
+
+// A response the SDK cannot read ends the call with an error, never a
+// crash; a panic of the consumer's own is left to the consumer.
+func TestMalformedResponse(t *testing.T) {
+	m, _ := fuzzModel(t, "data: {\"candidates\":[null]}\r\n\r\n")
+	if _, err := stream(m, userReq("hi")); !errors.Is(err, gemini.ErrMalformed) {
+		t.Fatalf("err = %v", err)
+	}
+	m, _ = fuzzModel(t, "data: "+finishChunk+"\r\n\r\n")
+	defer func() {
+		if r := recover(); r != "consumer" {
+			t.Fatalf("recovered %v", r)
+		}
+	}()
+	for range m.Stream(context.Background(), userReq("hi")) {
+		panic("consumer")
+	}
+	t.Fatal("no chunk")
+}

@@ -416,3 +416,12 @@ func contentTokens(c *Content) int {
 	}
 	return n
 }
+
+// Render returns the SSE body the fake streams for a reply of model, for
+// a benchmark that serves it without a server (and its allocations) in
+// the way.
+func (s *Server) Render(model string, r Reply) []byte {
+	rec := httptest.NewRecorder()
+	s.stream(rec, model, &r, 100, 0, false)
+	return rec.Body.Bytes()
+}
