@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentui/agentui/agent"
@@ -320,4 +321,36 @@ func toolCalls(m cmf.Message) []cmf.ToolCall {
 		}
 	}
 	return out
+}
+
+// Gemini caches a prompt's repeated prefix implicitly; the second turn
+// of a chat (same instructions, tools and history, replayed byte-exact)
+// reads it, and the usage says so.
+func TestImplicitCachingIsReported(t *testing.T) {
+	f, m := start(t)
+	f.Script(fake.Say("Hello."), fake.Say("Again."))
+	instructions := strings.Repeat("Answer as a careful assistant would. ", 100)
+	first := runLoop(t, m, &agent.Input{Instructions: instructions, Messages: []cmf.Message{user("hi")}})
+	if first.err != nil {
+		t.Fatal(first.err)
+	}
+	history := append([]cmf.Message{user("hi")}, first.msgs...)
+	second := runLoop(t, m, &agent.Input{Instructions: instructions, History: history, Messages: []cmf.Message{user("again")}})
+	if second.err != nil {
+		t.Fatal(second.err)
+	}
+	usage := func(r turn) agent.Usage {
+		for _, ev := range r.events {
+			if fin, ok := ev.(*agent.RunFinished); ok {
+				return fin.Usage
+			}
+		}
+		t.Fatal("no RunFinished")
+		return agent.Usage{}
+	}
+	u1, u2 := usage(first), usage(second)
+	if u1.CachedInputTokens != 0 || u2.CachedInputTokens < 1024 || u2.CachedInputTokens >= u2.InputTokens {
+		t.Fatalf("first turn %+v, second %+v", u1, u2)
+	}
+	t.Logf("second turn: %d input tokens, %d of them read from the cache", u2.InputTokens, u2.CachedInputTokens)
 }
