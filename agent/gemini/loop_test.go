@@ -98,12 +98,15 @@ func TestMultiTurnReplaysSignaturesOnTheirParts(t *testing.T) {
 	if len(second) != 3 {
 		t.Fatalf("second request: %s", f.Requests()[1].Body)
 	}
+	// The step goes back as it came: its thought summary, then the call
+	// with its signature.
 	model := second[1]
-	if model.Role != "model" || len(model.Parts) != 1 || model.Parts[0].FunctionCall == nil || model.Parts[0].ThoughtSignature != callSig {
+	if model.Role != "model" || len(model.Parts) != 2 || !model.Parts[0].Thought || *model.Parts[0].Text != "The user wants the weather." ||
+		model.Parts[1].FunctionCall == nil || model.Parts[1].ThoughtSignature != callSig {
 		t.Fatalf("step replayed as %+v", model)
 	}
-	if model.Parts[0].FunctionCall.ID != calls[0].ToolCallID {
-		t.Fatalf("call id %q, stored %q", model.Parts[0].FunctionCall.ID, calls[0].ToolCallID)
+	if model.Parts[1].FunctionCall.ID != calls[0].ToolCallID {
+		t.Fatalf("call id %q, stored %q", model.Parts[1].FunctionCall.ID, calls[0].ToolCallID)
 	}
 	resp := second[2].Parts[0].FunctionResponse
 	if second[2].Role != "user" || resp == nil || resp.ID != calls[0].ToolCallID || resp.Name != "get_weather" {
@@ -122,7 +125,7 @@ func TestMultiTurnReplaysSignaturesOnTheirParts(t *testing.T) {
 		t.Fatal(second.err, f.Last().Message, string(f.Last().Body))
 	}
 	third := f.Requests()[2].Parsed.Contents
-	if len(third) != 5 || third[1].Parts[0].ThoughtSignature != callSig {
+	if len(third) != 5 || third[1].Parts[1].ThoughtSignature != callSig {
 		t.Fatalf("third request: %s", f.Requests()[2].Body)
 	}
 	reply := third[3].Parts
@@ -148,7 +151,7 @@ func TestSignedFragmentIsSplitBackOnReplay(t *testing.T) {
 	}
 	parts := f.Last().Parsed.Contents[1].Parts
 	want := f.Sign(testModel, fake.Part{Text: text("Hello")})
-	if len(parts) != 2 || *parts[0].Text != "Hello" || parts[0].ThoughtSignature != want || *parts[1].Text != " world" || parts[1].ThoughtSignature != "" {
+	if len(parts) != 3 || !parts[0].Thought || *parts[1].Text != "Hello" || parts[1].ThoughtSignature != want || *parts[2].Text != " world" || parts[2].ThoughtSignature != "" {
 		t.Fatalf("replayed as %+v\nstored %+v\n%s", parts, first.msgs, f.Requests()[0].Body)
 	}
 	allOK(t, f)
@@ -222,7 +225,7 @@ func TestModelSwitchSendsNoForeignValues(t *testing.T) {
 	a := newModel(t, f, "gemini-2.5-pro")
 	b := newModel(t, f, testModel)
 	f.Script(
-		fake.Calls(fake.CallPart("delete_file", `{"path":"/a"}`)), // model a: paused for approval
+		fake.Calls(fake.Thought("Model a deletes."), fake.CallPart("delete_file", `{"path":"/a"}`)), // model a: paused for approval
 		fake.Say("Deleted."), // model b resumes the turn
 		fake.Say("Hello again."),
 	)
@@ -236,9 +239,14 @@ func TestModelSwitchSendsNoForeignValues(t *testing.T) {
 	if second.err != nil {
 		t.Fatal(second.err)
 	}
-	step := f.Last().Parsed.Contents[1].Parts[0]
-	if raw, _ := base64.StdEncoding.DecodeString(step.ThoughtSignature); string(raw) != "skip_thought_signature_validator" {
-		t.Fatalf("the other model's step went as %+v", step)
+	// Model a's step goes without its reasoning and its signature; its
+	// call carries the skip value.
+	steps := f.Last().Parsed.Contents[1].Parts
+	if len(steps) != 1 || steps[0].FunctionCall == nil {
+		t.Fatalf("the other model's step went as %+v", steps)
+	}
+	if raw, _ := base64.StdEncoding.DecodeString(steps[0].ThoughtSignature); string(raw) != "skip_thought_signature_validator" {
+		t.Fatalf("the other model's call went as %+v", steps[0])
 	}
 
 	// The next turn: model a's step is history now, and goes unsigned;
@@ -248,8 +256,8 @@ func TestModelSwitchSendsNoForeignValues(t *testing.T) {
 		t.Fatal(r.err)
 	}
 	c := f.Last().Parsed.Contents
-	if c[1].Parts[0].ThoughtSignature != "" {
-		t.Fatalf("model a's signature sent to model b: %+v", c[1].Parts[0])
+	if len(c[1].Parts) != 1 || c[1].Parts[0].ThoughtSignature != "" {
+		t.Fatalf("model a's values sent to model b: %+v", c[1].Parts)
 	}
 	if p := c[3].Parts; len(p) != 2 || p[1].ThoughtSignature != f.Sign(testModel, fake.Part{Text: text("")}) {
 		t.Fatalf("model b's reply replayed as %+v", c[3])

@@ -29,9 +29,10 @@ var skipSignature = []byte("skip_thought_signature_validator")
 //   - Parts this model produced carry their thought signatures, on the
 //     same part, byte-exact (a text or thought part is split back around
 //     the fragment that was signed).
+//   - A step this model produced (it carries one of its signatures) goes
+//     back whole, its thought summaries included, in order.
 //   - Parts another provider or model produced go without any value of
-//     theirs; their thinking is left out (its context travels in
-//     signatures, which it has none of here), their text and calls stay.
+//     theirs; their reasoning is left out, their text and calls stay.
 //   - The first function call of each step of the current turn must carry
 //     a signature (Gemini 3 refuses the request otherwise): when the call
 //     is not this model's, it carries skipSignature.
@@ -194,11 +195,15 @@ func (b *builder) message(m *cmf.Message, current bool) error {
 func (b *builder) assistant(m *cmf.Message, current bool) {
 	parts := make([]*genai.Part, 0, len(m.Content))
 	b.calls = b.calls[:0]
+	own := b.ownStep(m)
 	for _, p := range m.Content {
 		switch p := p.(type) {
 		case cmf.Thinking:
-			if p.Opaque.From(Provider, b.model) {
+			switch {
+			case p.Opaque.From(Provider, b.model):
 				parts = appendSigned(parts, p.Text, true, p.Opaque, &b.emptySigned)
+			case own && p.Opaque == nil && p.Text != "":
+				parts = append(parts, &genai.Part{Text: p.Text, Thought: true})
 			}
 		case cmf.Text:
 			if p.Opaque.From(Provider, b.model) {
@@ -226,6 +231,29 @@ func (b *builder) assistant(m *cmf.Message, current bool) {
 	if len(parts) > 0 {
 		b.contents = append(b.contents, &genai.Content{Role: genai.RoleModel, Parts: parts})
 	}
+}
+
+// ownStep reports whether this model produced the step: whether it
+// carries one of this model's signatures (Gemini 3 signs every step). Its
+// unsigned thought summaries are then this model's too, and go back with
+// it, as the SDK's own chat history sends them; another model's
+// reasoning never does.
+func (b *builder) ownStep(m *cmf.Message) bool {
+	for _, p := range m.Content {
+		var o *cmf.Opaque
+		switch p := p.(type) {
+		case cmf.Thinking:
+			o = p.Opaque
+		case cmf.Text:
+			o = p.Opaque
+		case cmf.ToolCall:
+			o = p.Opaque
+		}
+		if o.From(Provider, b.model) {
+			return true
+		}
+	}
+	return false
 }
 
 // appendSigned appends a text or thought part that carries this model's
