@@ -248,3 +248,14 @@ func flipLast(sig string) string {
 	raw[len(raw)-1] ^= 1
 	return base64.StdEncoding.EncodeToString(raw)
 }
+
+// A responder answers what the script does not, from the request.
+func TestResponder(t *testing.T) {
+	s := New(t, WithResponder(func(r *Request) Reply {
+		return Say("You said " + *r.Parsed.Contents[len(r.Parsed.Contents)-1].Parts[0].Text)
+	}))
+	_, _, data := post(t, s, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
+	if len(data) != 2 || !strings.Contains(data[0], `"text":"You said hi"`) {
+		t.Fatalf("%v", data)
+	}
+}
