@@ -34,28 +34,19 @@ var skipSignature = []byte("skip_thought_signature_validator")
 //   - Parts another provider or model produced go without any value of
 //     theirs; their reasoning is left out, their text and calls stay.
 //   - The first function call of each step of the current turn must carry
-//     a signature (Gemini 3 refuses the request otherwise): when the call
-//     is not this model's, it carries skipSignature.
+//     a signature (Gemini 3 refuses the request otherwise): one that has
+//     none, because another model made it, carries skipSignature.
 //   - Tool results become function responses, all of a step's in one
 //     content, in the order of its calls.
 func (m *Model) request(req *agent.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
 	b := builder{model: m.model, contents: make([]*genai.Content, 0, req.Len())}
-	turn := -1 // the index, in req.All(), of the last user message
-	i := 0
 	for msg := range req.All() {
-		if msg.Role == cmf.RoleUser {
-			turn = i
-		}
-		i++
-	}
-	i = 0
-	for msg := range req.All() {
-		if err := b.message(msg, i > turn); err != nil {
+		if err := b.message(msg); err != nil {
 			return nil, nil, err
 		}
-		i++
 	}
 	b.flushResults()
+	signCurrentTurn(b.contents)
 	config := m.config(req)
 	if len(b.system) > 0 {
 		config.SystemInstruction = &genai.Content{Parts: b.system}
@@ -163,7 +154,7 @@ type builder struct {
 	emptySigned bool
 }
 
-func (b *builder) message(m *cmf.Message, current bool) error {
+func (b *builder) message(m *cmf.Message) error {
 	if m.Role != cmf.RoleTool {
 		b.flushResults()
 	}
@@ -181,7 +172,7 @@ func (b *builder) message(m *cmf.Message, current bool) error {
 			b.contents = append(b.contents, &genai.Content{Role: genai.RoleUser, Parts: parts})
 		}
 	case cmf.RoleAssistant:
-		b.assistant(m, current)
+		b.assistant(m)
 	case cmf.RoleTool:
 		for _, p := range m.Content {
 			if r, ok := p.(cmf.ToolResult); ok {
@@ -192,7 +183,7 @@ func (b *builder) message(m *cmf.Message, current bool) error {
 	return nil
 }
 
-func (b *builder) assistant(m *cmf.Message, current bool) {
+func (b *builder) assistant(m *cmf.Message) {
 	parts := make([]*genai.Part, 0, len(m.Content))
 	b.calls = b.calls[:0]
 	own := b.ownStep(m)
@@ -218,11 +209,8 @@ func (b *builder) assistant(m *cmf.Message, current bool) {
 			}
 			fc := &genai.FunctionCall{ID: p.ToolCallID, Name: p.Name, Args: args}
 			part := &genai.Part{FunctionCall: fc}
-			switch {
-			case p.Opaque.From(Provider, b.model):
+			if p.Opaque.From(Provider, b.model) {
 				part.ThoughtSignature = decodeSignature(p.Opaque.Data)
-			case current && len(b.calls) == 0:
-				part.ThoughtSignature = skipSignature
 			}
 			b.calls = append(b.calls, fc)
 			parts = append(parts, part)
@@ -230,6 +218,38 @@ func (b *builder) assistant(m *cmf.Message, current bool) {
 	}
 	if len(parts) > 0 {
 		b.contents = append(b.contents, &genai.Content{Role: genai.RoleModel, Parts: parts})
+	}
+}
+
+// signCurrentTurn gives the first function call of each step of the
+// current turn the skip value when it carries no signature, as the API
+// defines that turn: the contents after the last user content that is not
+// only function responses.
+func signCurrentTurn(contents []*genai.Content) {
+	turn := -1
+	for i, c := range contents {
+		if c.Role != genai.RoleUser {
+			continue
+		}
+		for _, p := range c.Parts {
+			if p.FunctionResponse == nil {
+				turn = i
+				break
+			}
+		}
+	}
+	for _, c := range contents[turn+1:] {
+		if c.Role != genai.RoleModel {
+			continue
+		}
+		for _, p := range c.Parts {
+			if p.FunctionCall != nil {
+				if len(p.ThoughtSignature) == 0 {
+					p.ThoughtSignature = skipSignature
+				}
+				break
+			}
+		}
 	}
 }
 
