@@ -362,3 +362,22 @@ func TestImplicitCachingIsReported(t *testing.T) {
 	}
 	t.Logf("second turn: %d input tokens, %d of them read from the cache", u2.InputTokens, u2.CachedInputTokens)
 }
+
+// The server's instructions are the system instruction; the app's
+// context is a user content before the conversation.
+func TestInstructionsAndContext(t *testing.T) {
+	f, m := start(t)
+	f.Script(fake.Say("Hi."))
+	r := runLoop(t, m, &agent.Input{Instructions: "Be brief.", Context: []agent.ContextItem{{Description: "plan", Value: "pro"}}, Messages: []cmf.Message{user("hi")}})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	req := f.Last().Parsed
+	if si := req.SystemInstruction; si == nil || len(si.Parts) != 1 || *si.Parts[0].Text != "Be brief." {
+		t.Fatalf("system instruction %s", f.Last().Body)
+	}
+	if len(req.Contents) != 2 || req.Contents[0].Role != "user" || !strings.Contains(*req.Contents[0].Parts[0].Text, "pro") || *req.Contents[1].Parts[0].Text != "hi" {
+		t.Fatalf("contents %s", f.Last().Body)
+	}
+	allOK(t, f)
+}
