@@ -259,3 +259,20 @@ func TestResponder(t *testing.T) {
 		t.Fatalf("%v", data)
 	}
 }
+
+// Signatures are stateless: a fake started anew (a restart, another
+// replica's) accepts what another one issued, unless its secret differs.
+func TestSignaturesSurviveARestart(t *testing.T) {
+	before := New(t)
+	body := conversation([]string{signed(before, weatherCall)}, 1)
+	before.Close()
+	after := New(t)
+	after.Script(Say("ok"))
+	if status, msg, _ := post(t, after, body); status != 200 {
+		t.Fatalf("%d %s", status, msg)
+	}
+	other := New(t, WithSecret([]byte("other")))
+	if status, msg, _ := post(t, other, body); status != 400 || msg != msgCorrupted {
+		t.Fatalf("%d %s", status, msg)
+	}
+}
