@@ -63,7 +63,8 @@ FUZZ_TARGETS = \
 	./cmf:FuzzToolCallStates ./agent/openai:FuzzChunks ./internal/server:FuzzScopeCookie \
 	./history/redisstore:FuzzDecodeEntries ./uiadapter:FuzzLastEventID ./history:FuzzCleanTitle \
 	./agent/openai/responses:FuzzStream ./agent/openai/responses:FuzzInput ./internal/fakes/responses:FuzzValidate \
-	./agent/anthropic:FuzzStream ./agent/anthropic:FuzzRequest
+	./agent/anthropic:FuzzStream ./agent/anthropic:FuzzRequest \
+	./agent/gemini:FuzzStream ./agent/gemini:FuzzReplay ./agent/gemini:FuzzSpan
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t%%:*} $${t##*:}"; \
