@@ -61,7 +61,8 @@ FUZZ_TARGETS = \
 	./agent:FuzzBalancer ./agent:FuzzEventCodec ./internal/jsonw:FuzzString ./internal/jsonw:FuzzRaw \
 	./uiadapter:FuzzCanonicalJSON ./uiadapter:FuzzSigner ./uiadapter:FuzzSanitizeURLs \
 	./cmf:FuzzToolCallStates ./agent/openai:FuzzChunks ./internal/server:FuzzScopeCookie \
-	./history/redisstore:FuzzDecodeEntries ./uiadapter:FuzzLastEventID ./history:FuzzCleanTitle
+	./history/redisstore:FuzzDecodeEntries ./uiadapter:FuzzLastEventID ./history:FuzzCleanTitle \
+	./uiadapter:FuzzCheckID
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t%%:*} $${t##*:}"; \
