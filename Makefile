@@ -62,7 +62,7 @@ FUZZ_TARGETS = \
 	./uiadapter:FuzzCanonicalJSON ./uiadapter:FuzzSigner ./uiadapter:FuzzSanitizeURLs \
 	./cmf:FuzzToolCallStates ./agent/openai:FuzzChunks ./internal/server:FuzzScopeCookie \
 	./history/redisstore:FuzzDecodeEntries ./uiadapter:FuzzLastEventID ./history:FuzzCleanTitle \
-	./uiadapter:FuzzCheckID
+	./uiadapter:FuzzCheckID ./telemetry:FuzzClean
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t%%:*} $${t##*:}"; \
