@@ -104,4 +104,9 @@ func TestFromEnvBoundsAttributeValues(t *testing.T) {
 			t.Errorf("limit %q: a %d-byte value", tc.env, got)
 		}
 	}
+	// The SDK would take a limit that does not parse for none.
+	t.Setenv("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "1k")
+	if _, err := telemetry.FromEnv(context.Background()); err == nil || err.Error() != `OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: "1k" is not a whole number of bytes` {
+		t.Fatalf("a bad limit: %v", err)
+	}
 }

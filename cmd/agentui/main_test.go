@@ -158,7 +158,6 @@ func TestStartupFailures(t *testing.T) {
 		{"bad env, flag wins", []string{"AGENTUI_DEMO_DELAY=soon"}, []string{"-demo-delay", "0s", "-model", "gpt-5"}, 1, `agentui: unknown -model "gpt-5"`},
 		{"extra argument", nil, []string{"serve"}, 1, `agentui: unexpected argument "serve"`},
 		{"bad OTLP protocol", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + closed, "OTEL_EXPORTER_OTLP_PROTOCOL=http/json"}, nil, 1, `agentui: OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" is not a protocol`},
-		{"bad attribute limit", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + closed, "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT=1k"}, nil, 1, `agentui: OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: "1k" is not a whole number of bytes`},
 		{"bad rate", nil, []string{"-rate-limit", "20 per minute"}, 1, `agentui: -rate-limit: rate "20 per minute": want N/unit`},
 		{"bad token unit", []string{"AGENTUI_TOKEN_LIMIT=5/fortnight"}, nil, 1, `agentui: -token-limit: rate "5/fortnight": the unit is`},
 		{"bad size", []string{"AGENTUI_GC_MIN_HEAP=64M"}, nil, 1, `agentui: -gc-min-heap: size "64M": want a number of bytes, KiB, MiB or GiB`},
