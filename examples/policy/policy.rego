@@ -27,7 +27,12 @@ under_tmp(p) if startswith(clean(p), "/tmp/")
 # at the root. Rego has no loop with state, so instead of a stack it keeps
 # the stack's depth after each element: an element stays when the depth
 # never falls below its own later on.
-clean(p) := joined(startswith(p, "/"), kept_elements(p))
+clean(p) := p if {
+	# Most paths are clean already: absolute, no empty, "." or ".."
+	# element, no trailing slash. They skip the work below.
+	regex.match(`^(/[^/]+)+$`, p)
+	not regex.match(`(^|/)\.\.?(/|$)`, p)
+} else := joined(startswith(p, "/"), kept_elements(p))
 
 joined(true, []) := "/"
 
