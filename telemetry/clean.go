@@ -38,11 +38,11 @@ func clean(s string, limit int) string {
 	if isClean(s, limit) {
 		return s
 	}
-	size := len(s) + 16 // a few escapes
+	capacity := len(s) + 16 // room for a few escapes
 	if limit >= 0 {
-		size = min(size, limit+len(ellipsis))
+		capacity = min(capacity, limit+len(ellipsis))
 	}
-	out := make([]byte, 0, size)
+	out := make([]byte, 0, capacity)
 	fit := 0 // out's length at the last character that leaves room for the ellipsis
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
