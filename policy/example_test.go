@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"path"
 	"regexp"
 	"strings"
 
@@ -21,10 +22,11 @@ func ExampleEngine() {
 	engine, err := policy.New([]policy.Policy{
 		{Name: "tmp-only", Points: []agent.Point{agent.PointPreTool},
 			Decide: func(_ context.Context, in *policy.Input) (policy.Decision, error) {
-				var path string
+				var p string
 				raw, _ := in.Views[0].GetArg("path")
-				_ = json.Unmarshal(raw, &path)
-				if in.Tool == "delete_file" && !strings.HasPrefix(path, "/tmp/") {
+				_ = json.Unmarshal(raw, &p)
+				// Judge the cleaned path: "/tmp/../etc/passwd" is /etc/passwd.
+				if in.Tool == "delete_file" && !strings.HasPrefix(path.Clean(p), "/tmp/") {
 					return policy.Deny("files may be deleted only under /tmp"), nil
 				}
 				return policy.Allow(), nil
@@ -51,15 +53,19 @@ func ExampleEngine() {
 	}
 	ctx := context.Background()
 
-	call := &cmf.Message{Role: cmf.RoleAssistant, Content: []cmf.Part{
-		cmf.ToolCall{ToolCallID: "c1", Name: "delete_file", Arguments: json.RawMessage(`{"path":"/etc/passwd"}`)}}}
-	v, _ := engine.Check(ctx, &agent.Check{Point: agent.PointPreTool, Tool: "delete_file", Message: call})
-	fmt.Println("pre-tool:", v.Deny)
+	for _, p := range []string{"/etc/passwd", "/tmp/../etc/passwd", "/tmp//x.txt"} {
+		call := &cmf.Message{Role: cmf.RoleAssistant, Content: []cmf.Part{
+			cmf.ToolCall{ToolCallID: "c1", Name: "delete_file", Arguments: json.RawMessage(`{"path":"` + p + `"}`)}}}
+		v, _ := engine.Check(ctx, &agent.Check{Point: agent.PointPreTool, Tool: "delete_file", Message: call})
+		fmt.Printf("pre-tool %s: %q\n", p, v.Deny)
+	}
 
 	user := &cmf.Message{Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: "pay with 4111 1111 1111 1111"}}}
-	v, _ = engine.Check(ctx, &agent.Check{Point: agent.PointInput, Message: user})
+	v, _ := engine.Check(ctx, &agent.Check{Point: agent.PointInput, Message: user})
 	fmt.Println("input:", v.Message.Text(), v.Labels)
 	// Output:
-	// pre-tool: files may be deleted only under /tmp
+	// pre-tool /etc/passwd: "files may be deleted only under /tmp"
+	// pre-tool /tmp/../etc/passwd: "files may be deleted only under /tmp"
+	// pre-tool /tmp//x.txt: ""
 	// input: pay with [card number] [PII]
 }

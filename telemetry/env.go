@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 
+	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
@@ -46,10 +49,17 @@ func (p *Providers) Shutdown(ctx context.Context) error {
 //     OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" (the default) or
 //     "grpc"; the exporters read the rest (headers, timeouts, TLS);
 //   - the service is OTEL_SERVICE_NAME (default "agentui") with
-//     OTEL_RESOURCE_ATTRIBUTES.
+//     OTEL_RESOURCE_ATTRIBUTES;
+//   - spans keep the SDK's limits (OTEL_SPAN_*_LIMIT: 128 attributes, 128
+//     events, …) and a bound of its own on string values,
+//     DefaultAttributeValueLength bytes unless
+//     OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT or
+//     OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT sets one (negative: none), and
+//     every string is exported cleaned (CleanExporter).
 //
 // It returns nil when nothing is to be exported: telemetry is off by
-// default.
+// default. What OpenTelemetry reports (an export that failed) goes to the
+// standard log package unless SetLogger says otherwise.
 func FromEnv(ctx context.Context) (*Providers, error) {
 	traces, metrics := wanted("TRACES"), wanted("METRICS")
 	if !traces && !metrics {
@@ -72,6 +82,10 @@ func FromEnv(ctx context.Context) (*Providers, error) {
 		if err != nil {
 			return nil, err
 		}
+		limits := sdktrace.NewSpanLimits()
+		if limits.AttributeValueLengthLimit, err = valueLengthLimit(); err != nil {
+			return nil, err
+		}
 		var exp sdktrace.SpanExporter
 		if proto == "grpc" {
 			exp, err = otlptracegrpc.New(ctx)
@@ -81,7 +95,8 @@ func FromEnv(ctx context.Context) (*Providers, error) {
 		if err != nil {
 			return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 		}
-		p.Tracer = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		p.Tracer = sdktrace.NewTracerProvider(sdktrace.WithBatcher(CleanExporter(exp, limits.AttributeValueLengthLimit)),
+			sdktrace.WithRawSpanLimits(limits), sdktrace.WithResource(res))
 		p.flush = append(p.flush, p.Tracer.Shutdown)
 		otel.SetTracerProvider(p.Tracer)
 		desc = append(desc, "traces over OTLP "+proto)
@@ -108,6 +123,39 @@ func FromEnv(ctx context.Context) (*Providers, error) {
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	p.Desc = strings.Join(desc, ", ")
 	return p, nil
+}
+
+// valueLengthLimit is the bound on string attribute values: the first of
+// OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT and OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT
+// that is set (the SDK reads them in this order, but takes one that does
+// not parse for no limit), else DefaultAttributeValueLength.
+func valueLengthLimit() (int, error) {
+	for _, name := range []string{"OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"} {
+		v := os.Getenv(name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %q is not a whole number of bytes", name, v)
+		}
+		return n, nil
+	}
+	return DefaultAttributeValueLength, nil
+}
+
+// SetLogger sends what OpenTelemetry reports to log: its errors (an
+// export that failed or was refused) at Warn, its configuration errors
+// at Error, and its other log lines below Info (its warnings at -1, its
+// info at Debug), as logr's verbosity maps onto slog. Without it they go
+// to the standard log package, outside the application's logs.
+// OpenTelemetry's error handler and logger are global: the last call
+// wins.
+func SetLogger(log *slog.Logger) {
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("telemetry: "+err.Error(), "component", "opentelemetry")
+	}))
+	otel.SetLogger(logr.FromSlogHandler(log.Handler()))
 }
 
 // wanted says whether a signal (TRACES, METRICS) has an OTLP endpoint and

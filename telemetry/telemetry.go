@@ -145,7 +145,7 @@ func common(ctx context.Context) []attribute.KeyValue {
 	if !ok {
 		return nil
 	}
-	return []attribute.KeyValue{semconv.GenAIConversationID(ri.ChatID), RunIDKey.String(ri.RunID), ProtocolKey.String(ri.Protocol)}
+	return []attribute.KeyValue{semconv.GenAIConversationID(cleaned(ri.ChatID)), RunIDKey.String(cleaned(ri.RunID)), ProtocolKey.String(ri.Protocol)}
 }
 
 func (ic *interceptor) WrapRun(next agent.RunFunc) agent.RunFunc {
@@ -176,7 +176,7 @@ func (ic *interceptor) WrapRun(next agent.RunFunc) agent.RunFunc {
 				switch e := ev.(type) {
 				case *agent.StepFinished:
 					if e.Provider != "" {
-						provider = e.Provider
+						provider = cleaned(e.Provider)
 					}
 				case *agent.RunFinished:
 					outcome = runOutcome(e.StopReason)
@@ -186,13 +186,13 @@ func (ic *interceptor) WrapRun(next agent.RunFunc) agent.RunFunc {
 						semconv.GenAIResponseFinishReasons(agent.FinishReason(e.StopReason)),
 					)
 					if e.Model != "" {
-						span.SetAttributes(semconv.GenAIResponseModel(e.Model))
+						span.SetAttributes(semconv.GenAIResponseModel(cleaned(e.Model)))
 					}
 				}
 				if err != nil {
 					outcome = "failed"
 					span.RecordError(err)
-					span.SetStatus(codes.Error, err.Error())
+					span.SetStatus(codes.Error, cleaned(err.Error()))
 					span.SetAttributes(semconv.ErrorTypeKey.String("agent_error"))
 				}
 				if !yield(ev, err) {
@@ -247,7 +247,7 @@ func (ic *interceptor) WrapModel(next agent.ModelFunc) agent.ModelFunc {
 				if failed != nil {
 					metricAttrs = append(metricAttrs, semconv.ErrorTypeKey.String("model_error"))
 					span.RecordError(failed)
-					span.SetStatus(codes.Error, failed.Error())
+					span.SetStatus(codes.Error, cleaned(failed.Error()))
 					span.SetAttributes(semconv.ErrorTypeKey.String("model_error"))
 				}
 				if provider != "" {
@@ -266,12 +266,12 @@ func (ic *interceptor) WrapModel(next agent.ModelFunc) agent.ModelFunc {
 				}
 				if c.Kind == agent.ChunkFinish {
 					if c.Provider != "" {
-						provider = c.Provider
+						provider = cleaned(c.Provider)
 					}
 					if c.Model != "" {
-						model = c.Model
-						span.SetName("chat " + c.Model)
-						span.SetAttributes(semconv.GenAIResponseModel(c.Model))
+						model = cleaned(c.Model)
+						span.SetName("chat " + model)
+						span.SetAttributes(semconv.GenAIResponseModel(model))
 					}
 					span.SetAttributes(
 						semconv.GenAIUsageInputTokens(int(c.Usage.InputTokens)),
@@ -292,14 +292,15 @@ func (ic *interceptor) WrapModel(next agent.ModelFunc) agent.ModelFunc {
 
 func (ic *interceptor) WrapTool(next agent.ToolFunc) agent.ToolFunc {
 	return func(ctx context.Context, call agent.ToolCall) (json.RawMessage, error) {
+		name := cleaned(call.Name)
 		attrs := append(common(ctx), semconv.GenAIOperationNameExecuteTool,
-			semconv.GenAIToolName(call.Name), semconv.GenAIToolCallID(call.ID), semconv.GenAIToolType("function"))
-		ctx, span := ic.tracer.Start(ctx, "execute_tool "+call.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+			semconv.GenAIToolName(name), semconv.GenAIToolCallID(cleaned(call.ID)), semconv.GenAIToolType("function"))
+		ctx, span := ic.tracer.Start(ctx, "execute_tool "+name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 		defer span.End()
 		out, err := next(ctx, call)
 		if err != nil {
 			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
+			span.SetStatus(codes.Error, cleaned(err.Error()))
 			span.SetAttributes(semconv.ErrorTypeKey.String("tool_error"))
 		}
 		return out, err

@@ -20,6 +20,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/telemetry"
 )
@@ -28,9 +29,10 @@ import (
 // the loop and the telemetry handler around the mux, recording spans and
 // metrics in memory.
 type fixture struct {
-	url    string
-	spans  *tracetest.SpanRecorder
-	reader *sdkmetric.ManualReader
+	url     string
+	aguiURL string
+	spans   *tracetest.SpanRecorder
+	reader  *sdkmetric.ManualReader
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -45,9 +47,11 @@ func newFixture(t *testing.T) *fixture {
 	h := testutil.Must(vercelai.Handler(loop))
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", h)
+	mux.Handle("POST /api/agui", testutil.Must(agui.Handler(loop)))
 	srv := httptest.NewServer(telemetry.Handler(mux, opts...))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL + "/api/chat"
+	f.aguiURL = srv.URL + "/api/agui"
 	return f
 }
 
@@ -188,6 +192,25 @@ func TestFailedAndCancelledRuns(t *testing.T) {
 	m := collect(t, f.reader)
 	if counter(m["agentui.runs"], "agentui.run.outcome", "failed") != 1 || counter(m["agentui.runs"], "agentui.run.outcome", "cancelled") != 1 {
 		t.Fatalf("agentui.runs: %+v", m["agentui.runs"])
+	}
+}
+
+// Ids are the client's: a chat id or an AG-UI runId holding terminal
+// escapes, a bidi override and NUL is recorded with those escaped, so a
+// trace viewer or a terminal shows what was sent instead of obeying it.
+func TestClientIDsAreRecordedEscaped(t *testing.T) {
+	f := newFixture(t)
+	const id, want = "c\x1b[2J\u202eexe.txt\x00", `c\x1b[2J\u202eexe.txt\x00`
+	testutil.PostStream(t, f.url, testutil.UserMessage(id, "u1", "hello"))
+	testutil.PostStream(t, f.aguiURL, testutil.AGUIInput("t1", id, "hello"))
+	testutil.Eventually(t, 5*time.Second, "both runs' spans", func() bool {
+		return len(named(f.spans.Ended(), "invoke_agent demo")) == 2
+	})
+	for _, run := range named(f.spans.Ended(), "invoke_agent demo") {
+		key := map[string]string{"vercel-ai": "gen_ai.conversation.id", "ag-ui": "agentui.run.id"}[attr(run, "agentui.protocol").AsString()]
+		if got := attr(run, key).AsString(); got != want {
+			t.Errorf("%s = %q, want %q", key, got, want)
+		}
 	}
 }
 

@@ -53,8 +53,8 @@ func (h *Handler) chatRequest(w http.ResponseWriter, r *http.Request, allow stri
 		chatID = pathID
 	}
 	id := chatID(r)
-	if id == "" {
-		writeError(w, log, BadRequest("missing chat id"))
+	if err := checkChatID(id); err != nil {
+		writeError(w, log, err)
 		return history.Key{}, log, false
 	}
 	return historyKey(scope, id), log.With("chat", id), true

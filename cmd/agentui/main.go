@@ -150,6 +150,7 @@ func run(args []string) error {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	goredis.SetLogger(server.RedisLog{Logger: logger})
+	telemetry.SetLogger(logger)
 
 	// Telemetry is off unless OTEL_EXPORTER_OTLP_* says where to send it.
 	otelProviders, err := telemetry.FromEnv(context.Background())

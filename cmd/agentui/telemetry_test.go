@@ -7,13 +7,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	collmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
@@ -21,12 +26,17 @@ import (
 )
 
 // receiver is an OTLP/HTTP receiver: it decodes what the exporters post
-// to /v1/traces and /v1/metrics and keeps the span and metric names.
+// to /v1/traces and /v1/metrics and keeps the span and metric names (and
+// the spans, and how many bytes of spans came).
 type receiver struct {
 	mu      sync.Mutex
 	spans   []string
 	metrics []string
 	service string
+	all     []*tracev1.Span
+	bytes   int
+	// refuse, when set, is the status every export of spans gets.
+	refuse int
 }
 
 // addSpans keeps the span names and the service of an export (rc.mu
@@ -42,6 +52,7 @@ func (rc *receiver) addSpans(req *colltrace.ExportTraceServiceRequest) {
 			for _, s := range ss.Spans {
 				rc.spans = append(rc.spans, s.Name)
 			}
+			rc.all = append(rc.all, ss.Spans...)
 		}
 	}
 }
@@ -64,6 +75,11 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var reply proto.Message
 	switch r.URL.Path {
 	case "/v1/traces":
+		if rc.refuse != 0 {
+			http.Error(w, "refused", rc.refuse)
+			return
+		}
+		rc.bytes += len(body)
 		var req colltrace.ExportTraceServiceRequest
 		if err := proto.Unmarshal(body, &req); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -168,5 +184,109 @@ func TestExportsOTLP(t *testing.T) {
 	}
 	if rc.service != "agentui-test" {
 		t.Errorf("service.name %q", rc.service)
+	}
+}
+
+// The exporter flood, over real sockets: while clients send 6 MB
+// chat ids, user agents that are not UTF-8, 900 KB paths and ids full of
+// terminal escapes, every ordinary user's run still reaches the
+// collector, every string exported is valid UTF-8 with nothing hidden and
+// at most 1 KiB, and nothing reaches stderr outside slog.
+func TestExportSurvivesHostileClients(t *testing.T) {
+	rc := &receiver{}
+	collector := httptest.NewServer(rc)
+	t.Cleanup(collector.Close)
+	p := testutil.RunProgram(t, ".", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + collector.URL, "OTEL_METRICS_EXPORTER=none"},
+		"-addr", "127.0.0.1:0", "-demo-delay", "0s")
+	send := func(method, path, body string, header ...string) {
+		req, _ := http.NewRequest(method, p.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	huge := strings.Repeat("h", 6<<20)
+	longPath := "/api/chat/" + strings.Repeat("p", 900<<10) + "/stream"
+	const users = 10
+	for i := range users {
+		for range 2 {
+			send("POST", "/api/chat", testutil.UserMessage(huge+strconv.Itoa(i), "m1", "count to 3"))
+			send("POST", "/api/chat", testutil.UserMessage("ua-"+strconv.Itoa(i), "m1", "count to 3"), "User-Agent", "agent\xff\xfe/1.0")
+			send("GET", longPath, "")
+			send("POST", "/api/chat", testutil.UserMessage("\x1b[2J\u202eexe.txt\x00-"+strconv.Itoa(i), "m1", "count to 3"))
+		}
+		testutil.PostStream(t, p.URL+"/api/chat", testutil.UserMessage("user-"+strconv.Itoa(i), "m1", "count to 3"))
+	}
+	p.Signal(t, syscall.SIGTERM)
+	if err := p.Exited(t, 30*time.Second); err != nil {
+		t.Fatalf("exit: %v\n%.2000s", err, p.Stderr)
+	}
+
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	arrived, longest := map[string]bool{}, 0
+	check := func(where, s string) {
+		longest = max(longest, len(s))
+		if !utf8.ValidString(s) || len(s) > 1024 || strings.ContainsFunc(s, func(r rune) bool {
+			return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
+		}) {
+			t.Errorf("%s: a %d-byte value %.80q", where, len(s), s)
+		}
+	}
+	for _, s := range rc.all {
+		check("span name", s.Name)
+		for _, kv := range s.Attributes {
+			v := kv.GetValue().GetStringValue()
+			check(s.Name+" "+kv.Key, v)
+			if kv.Key == "gen_ai.conversation.id" && strings.HasPrefix(s.Name, "invoke_agent") {
+				arrived[v] = true
+			}
+		}
+	}
+	n := 0
+	for i := range users {
+		if arrived["user-"+strconv.Itoa(i)] {
+			n++
+		}
+	}
+	t.Logf("ordinary users' runs exported: %d of %d; spans received %d, %d bytes; longest string %d bytes", n, users, len(rc.all), rc.bytes, longest)
+	if n != users {
+		t.Errorf("%d of %d ordinary users' runs reached the collector", n, users)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(p.Stderr.String()), "\n") {
+		if !strings.HasPrefix(line, "time=") || strings.Contains(line, "telemetry: ") {
+			t.Errorf("stderr: %.300s", line)
+		}
+	}
+}
+
+// When the collector refuses spans, the binary says so through slog, at
+// WARN, like everything else it logs.
+func TestExportErrorsAreLogged(t *testing.T) {
+	rc := &receiver{refuse: http.StatusBadRequest}
+	collector := httptest.NewServer(rc)
+	t.Cleanup(collector.Close)
+	p := testutil.RunProgram(t, ".", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + collector.URL, "OTEL_METRICS_EXPORTER=none"},
+		"-addr", "127.0.0.1:0", "-demo-delay", "0s")
+	testutil.PostStream(t, p.URL+"/api/chat", testutil.UserMessage("c1", "m1", "hello"))
+	p.Signal(t, syscall.SIGTERM)
+	if err := p.Exited(t, 20*time.Second); err != nil {
+		t.Fatalf("exit: %v\n%s", err, p.Stderr)
+	}
+	logged := false
+	for _, line := range strings.Split(strings.TrimSpace(p.Stderr.String()), "\n") {
+		if !strings.HasPrefix(line, "time=") {
+			t.Errorf("not through slog: %s", line)
+		}
+		logged = logged || strings.Contains(line, "level=WARN") && strings.Contains(line, "400")
+	}
+	if !logged {
+		t.Errorf("no WARN about the refused export:\n%s", p.Stderr)
 	}
 }

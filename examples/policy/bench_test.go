@@ -14,7 +14,7 @@ import (
 // BenchmarkRegoPreTool is one tool call decided by the Rego policy through
 // the engine: the cost a pre-tool check adds to each tool call.
 func BenchmarkRegoPreTool(b *testing.B) {
-	for _, path := range []string{"/tmp/x.txt", "/etc/passwd"} {
+	for _, path := range []string{"/tmp/x.txt", "/etc/passwd", "/tmp/../etc/passwd"} {
 		b.Run(path, func(b *testing.B) {
 			ctx := context.Background()
 			rules, err := NewRego(ctx, regoSource)

@@ -23,6 +23,10 @@ func TestExample(t *testing.T) {
 	if got := chunks.Text(); !strings.Contains(got, "denied by policy: files may be deleted only under /tmp") {
 		t.Fatalf("reply %q does not say it was the policy", got)
 	}
+	// A path that leaves /tmp through ".." is denied too.
+	if got := testutil.PostStream(t, p.URL+"/api/chat", testutil.UserMessage("c1b", "m1", "delete /tmp/../etc/passwd")).Text(); !strings.Contains(got, "denied by policy") {
+		t.Fatalf("/tmp/../etc/passwd: reply %q", got)
+	}
 	// Under /tmp the approval is asked as usual.
 	if testutil.PostStream(t, p.URL+"/api/chat", testutil.UserMessage("c2", "m1", "delete /tmp/x.txt")).Find("tool-approval-request") == nil {
 		t.Fatal("no approval request for /tmp/x.txt")

@@ -56,6 +56,9 @@ func (p *Protocol) read(in *RunAgentInput, body []byte) (*uiadapter.Turn, error)
 	if !hasKey(body, "messages") {
 		return nil, uiadapter.BadRequest(`missing "messages"`)
 	}
+	if err := checkIDs(in); err != nil {
+		return nil, err
+	}
 	turn := &uiadapter.Turn{
 		ChatID:          in.ThreadID,
 		RunID:           in.RunID,
@@ -131,6 +134,44 @@ func (p *Protocol) read(in *RunAgentInput, body []byte) (*uiadapter.Turn, error)
 	}
 	turn.Skipped = d.skipped
 	return turn, nil
+}
+
+// checkIDs bounds every id the input carries (uiadapter.CheckID): the
+// thread's, the runs', the messages' and their tool calls', and each half
+// of an interrupt id (a tool call id and a signature, so the whole may be
+// longer than one id).
+func checkIDs(in *RunAgentInput) error {
+	for _, c := range [...]struct{ what, id string }{
+		{`"threadId"`, in.ThreadID}, {`"runId"`, in.RunID}, {`"parentRunId"`, in.ParentRunID},
+	} {
+		if err := uiadapter.CheckID(c.what, c.id); err != nil {
+			return err
+		}
+	}
+	for i := range in.Messages {
+		m := &in.Messages[i]
+		if err := uiadapter.CheckID("a message id", m.ID); err != nil {
+			return err
+		}
+		if err := uiadapter.CheckID("a tool call id", m.ToolCallID); err != nil {
+			return err
+		}
+		for _, tc := range m.ToolCalls {
+			if err := uiadapter.CheckID("a tool call id", tc.ID); err != nil {
+				return err
+			}
+		}
+	}
+	for _, e := range in.Resume {
+		call, sig := interruptCall(e.InterruptID)
+		if err := uiadapter.CheckID("an interrupt id", call); err != nil {
+			return err
+		}
+		if err := uiadapter.CheckID("an interrupt id", sig); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // nameResults gives each tool result the name of its call (AG-UI tool
@@ -357,10 +398,7 @@ func resumeResolution(e ResumeEntry) (uiadapter.Resolution, error) {
 	if e.InterruptID == "" {
 		return uiadapter.Resolution{}, errors.New(`missing "interruptId"`)
 	}
-	callID, sig := e.InterruptID, ""
-	if i := strings.LastIndexByte(e.InterruptID, '.'); i > 0 {
-		callID, sig = e.InterruptID[:i], e.InterruptID[i+1:]
-	}
+	callID, sig := interruptCall(e.InterruptID)
 	res := uiadapter.Resolution{Resolution: agent.Resolution{ToolCallID: callID, Kind: agent.Deny}, Signature: sig, ApprovalID: e.InterruptID}
 	switch e.Status {
 	case "cancelled":
@@ -381,6 +419,15 @@ func resumeResolution(e ResumeEntry) (uiadapter.Resolution, error) {
 		return res, errors.New(`"status" must be "resolved" or "cancelled"`)
 	}
 	return res, nil
+}
+
+// interruptCall splits an interrupt id into the tool call it names and
+// the signature.
+func interruptCall(id string) (callID, sig string) {
+	if i := strings.LastIndexByte(id, '.'); i > 0 {
+		return id[:i], id[i+1:]
+	}
+	return id, ""
 }
 
 func isObject(raw json.RawMessage) bool {

@@ -216,6 +216,26 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
+		ids := []string{turn.ChatID, turn.RunID, turn.MessageID}
+		for _, r := range turn.Resolutions {
+			ids = append(ids, r.ToolCallID)
+		}
+		for _, m := range turn.Messages {
+			ids = append(ids, m.ID())
+			for _, p := range m.Content {
+				switch p := p.(type) {
+				case cmf.ToolCall:
+					ids = append(ids, p.ToolCallID)
+				case cmf.ToolResult:
+					ids = append(ids, p.ToolCallID)
+				}
+			}
+		}
+		for _, id := range ids {
+			if len(id) > uiadapter.MaxIDBytes {
+				t.Fatalf("a %d-byte id decoded", len(id))
+			}
+		}
 		// What reaches the agent and the store has been through
 		// Sanitize, which drops the parts that are not valid CMF.
 		msgs, _ := uiadapter.Sanitize(turn.Messages, nil, uiadapter.SanitizePolicy{AllowedSchemes: []string{"http", "https"}})
@@ -244,5 +264,45 @@ func TestDumpErrorsLikeTheStream(t *testing.T) {
 	out := Dump([]cmf.Message{call("server"), result("server", false), call("client"), result("client", true)})
 	if out[1].Error != "" || out[3].Error != "boom" || string(out[1].Content) != `"boom"` {
 		t.Fatalf("dump = %+v", out)
+	}
+}
+
+// Every id an input carries is bounded (uiadapter.MaxIDBytes): one byte
+// over in any of them is a 400 that names it, at the bound it decodes.
+// An interrupt id is a tool call id and a signature: each half is.
+func TestIDsAreBounded(t *testing.T) {
+	input := func(thread, run, rest string) string {
+		return `{"threadId":"` + thread + `","runId":"` + run + `","messages":[{"id":"u1","role":"user","content":"hi"}` + rest
+	}
+	for _, tc := range []struct {
+		what string
+		body func(id string) string
+	}{
+		{`"threadId"`, func(id string) string { return input(id, "r", `]}`) }},
+		{`"runId"`, func(id string) string { return input("t", id, `]}`) }},
+		{`"parentRunId"`, func(id string) string { return input("t", "r", `],"parentRunId":"`+id+`"}`) }},
+		{"a message id", func(id string) string { return input("t", "r", `,{"id":"`+id+`","role":"user","content":"hi"}]}`) }},
+		{"a tool call id", func(id string) string {
+			return input("t", "r", `,{"id":"a1","role":"assistant","toolCalls":[{"id":"`+id+`","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`)
+		}},
+		{"a tool call id", func(id string) string {
+			return input("t", "r", `,{"id":"a1","role":"assistant","toolCalls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"id":"r1","role":"tool","toolCallId":"`+id+`","content":"x"}]}`)
+		}},
+		{"an interrupt id", func(id string) string {
+			return input("t", "r", `],"resume":[{"interruptId":"`+id+`.sig","status":"cancelled"}]}`)
+		}},
+		{"an interrupt id", func(id string) string {
+			return input("t", "r", `],"resume":[{"interruptId":"call.`+id+`","status":"cancelled"}]}`)
+		}},
+	} {
+		at := strings.Repeat("i", uiadapter.MaxIDBytes)
+		if _, err := New().Decode(httptest.NewRequest("POST", "/", nil), []byte(tc.body(at))); err != nil {
+			t.Errorf("%s at the bound: %v", tc.what, err)
+		}
+		_, err := New().Decode(httptest.NewRequest("POST", "/", nil), []byte(tc.body(at+"i")))
+		var e *uiadapter.Error
+		if !errors.As(err, &e) || e.Status != 400 || e.Message != tc.what+" is longer than 256 bytes" {
+			t.Errorf("%s over the bound: %v", tc.what, err)
+		}
 	}
 }

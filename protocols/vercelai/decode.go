@@ -166,6 +166,9 @@ func (p *Protocol) read(req *Request, body []byte, sn seen) (*uiadapter.Turn, er
 	if req.ID == "" {
 		return nil, uiadapter.BadRequest(`missing chat "id"`)
 	}
+	if err := checkIDs(req, sn); err != nil {
+		return nil, err
+	}
 	onlyNew := req.Message != nil
 	switch {
 	case onlyNew && req.Messages != nil:
@@ -229,6 +232,51 @@ func (p *Protocol) read(req *Request, body []byte, sn seen) (*uiadapter.Turn, er
 	}
 	turn.Skipped = d.skipped
 	return turn, nil
+}
+
+// checkIDs bounds every id the request carries (uiadapter.CheckID): the
+// chat's, the messages' and their parts', and the one before the last
+// (DecodeTail's ParentID).
+func checkIDs(req *Request, sn seen) error {
+	for _, c := range [...]struct{ what, id string }{
+		{`chat "id"`, req.ID}, {`"messageId"`, req.MessageID}, {"a message id", sn.prior},
+	} {
+		if err := uiadapter.CheckID(c.what, c.id); err != nil {
+			return err
+		}
+	}
+	if req.Message != nil {
+		if err := checkMessageIDs(req.Message); err != nil {
+			return err
+		}
+	}
+	for i := range req.Messages {
+		if err := checkMessageIDs(&req.Messages[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkMessageIDs(m *UIMessage) error {
+	if err := uiadapter.CheckID("a message id", m.ID); err != nil {
+		return err
+	}
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		approval := ""
+		if p.Approval != nil {
+			approval = p.Approval.ID
+		}
+		for _, c := range [...]struct{ what, id string }{
+			{"a part id", p.ID}, {"a source id", p.SourceID}, {"a tool call id", p.ToolCallID}, {"an approval id", approval},
+		} {
+			if err := uiadapter.CheckID(c.what, c.id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // jsonFieldError names the field of a type error without echoing input.

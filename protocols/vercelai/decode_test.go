@@ -249,6 +249,15 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
+		ids := []string{turn.ChatID, turn.MessageID, turn.ParentID}
+		for _, r := range turn.Resolutions {
+			ids = append(ids, r.ToolCallID, r.ApprovalID)
+		}
+		for _, id := range ids {
+			if len(id) > uiadapter.MaxIDBytes {
+				t.Fatalf("a %d-byte id decoded", len(id))
+			}
+		}
 		// What reaches the agent and the store has been through
 		// Sanitize, which drops the parts that are not valid CMF.
 		msgs, _ := uiadapter.Sanitize(turn.Messages, nil, uiadapter.SanitizePolicy{AllowedSchemes: []string{"http", "https"}})
@@ -291,5 +300,50 @@ func TestDecodeSDK4Body(t *testing.T) {
 	}
 	if _, err := New().Decode(httptest.NewRequest("POST", "/", nil), []byte(`{"id":"c","messages":[{"id":"m","role":"user","content":"hi","parts":[{"type":"text","text":"hi"}]}]}`)); err != nil {
 		t.Fatalf("a message with parts: %v", err)
+	}
+}
+
+// Every id a request carries is bounded (uiadapter.MaxIDBytes): one byte
+// over in any of them is a 400 that names it, at the bound it decodes;
+// Decode and DecodeTail alike.
+func TestIDsAreBounded(t *testing.T) {
+	user := func(id string) string {
+		return `{"id":"` + id + `","role":"user","parts":[{"type":"text","text":"hi"}]}`
+	}
+	tool := func(callID, approvalID string) string {
+		return `{"id":"a1","role":"assistant","parts":[{"type":"tool-t","toolCallId":"` + callID +
+			`","state":"approval-responded","input":{},"approval":{"id":"` + approvalID + `","approved":true}}]}`
+	}
+	for _, tc := range []struct {
+		what string
+		body func(id string) string
+	}{
+		{`chat "id"`, func(id string) string { return `{"id":"` + id + `","messages":[` + user("u1") + `]}` }},
+		{"a message id", func(id string) string { return `{"id":"c","messages":[` + user(id) + `]}` }},
+		{"a message id", func(id string) string { return `{"id":"c","messages":[` + user(id) + `,` + user("u2") + `]}` }},
+		{"a message id", func(id string) string { return `{"id":"c","message":` + user(id) + `}` }},
+		{`"messageId"`, func(id string) string {
+			return `{"id":"c","trigger":"regenerate-message","messageId":"` + id + `","messages":[` + user("u1") + `]}`
+		}},
+		{"a tool call id", func(id string) string { return `{"id":"c","messages":[` + user("u1") + `,` + tool(id, "p1") + `]}` }},
+		{"an approval id", func(id string) string { return `{"id":"c","messages":[` + user("u1") + `,` + tool("t1", id) + `]}` }},
+		{"a part id", func(id string) string {
+			return `{"id":"c","messages":[{"id":"u1","role":"user","parts":[{"type":"data-x","id":"` + id + `","data":1}]}]}`
+		}},
+		{"a source id", func(id string) string {
+			return `{"id":"c","messages":[{"id":"u1","role":"user","parts":[{"type":"source-url","sourceId":"` + id + `","url":"https://a.example"}]}]}`
+		}},
+	} {
+		for _, decode := range []func(*http.Request, []byte) (*uiadapter.Turn, error){New().Decode, New().DecodeTail} {
+			at := strings.Repeat("i", uiadapter.MaxIDBytes)
+			if _, err := decode(httptest.NewRequest("POST", "/", nil), []byte(tc.body(at))); err != nil {
+				t.Errorf("%s at the bound: %v", tc.what, err)
+			}
+			_, err := decode(httptest.NewRequest("POST", "/", nil), []byte(tc.body(at+"i")))
+			var e *uiadapter.Error
+			if !asError(err, &e) || e.Status != http.StatusBadRequest || e.Message != tc.what+" is longer than 256 bytes" {
+				t.Errorf("%s over the bound: %v", tc.what, err)
+			}
+		}
 	}
 }
