@@ -1,10 +1,13 @@
 package runlog
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/history"
 )
 
@@ -26,6 +29,7 @@ type memLog struct {
 	// where one growing slice would allocate about five times that (Go
 	// grows large slices by a quarter), and a short one stays small.
 	chunks  [][]Entry
+	read    int64         // the highest sequence any reader has been given
 	wake    chan struct{} // closed and replaced when entries are added, if someone waits
 	waiting bool
 	expiry  *time.Timer
@@ -34,8 +38,19 @@ type memLog struct {
 // The sizes of a log's chunks: the first, and the largest.
 const firstChunk, maxChunk = 8, 512
 
-// add appends entries.
+// maxMerged bounds the text one merged delta entry holds.
+const maxMerged = 8 << 10
+
+// add appends entries. A text or reasoning delta that follows a delta of
+// the same part no reader has been given yet is merged into it (the
+// entry takes the later one's sequence): a run far ahead of its readers,
+// or one nobody reads, then holds about its text, not an entry per delta.
+// A reader that waits has been given everything, so what it waits for is
+// never held back.
 func (l *memLog) add(es []Entry) {
+	for len(es) > 0 && l.merge(&es[0]) {
+		es = es[1:]
+	}
 	for len(es) > 0 {
 		k := len(l.chunks) - 1
 		if k < 0 || len(l.chunks[k]) == cap(l.chunks[k]) {
@@ -52,14 +67,36 @@ func (l *memLog) add(es []Entry) {
 	}
 }
 
-// from returns the entries from index i to the end of i's chunk (shared,
-// capped: never copied), nil when there are none.
-func (l *memLog) from(i int64) []Entry {
+// merge merges e into the last entry when both are deltas of one text
+// or reasoning part and no reader has been given the last one; it
+// reports whether it did.
+func (l *memLog) merge(e *Entry) bool {
+	d, ok := e.Event.(*agent.PartDelta)
+	k := len(l.chunks) - 1
+	if !ok || k < 0 || d.Kind == agent.PartToolCall {
+		return false
+	}
+	last := &l.chunks[k][len(l.chunks[k])-1]
+	prev, ok := last.Event.(*agent.PartDelta)
+	if !ok || last.Seq <= l.read || prev.Kind != d.Kind || prev.ID != d.ID || len(prev.Delta)+len(d.Delta) > maxMerged {
+		return false
+	}
+	// The slot is past every slice a reader holds (they are capped at
+	// the length they were taken at): replacing it is safe.
+	*last = Entry{Seq: e.Seq, Time: e.Time, Event: &agent.PartDelta{Kind: d.Kind, ID: d.ID, Delta: prev.Delta + d.Delta}}
+	return true
+}
+
+// from returns the entries after sequence after, to the end of their
+// chunk (shared, capped: never copied), nil when there are none.
+// Sequences increase but may skip (merged deltas), so it searches.
+func (l *memLog) from(after int64) []Entry {
 	for _, ch := range l.chunks {
-		if i < int64(len(ch)) {
-			return ch[i:len(ch):len(ch)]
+		if len(ch) == 0 || ch[len(ch)-1].Seq <= after {
+			continue
 		}
-		i -= int64(len(ch))
+		i, _ := slices.BinarySearchFunc(ch, after+1, func(e Entry, seq int64) int { return cmp.Compare(e.Seq, seq) })
+		return ch[i:len(ch):len(ch)]
 	}
 	return nil
 }
@@ -167,6 +204,7 @@ func (m *Memory) Read(ctx context.Context, key history.Key, run string, after in
 			return nil, ErrNoRun
 		}
 		if out := l.from(max(after, 0)); len(out) > 0 {
+			l.read = max(l.read, out[len(out)-1].Seq)
 			m.mu.Unlock()
 			return out, nil
 		}

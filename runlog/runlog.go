@@ -5,7 +5,9 @@
 // follows it live until it ends.
 //
 // A log is a header (which run, where its reply starts in the stored
-// conversation) and a sequence of entries numbered from 1: the run's
+// conversation) and a sequence of entries numbered upwards from 1 (a
+// log may merge consecutive text deltas no reader has been given into
+// one entry, numbered as the last of them, so numbers may skip): the run's
 // agent events in their protocol-neutral form ([agent.MarshalEvent]), then
 // at most one [TypeFailed] entry, then [TypeEnded]. A chat has one log, its
 // latest run's; beginning a run replaces it. After the run ends, the log

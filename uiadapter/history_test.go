@@ -380,7 +380,7 @@ func TestHistoryKeepsFailedAndCancelledRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(data), `"delta":"ms"`) { // the last word of the thinking
+		if strings.Contains(string(data), `ms"}`) { // the delta with the last word of the thinking
 			break
 		}
 	}

@@ -120,7 +120,7 @@ func TestResumeReplaysTheRunThenFollowsIt(t *testing.T) {
 	post := f.post("alice", userBody("r", "think: wait 400 ms"))
 	run := post.Header.Get(uiadapter.RunHeader)
 	pr := frameReader{bufio.NewReader(post.Body)}
-	first := pr.until(t, `"delta":"ms"`)
+	first := pr.until(t, `ms"}`)
 
 	if resp := f.send("bob", http.MethodGet, "/api/chat/r/stream", ""); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("another scope's resume: %d, want 204", resp.StatusCode)
@@ -256,7 +256,7 @@ func TestConnectRestoresTheThread(t *testing.T) {
 	// During a run: the thread before it, then the run from its start.
 	post := f.send("alice", http.MethodPost, "/api/agui", testutil.AGUIInput("t2", "u1", "think: wait 400 ms"))
 	pr := frameReader{bufio.NewReader(post.Body)}
-	head := pr.until(t, `"delta":"ms"`)
+	head := pr.until(t, `ms"}`)
 	evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", strings.Replace(connect, `"t"`, `"t2"`, 1)).Body)}.rest(t))
 	original := aguiEvents(t, append(head, pr.rest(t)...))
 	if evs[0]["type"] != "RUN_STARTED" || evs[0]["runId"] != post.Header.Get(uiadapter.RunHeader) || evs[1]["type"] != "MESSAGES_SNAPSHOT" ||
@@ -334,7 +334,7 @@ func TestConnectRestoresTheSharedState(t *testing.T) {
 
 	post := f.send("alice", http.MethodPost, "/api/agui", testutil.AGUIInput("t", "u2", "think: wait 400 ms"))
 	pr := frameReader{bufio.NewReader(post.Body)}
-	pr.until(t, `"delta":"ms"`)
+	pr.until(t, `ms"}`)
 	evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
 	pr.rest(t)
 	if !strings.HasPrefix(types(evs), "RUN_STARTED,MESSAGES_SNAPSHOT,STATE_SNAPSHOT,STEP_STARTED") || evs[0]["runId"] != post.Header.Get(uiadapter.RunHeader) {

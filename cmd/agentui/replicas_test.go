@@ -86,7 +86,7 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 			if !ok {
 				t.Fatal("A's stream ended early")
 			}
-			if strings.Contains(d, `"delta":"ms"`) {
+			if strings.Contains(d, `ms"}`) {
 				return s
 			}
 		}
@@ -110,7 +110,7 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 		// B's replay is the whole run: what A's reader read up to the
 		// pause, then the rest, live.
 		n := len(replayed) - len(original)
-		if n <= 0 || strings.Join(replayed[n:], "\n") != strings.Join(original, "\n") || !strings.Contains(replayed[n-1], `"delta":"ms"`) || replayed[len(replayed)-1] != "[DONE]" {
+		if n <= 0 || strings.Join(replayed[n:], "\n") != strings.Join(original, "\n") || !strings.Contains(replayed[n-1], `ms"}`) || replayed[len(replayed)-1] != "[DONE]" {
 			t.Fatalf("B replayed:\n%s\n---\nA sent after the pause:\n%s", strings.Join(replayed, "\n"), strings.Join(original, "\n"))
 		}
 		if resp := do(http.MethodGet, b.URL+"/api/chat/c1/stream", ""); resp.StatusCode != http.StatusNoContent {

@@ -1,0 +1,54 @@
+package runlog
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/history"
+)
+
+// A run nobody reads holds about its text, not an entry per delta: the
+// deltas no reader was given are merged (up to maxMerged each), in order.
+func TestMemoryMergesDeltasNobodyRead(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory()
+	k := history.Key{Scope: "s", Chat: "c"}
+	_ = m.Begin(ctx, k, Header{Run: "r"})
+	var want strings.Builder
+	for i := range 100000 {
+		w := strconv.Itoa(i) + " "
+		want.WriteString(w)
+		_ = m.Append(ctx, k, "r", EventEntry(int64(i+1), &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: w}))
+	}
+	var got strings.Builder
+	entries, after := 0, int64(0)
+	for {
+		es, err := m.Read(ctx, k, "r", after, time.Millisecond)
+		if err != nil || len(es) == 0 {
+			break
+		}
+		for _, e := range es {
+			got.WriteString(e.Event.(*agent.PartDelta).Delta)
+			entries++
+			after = e.Seq
+		}
+	}
+	if got.String() != want.String() || after != 100000 {
+		t.Fatalf("read %d bytes up to %d, want %d bytes up to 100000", got.Len(), after, want.Len())
+	}
+	if max := want.Len()/maxMerged + 2; entries > max {
+		t.Fatalf("%d entries for %d bytes of text, want at most %d", entries, want.Len(), max)
+	}
+	// A tool call's argument deltas are not merged (readers need each).
+	_ = m.Begin(ctx, k, Header{Run: "r2"})
+	for i := range 3 {
+		_ = m.Append(ctx, k, "r2", EventEntry(int64(i+1), &agent.PartDelta{Kind: agent.PartToolCall, ID: "c", Delta: "{"}))
+	}
+	if es, _ := m.Read(ctx, k, "r2", 0, time.Millisecond); len(es) != 3 {
+		t.Fatalf("%d tool-call entries, want 3", len(es))
+	}
+}
