@@ -83,7 +83,7 @@ func TestBrowserGetsAScopeOnItsFirstAPIRequest(t *testing.T) {
 // scope is not affected.
 func TestScopeMintingIsBounded(t *testing.T) {
 	ts := newTestServer(t, Config{Secret: "s", ScopeLimit: uiadapter.Rate{N: 3, Per: time.Hour}})
-	kept := browser(t, ts.URL) // 1
+	kept := browser(t, ts.URL)                                                                                    // 1
 	if resp, _ := send(t, http.DefaultClient, http.MethodPost, ts.URL+"/api/token", ""); resp.StatusCode != 200 { // 2
 		t.Fatalf("token: %d", resp.StatusCode)
 	}
