@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/agentui/agentui"
@@ -277,7 +279,7 @@ func (s *Server) redisOptions(cfg Config) []redisstore.Option {
 
 // redisRunLog starts the run log every replica shares; Redis must answer
 // within a few seconds.
-func (s *Server) redisRunLog(cfg Config, rdb goredis.UniversalClient) error {
+func (s *Server) redisRunLog(cfg Config, rdb goredis.UniversalClient, where string) error {
 	var opts []redisstore.RunLogOption
 	if cfg.HistoryPrefix != "" {
 		opts = append(opts, redisstore.WithRunLogPrefix(cfg.HistoryPrefix))
@@ -287,7 +289,8 @@ func (s *Server) redisRunLog(cfg Config, rdb goredis.UniversalClient) error {
 	l, err := redisstore.NewRunLog(ctx, rdb, opts...)
 	if err != nil {
 		_ = rdb.Close()
-		return fmt.Errorf("-history: Redis does not answer: %w", err)
+		cfg.Logger.Debug("Redis does not answer", "error", err)
+		return fmt.Errorf("-history: Redis at %s does not answer (%s)", where, redisFailure(err))
 	}
 	s.runLog = l
 	s.rdb = rdb
@@ -341,7 +344,7 @@ func (s *Server) newStore(cfg Config) (history.Store, string, error) {
 		opts.ContextTimeoutEnabled, opts.DialerRetries = true, dialOnce
 		rdb := goredis.NewClusterClient(opts)
 		s.closers = append(s.closers, rdb.Close)
-		if err := s.redisRunLog(cfg, rdb); err != nil {
+		if err := s.redisRunLog(cfg, rdb, hosts); err != nil {
 			return nil, "", err
 		}
 		return redisstore.New(rdb, s.redisOptions(cfg)...), "redis cluster " + hosts, nil
@@ -353,12 +356,31 @@ func (s *Server) newStore(cfg Config) (history.Store, string, error) {
 		opts.ContextTimeoutEnabled, opts.DialerRetries = true, dialOnce
 		rdb := goredis.NewClient(opts)
 		s.closers = append(s.closers, rdb.Close)
-		if err := s.redisRunLog(cfg, rdb); err != nil {
+		if err := s.redisRunLog(cfg, rdb, opts.Addr); err != nil {
 			return nil, "", err
 		}
 		return redisstore.New(rdb, s.redisOptions(cfg)...), "redis " + opts.Addr, nil
 	}
 	return nil, "", fmt.Errorf("unknown -history %q (want memory, none, or a redis:// URL)", h)
+}
+
+// redisFailure says in a few words why Redis did not answer at start-up,
+// for the one line the binary prints (the error chain is logged at debug).
+func redisFailure(err error) string {
+	var dns *net.DNSError
+	switch msg := err.Error(); {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dns):
+		return "unknown host"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return "no answer within 5 s"
+	case strings.Contains(msg, "NOAUTH"), strings.Contains(msg, "WRONGPASS"), strings.Contains(msg, "invalid password"):
+		return "authentication failed: check the URL's user and password"
+	case strings.Contains(msg, "tls:"), strings.Contains(msg, "x509:"):
+		return "TLS failed: check rediss:// against the server's certificate"
+	}
+	return "it failed; -log-level debug says how"
 }
 
 // RedisLog routes go-redis's own messages (failed dials, pool warnings),
