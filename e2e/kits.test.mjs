@@ -311,3 +311,136 @@ describe('CopilotKit', () => {
       await reply(page, 'Deleted notes.txt.');
     }));
 });
+
+// ------------------------------------------- useChat on a Vite dev server
+
+// A useChat page (ai@6) served by its own dev server, as an app's
+// developer runs it: through Vite's proxy (/api on the page's origin),
+// and cross-origin (agentui on another port, -cors-origins). The page
+// never loads agentui's page: its browser gets its scope with its first
+// API request, and reload, regenerate, edit, resume and a second tab
+// behave as on agentui's own page.
+describe('useChat (ai@6) on a Vite dev server', () => {
+  const servers = {};
+  before(async () => {
+    servers.proxy = await start('node', [join(KITS, 'usechat', 'dev.mjs')], { env: { AGENTUI: agentui.url, NAME: 'usechat (proxy)' } });
+    servers.page = await start('node', [join(KITS, 'usechat', 'dev.mjs')], { env: { AGENTUI: '', NAME: 'usechat (cross-origin)' } });
+    servers.api = await start(BIN, ['-addr', '127.0.0.1:0', '-demo-delay', '10ms', '-cors-origins', servers.page.url]);
+  });
+  after(async () => {
+    for (const s of Object.values(servers)) await stop(s);
+  });
+
+  const modes = {
+    'through the dev server proxy': () => `${servers.proxy.url}/`,
+    'cross-origin with -cors-origins': () => `${servers.page.url}/?api=${servers.api.url.replace('127.0.0.1', 'localhost')}`,
+  };
+  const ready = (page) => page.locator('[data-testid=chat][data-status=ready]').waitFor();
+  const shown = (page) => page.$$eval('[data-role]', (els) => els.map((e) => `${e.dataset.role}:${e.querySelector('.text')?.innerText.trim()}`));
+  async function send(page, text) {
+    await page.getByTestId('input').fill(text);
+    await page.getByTestId('send').click();
+  }
+  // reply waits for the last message to be the assistant's with text, and
+  // the chat idle.
+  async function reply(page, text) {
+    await page.waitForFunction((t) => {
+      const msgs = document.querySelectorAll('[data-role]');
+      const last = msgs[msgs.length - 1];
+      return last?.dataset.role === 'assistant' && last.innerText.includes(t) && document.querySelector('[data-testid=chat]')?.dataset.status === 'ready';
+    }, text);
+    return (await shown(page)).at(-1);
+  }
+  const context = async (page) => modelSaw((await reply(page, ']')).slice('assistant:'.length));
+  async function noError(page) {
+    assert.equal(await page.getByTestId('error').count(), 0, 'the page shows an error');
+  }
+
+  for (const [mode, home] of Object.entries(modes)) {
+    const run = (fn) => withPage(home(), async (page) => (await ready(page), fn(page)), `useChat ${mode}`);
+
+    test(`${mode}: a reload shows the chat, and the model still has it`, () =>
+      run(async (page) => {
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        await page.reload();
+        await ready(page);
+        assert.deepEqual(await shown(page), ['user:hello', 'assistant:You said: hello']);
+        await send(page, '/context');
+        assert.deepEqual(await context(page), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+        await noError(page);
+      }));
+
+    test(`${mode}: regenerate replaces the reply`, () =>
+      run(async (page) => {
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        await page.getByTestId('regenerate').click();
+        await page.locator('[data-testid=chat][data-status=submitted], [data-testid=chat][data-status=streaming]').first().waitFor().catch(() => {});
+        await reply(page, 'You said: hello');
+        await page.reload();
+        await ready(page);
+        assert.deepEqual(await shown(page), ['user:hello', 'assistant:You said: hello']);
+        await send(page, '/context');
+        assert.deepEqual(await context(page), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+        await noError(page);
+      }));
+
+    test(`${mode}: editing a message replaces it and what followed`, () =>
+      run(async (page) => {
+        await send(page, 'one');
+        await reply(page, 'You said: one');
+        await send(page, 'two');
+        await reply(page, 'You said: two');
+        await page.getByTestId('edit').first().click();
+        await page.getByTestId('edit-input').fill('three');
+        await page.getByTestId('edit-save').click();
+        await page.waitForFunction(() => document.querySelectorAll('[data-role]').length === 2);
+        await reply(page, 'You said: three');
+        await page.reload();
+        await ready(page);
+        assert.deepEqual(await shown(page), ['user:three', 'assistant:You said: three']);
+        await noError(page);
+      }));
+
+    test(`${mode}: a reload mid-reply resumes it`, () =>
+      run(async (page) => {
+        await send(page, 'think: wait 2000 ms');
+        await page.locator('[data-testid=chat][data-status=streaming]').waitFor();
+        await page.reload();
+        await page.locator('[data-role=assistant]').filter({ hasText: 'done' }).waitFor();
+        await ready(page);
+        assert.deepEqual(await shown(page), ['user:think: wait 2000 ms', 'assistant:done']);
+        await noError(page);
+      }));
+
+    test(`${mode}: a message sent from a second tab while a reply runs shows that reply`, () =>
+      run(async (page) => {
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        const other = await browser.context.newPage();
+        const otherProblems = [];
+        watch(other, otherProblems, 'second tab');
+        try {
+          await other.goto(page.url());
+          await ready(other);
+          await send(page, 'think: wait 3000 ms');
+          await page.locator('[data-testid=chat][data-status=streaming]').waitFor();
+          await send(other, 'hello from the second tab');
+          await other.getByTestId('notice').waitFor();
+          await other.locator('[data-role=assistant]').filter({ hasText: 'done' }).waitFor();
+          await reply(page, 'done');
+          const want = ['user:hello', 'assistant:You said: hello', 'user:think: wait 3000 ms', 'assistant:done'];
+          assert.deepEqual(await shown(other), want);
+          // The refusal itself (409) is the browser's console line; nothing else.
+          const unexpected = otherProblems.filter((p) => !p.includes('status of 409'));
+          assert.deepEqual(unexpected, [], 'the second tab logged errors or warnings');
+          await page.reload();
+          await ready(page);
+          assert.deepEqual(await shown(page), want);
+        } finally {
+          await other.close();
+        }
+      }));
+  }
+});
