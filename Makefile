@@ -61,7 +61,8 @@ FUZZ_TARGETS = \
 	./agent:FuzzBalancer ./agent:FuzzEventCodec ./internal/jsonw:FuzzString ./internal/jsonw:FuzzRaw \
 	./uiadapter:FuzzCanonicalJSON ./uiadapter:FuzzSigner ./uiadapter:FuzzSanitizeURLs \
 	./cmf:FuzzToolCallStates ./agent/openai:FuzzChunks ./internal/server:FuzzScopeCookie \
-	./history/redisstore:FuzzDecodeEntries ./uiadapter:FuzzLastEventID ./history:FuzzCleanTitle
+	./history/redisstore:FuzzDecodeEntries ./uiadapter:FuzzLastEventID ./history:FuzzCleanTitle \
+	./uiadapter:FuzzNormalizeHost
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t%%:*} $${t##*:}"; \
@@ -155,9 +156,11 @@ e2e: e2e/node_modules/.package-lock.json
 # Vite from e2e/kits/*/ (packages pinned by their lockfiles), driven in
 # Chromium like the page's test.
 KIT_DIRS = e2e/kits/assistant-ui e2e/kits/copilotkit
+# Pages the test serves from Vite's dev server (e2e/kits/*/dev.mjs): no build.
+KIT_DEV_DIRS = e2e/kits/usechat
 
 .PHONY: e2e-kits
-e2e-kits: e2e/node_modules/.package-lock.json $(addsuffix /node_modules/.package-lock.json,$(KIT_DIRS))
+e2e-kits: e2e/node_modules/.package-lock.json $(addsuffix /node_modules/.package-lock.json,$(KIT_DIRS) $(KIT_DEV_DIRS))
 	@for d in $(KIT_DIRS); do (cd $$d && npx --no-install vite build --logLevel warn) || exit 1; done
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	  $(GO) build -o "$$tmp/agentui" ./cmd/agentui && \

@@ -4,7 +4,10 @@
 // AG-UI HttpAgent on /api/agui). Each runs without history (no scope
 // credential: the kit's own thread is the conversation) and with history
 // (agentui keeps the thread): multi-turn memory, a frontend tool,
-// approve and deny, edit, reload.
+// approve and deny, edit, reload. A useChat page (ai@6) and the
+// assistant-ui page also run on Vite's dev server, which proxies /api to
+// agentui (the useChat page cross-origin with -cors-origins too), asking
+// for no token: the browser's first API request gets its scope.
 //
 //   AGENTUI_BIN=/path/to/agentui node e2e/kits.test.mjs    (make e2e-kits
 //   does this, after building the kits' pages in e2e/kits/*/dist)
@@ -186,6 +189,60 @@ describe('assistant-ui', () => {
       await page.locator('[data-role=assistant]').filter({ hasText: 'You said: three' }).waitFor();
       assert.deepEqual(await shown(page), ['user:where am i', 'assistant:You are in Paris.', 'user:three', 'assistant:You said: three']);
     }));
+
+  // The same page on Vite's dev server, which proxies /api to agentui,
+  // and with no token asked first: the browser's first API request gets
+  // its scope, and reload, edit and regenerate keep the thread.
+  describe('on a Vite dev server proxying /api, without asking for a token', () => {
+    let dev;
+    before(async () => {
+      dev = await start('node', [join(KITS, 'assistant-ui', 'dev.mjs')], { env: { AGENTUI: agentui.url, NAME: 'assistant-ui (vite dev)' } });
+    });
+    after(() => stop(dev));
+    const runDev = (fn) => withPage(dev.url + '/?history=auto', async (page) => (await ready(page), fn(page)), 'assistant-ui on vite dev');
+
+    test('a reload restores the thread, and the model still has it', () =>
+      runDev(async (page) => {
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        await page.waitForURL((u) => u.searchParams.has('thread'));
+        await page.reload();
+        await ready(page);
+        await page.locator('[data-role=assistant]').filter({ hasText: 'You said: hello' }).waitFor();
+        await send(page, '/context');
+        assert.deepEqual(await context(page), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+      }));
+
+    test('an edit, then a reload, shows the stored branch', () =>
+      runDev(async (page) => {
+        await send(page, 'one');
+        await reply(page, 'You said: one');
+        await send(page, 'two');
+        await reply(page, 'You said: two');
+        await edit(page, 1, 'three');
+        await reply(page, 'You said: three');
+        await page.reload();
+        await ready(page);
+        await page.locator('[data-role=assistant]').filter({ hasText: 'You said: three' }).waitFor();
+        assert.deepEqual(await shown(page), ['user:one', 'assistant:You said: one', 'user:three', 'assistant:You said: three']);
+      }));
+
+    test('regenerate replaces the reply, also after a reload', () =>
+      runDev(async (page) => {
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        await markOld(page);
+        await page.locator('[data-role=assistant]').last().hover();
+        await page.getByTestId('regenerate').last().click();
+        await reply(page, 'You said: hello');
+        await page.reload();
+        await ready(page);
+        await page.locator('[data-role=assistant]').filter({ hasText: 'You said: hello' }).waitFor();
+        assert.deepEqual(await shown(page), ['user:hello', 'assistant:You said: hello']);
+        await send(page, '/context');
+        assert.deepEqual(await context(page), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+      }));
+  });
 });
 
 // -------------------------------------------------------------- CopilotKit
