@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -180,5 +181,18 @@ func TestREADMESnippet(t *testing.T) {
 	}
 	if want := "```go\n" + strings.Join(lines, "\n") + "\n```"; !strings.Contains(string(readme), want) {
 		t.Fatalf("README.md does not contain the mounting snippet of Example:\n%s", want)
+	}
+}
+
+// README.md's snippet builds in a module outside the repository, with a
+// replace directive and with a go.work, as docs/deploy.md says to use the
+// module before it is published.
+func TestInstallBeforePublishing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module outside the repository")
+	}
+	out, err := exec.Command("bash", "scripts/install-check.sh").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "the README's snippet builds both ways") {
+		t.Fatalf("scripts/install-check.sh: %v\n%s", err, out)
 	}
 }
