@@ -65,7 +65,8 @@ FUZZ_TARGETS = \
 	./agent/openai/responses:FuzzStream ./agent/openai/responses:FuzzInput ./internal/fakes/responses:FuzzValidate \
 	./agent/anthropic:FuzzStream ./agent/anthropic:FuzzRequest \
 	./agent/gemini:FuzzStream ./agent/gemini:FuzzReplay ./agent/gemini:FuzzSpan \
-	./uiadapter:FuzzCheckID ./telemetry:FuzzClean
+	./uiadapter:FuzzCheckID ./telemetry:FuzzClean \
+	./uiadapter:FuzzNormalizeHost
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t%%:*} $${t##*:}"; \
@@ -159,9 +160,11 @@ e2e: e2e/node_modules/.package-lock.json
 # Vite from e2e/kits/*/ (packages pinned by their lockfiles), driven in
 # Chromium like the page's test.
 KIT_DIRS = e2e/kits/assistant-ui e2e/kits/copilotkit
+# Pages the test serves from Vite's dev server (e2e/kits/*/dev.mjs): no build.
+KIT_DEV_DIRS = e2e/kits/usechat
 
 .PHONY: e2e-kits
-e2e-kits: e2e/node_modules/.package-lock.json $(addsuffix /node_modules/.package-lock.json,$(KIT_DIRS))
+e2e-kits: e2e/node_modules/.package-lock.json $(addsuffix /node_modules/.package-lock.json,$(KIT_DIRS) $(KIT_DEV_DIRS))
 	@for d in $(KIT_DIRS); do (cd $$d && npx --no-install vite build --logLevel warn) || exit 1; done
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	  $(GO) build -o "$$tmp/agentui" ./cmd/agentui && \

@@ -4,7 +4,10 @@
 // AG-UI HttpAgent on /api/agui). Each runs without history (no scope
 // credential: the kit's own thread is the conversation) and with history
 // (agentui keeps the thread): multi-turn memory, a frontend tool,
-// approve and deny, edit, reload.
+// approve and deny, edit, reload. A useChat page (ai@6) and the
+// assistant-ui page also run on Vite's dev server, which proxies /api to
+// agentui (the useChat page cross-origin with -cors-origins too), asking
+// for no token: the browser's first API request gets its scope.
 //
 //   AGENTUI_BIN=/path/to/agentui node e2e/kits.test.mjs    (make e2e-kits
 //   does this, after building the kits' pages in e2e/kits/*/dist)
@@ -186,6 +189,60 @@ describe('assistant-ui', () => {
       await page.locator('[data-role=assistant]').filter({ hasText: 'You said: three' }).waitFor();
       assert.deepEqual(await shown(page), ['user:where am i', 'assistant:You are in Paris.', 'user:three', 'assistant:You said: three']);
     }));
+
+  // The same page on Vite's dev server, which proxies /api to agentui,
+  // and with no token asked first: the browser's first API request gets
+  // its scope, and reload, edit and regenerate keep the thread.
+  describe('on a Vite dev server proxying /api, without asking for a token', () => {
+    let dev;
+    before(async () => {
+      dev = await start('node', [join(KITS, 'assistant-ui', 'dev.mjs')], { env: { AGENTUI: agentui.url, NAME: 'assistant-ui (vite dev)' } });
+    });
+    after(() => stop(dev));
+    const runDev = (fn) => withPage(dev.url + '/?history=auto', async (page) => (await ready(page), fn(page)), 'assistant-ui on vite dev');
+
+    test('a reload restores the thread, and the model still has it', () =>
+      runDev(async (page) => {
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        await page.waitForURL((u) => u.searchParams.has('thread'));
+        await page.reload();
+        await ready(page);
+        await page.locator('[data-role=assistant]').filter({ hasText: 'You said: hello' }).waitFor();
+        await send(page, '/context');
+        assert.deepEqual(await context(page), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+      }));
+
+    test('an edit, then a reload, shows the stored branch', () =>
+      runDev(async (page) => {
+        await send(page, 'one');
+        await reply(page, 'You said: one');
+        await send(page, 'two');
+        await reply(page, 'You said: two');
+        await edit(page, 1, 'three');
+        await reply(page, 'You said: three');
+        await page.reload();
+        await ready(page);
+        await page.locator('[data-role=assistant]').filter({ hasText: 'You said: three' }).waitFor();
+        assert.deepEqual(await shown(page), ['user:one', 'assistant:You said: one', 'user:three', 'assistant:You said: three']);
+      }));
+
+    test('regenerate replaces the reply, also after a reload', () =>
+      runDev(async (page) => {
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        await markOld(page);
+        await page.locator('[data-role=assistant]').last().hover();
+        await page.getByTestId('regenerate').last().click();
+        await reply(page, 'You said: hello');
+        await page.reload();
+        await ready(page);
+        await page.locator('[data-role=assistant]').filter({ hasText: 'You said: hello' }).waitFor();
+        assert.deepEqual(await shown(page), ['user:hello', 'assistant:You said: hello']);
+        await send(page, '/context');
+        assert.deepEqual(await context(page), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+      }));
+  });
 });
 
 // -------------------------------------------------------------- CopilotKit
@@ -310,4 +367,137 @@ describe('CopilotKit', () => {
       await page.getByTestId('approve').click();
       await reply(page, 'Deleted notes.txt.');
     }));
+});
+
+// ------------------------------------------- useChat on a Vite dev server
+
+// A useChat page (ai@6) served by its own dev server, as an app's
+// developer runs it: through Vite's proxy (/api on the page's origin),
+// and cross-origin (agentui on another port, -cors-origins). The page
+// never loads agentui's page: its browser gets its scope with its first
+// API request, and reload, regenerate, edit, resume and a second tab
+// behave as on agentui's own page.
+describe('useChat (ai@6) on a Vite dev server', () => {
+  const servers = {};
+  before(async () => {
+    servers.proxy = await start('node', [join(KITS, 'usechat', 'dev.mjs')], { env: { AGENTUI: agentui.url, NAME: 'usechat (proxy)' } });
+    servers.page = await start('node', [join(KITS, 'usechat', 'dev.mjs')], { env: { AGENTUI: '', NAME: 'usechat (cross-origin)' } });
+    servers.api = await start(BIN, ['-addr', '127.0.0.1:0', '-demo-delay', '10ms', '-cors-origins', servers.page.url]);
+  });
+  after(async () => {
+    for (const s of Object.values(servers)) await stop(s);
+  });
+
+  const modes = {
+    'through the dev server proxy': () => `${servers.proxy.url}/`,
+    'cross-origin with -cors-origins': () => `${servers.page.url}/?api=${servers.api.url.replace('127.0.0.1', 'localhost')}`,
+  };
+  const ready = (page) => page.locator('[data-testid=chat][data-status=ready]').waitFor();
+  const shown = (page) => page.$$eval('[data-role]', (els) => els.map((e) => `${e.dataset.role}:${e.querySelector('.text')?.innerText.trim()}`));
+  async function send(page, text) {
+    await page.getByTestId('input').fill(text);
+    await page.getByTestId('send').click();
+  }
+  // reply waits for the last message to be the assistant's with text, and
+  // the chat idle.
+  async function reply(page, text) {
+    await page.waitForFunction((t) => {
+      const msgs = document.querySelectorAll('[data-role]');
+      const last = msgs[msgs.length - 1];
+      return last?.dataset.role === 'assistant' && last.innerText.includes(t) && document.querySelector('[data-testid=chat]')?.dataset.status === 'ready';
+    }, text);
+    return (await shown(page)).at(-1);
+  }
+  const context = async (page) => modelSaw((await reply(page, ']')).slice('assistant:'.length));
+  async function noError(page) {
+    assert.equal(await page.getByTestId('error').count(), 0, 'the page shows an error');
+  }
+
+  for (const [mode, home] of Object.entries(modes)) {
+    const run = (fn) => withPage(home(), async (page) => (await ready(page), fn(page)), `useChat ${mode}`);
+
+    test(`${mode}: a reload shows the chat, and the model still has it`, () =>
+      run(async (page) => {
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        await page.reload();
+        await ready(page);
+        assert.deepEqual(await shown(page), ['user:hello', 'assistant:You said: hello']);
+        await send(page, '/context');
+        assert.deepEqual(await context(page), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+        await noError(page);
+      }));
+
+    test(`${mode}: regenerate replaces the reply`, () =>
+      run(async (page) => {
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        await page.getByTestId('regenerate').click();
+        await page.locator('[data-testid=chat][data-status=submitted], [data-testid=chat][data-status=streaming]').first().waitFor().catch(() => {});
+        await reply(page, 'You said: hello');
+        await page.reload();
+        await ready(page);
+        assert.deepEqual(await shown(page), ['user:hello', 'assistant:You said: hello']);
+        await send(page, '/context');
+        assert.deepEqual(await context(page), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+        await noError(page);
+      }));
+
+    test(`${mode}: editing a message replaces it and what followed`, () =>
+      run(async (page) => {
+        await send(page, 'one');
+        await reply(page, 'You said: one');
+        await send(page, 'two');
+        await reply(page, 'You said: two');
+        await page.getByTestId('edit').first().click();
+        await page.getByTestId('edit-input').fill('three');
+        await page.getByTestId('edit-save').click();
+        await page.waitForFunction(() => document.querySelectorAll('[data-role]').length === 2);
+        await reply(page, 'You said: three');
+        await page.reload();
+        await ready(page);
+        assert.deepEqual(await shown(page), ['user:three', 'assistant:You said: three']);
+        await noError(page);
+      }));
+
+    test(`${mode}: a reload mid-reply resumes it`, () =>
+      run(async (page) => {
+        await send(page, 'think: wait 2000 ms');
+        await page.locator('[data-testid=chat][data-status=streaming]').waitFor();
+        await page.reload();
+        await page.locator('[data-role=assistant]').filter({ hasText: 'done' }).waitFor();
+        await ready(page);
+        assert.deepEqual(await shown(page), ['user:think: wait 2000 ms', 'assistant:done']);
+        await noError(page);
+      }));
+
+    test(`${mode}: a message sent from a second tab while a reply runs shows that reply`, () =>
+      run(async (page) => {
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        const other = await browser.context.newPage();
+        const otherProblems = [];
+        watch(other, otherProblems, 'second tab');
+        try {
+          await other.goto(page.url());
+          await ready(other);
+          await send(page, 'think: wait 3000 ms');
+          await page.locator('[data-testid=chat][data-status=streaming]').waitFor();
+          await send(other, 'hello from the second tab');
+          await other.getByTestId('notice').waitFor();
+          await other.locator('[data-role=assistant]').filter({ hasText: 'done' }).waitFor();
+          await reply(page, 'done');
+          const want = ['user:hello', 'assistant:You said: hello', 'user:think: wait 3000 ms', 'assistant:done'];
+          assert.deepEqual(await shown(other), want);
+          // The refusal itself (409) is the browser's console line; nothing else.
+          const unexpected = otherProblems.filter((p) => !p.includes('status of 409'));
+          assert.deepEqual(unexpected, [], 'the second tab logged errors or warnings');
+          await page.reload();
+          await ready(page);
+          assert.deepEqual(await shown(page), want);
+        } finally {
+          await other.close();
+        }
+      }));
+  }
 });

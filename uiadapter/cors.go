@@ -1,6 +1,7 @@
 package uiadapter
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -64,13 +65,80 @@ func CORS(next http.Handler, origins ...string) (http.Handler, error) {
 			return
 		}
 		h.Set("Access-Control-Expose-Headers", RunHeader)
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), corsAllowedKey{}, true)))
 	}), nil
 }
 
-// sameOrigin reports whether origin is the server's own (the host the
-// request was sent to): browsers send Origin on same-origin POSTs too.
+// corsAllowedKey marks a request from an origin CORS allows, which the
+// cross-site rule then lets change state.
+type corsAllowedKey struct{}
+
+// sameOrigin reports whether origin is the server's own: browsers send
+// Origin on same-origin POSTs too. The browser's Sec-Fetch-Site says so
+// when it sends one; else origin's scheme and host must be the request's
+// (https when it came over TLS or through a proxy that says
+// X-Forwarded-Proto: https).
 func sameOrigin(r *http.Request, origin string) bool {
-	_, host, ok := strings.Cut(origin, "://")
-	return ok && strings.EqualFold(host, r.Host)
+	if r.Header.Get("Sec-Fetch-Site") == "same-origin" {
+		return true
+	}
+	scheme, host, ok := strings.Cut(origin, "://")
+	return ok && strings.EqualFold(scheme, requestScheme(r)) && strings.EqualFold(host, r.Host)
+}
+
+// requestScheme is the scheme the client used: https over TLS, or when a
+// TLS-terminating proxy in front says so in X-Forwarded-Proto; else http.
+func requestScheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	if p, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ","); strings.EqualFold(strings.TrimSpace(p), "https") {
+		return "https"
+	}
+	return "http"
+}
+
+// crossOrigin is net/http's cross-origin protection: it refuses a request
+// that changes state (any method but GET, HEAD and OPTIONS) when a browser
+// sent it from another origin (Sec-Fetch-Site, or Origin where older
+// browsers send no Sec-Fetch-Site). Clients that are not browsers send
+// neither and pass.
+var crossOrigin = http.NewCrossOriginProtection()
+
+// errCrossSite is the refusal of a request the cross-site rule stops.
+var errCrossSite = &Error{Status: http.StatusForbidden, Message: "a page on another origin may not change this server's state"}
+
+// checkCrossSite applies the cross-site rule to r: a state-changing
+// request from a page on another origin is refused unless CORS allows
+// that origin. A simple request (a form post, or fetch with
+// Content-Type text/plain) needs no preflight, so without this rule any
+// page could send one with the user's cookie: stop their reply, mint a
+// token.
+func checkCrossSite(r *http.Request) error {
+	if allowed, _ := r.Context().Value(corsAllowedKey{}).(bool); allowed {
+		return nil
+	}
+	if crossOrigin.Check(r) != nil {
+		return errCrossSite
+	}
+	return nil
+}
+
+// RefuseCrossSite serves next only requests that pass the cross-site rule
+// every state-changing route of this package applies (stop, rename,
+// delete, connect; the chat endpoints require a JSON body, which a page on
+// another origin cannot send without a preflight): a POST, PUT, PATCH or
+// DELETE that a browser sent from a page on another origin gets 403 with
+// {"error": …}, unless [CORS] allows that origin. Wrap an app's own
+// state-changing routes next to agentui's in it, such as a route that
+// issues credentials.
+func RefuseCrossSite(next http.Handler) http.Handler {
+	quiet := slog.New(slog.DiscardHandler)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := checkCrossSite(r); err != nil {
+			writeError(w, quiet, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

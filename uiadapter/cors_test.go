@@ -105,3 +105,27 @@ func TestCORSConfiguration(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// The same-origin test compares the scheme: a page on http://host is
+// another origin than the server on https://host (here: a TLS-terminating
+// proxy in front says so), and is refused.
+func TestCORSSameOriginComparesScheme(t *testing.T) {
+	srv, served := corsServer(t, "https://app.example.com")
+	host := strings.TrimPrefix(srv.URL, "http://")
+	if resp := corsRequest(t, http.MethodPost, srv.URL+"/api/chat", "Origin", "https://"+host); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("https page, http server: %d", resp.StatusCode)
+	}
+	if resp := corsRequest(t, http.MethodPost, srv.URL+"/api/chat", "Origin", "https://"+host, "X-Forwarded-Proto", "https"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("https page, https behind a proxy: %d", resp.StatusCode)
+	}
+	if resp := corsRequest(t, http.MethodPost, srv.URL+"/api/chat", "Origin", "http://"+host, "X-Forwarded-Proto", "https"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("http page, https behind a proxy: %d", resp.StatusCode)
+	}
+	// The browser's own word wins where it gives it.
+	if resp := corsRequest(t, http.MethodPost, srv.URL+"/api/chat", "Origin", "https://"+host, "Sec-Fetch-Site", "same-origin"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("Sec-Fetch-Site same-origin: %d", resp.StatusCode)
+	}
+	if *served != 2 {
+		t.Fatalf("served %d", *served)
+	}
+}

@@ -17,8 +17,9 @@ import (
 	"github.com/agentui/agentui/webui"
 )
 
-// Mount both protocols, with history, on a ServeMux. This is the README's
-// snippet (TestREADMESnippet keeps them the same).
+// Mount both protocols, with history, on a ServeMux, one handler at a
+// time (package agentui mounts them all with one call). This is
+// docs/extending.md's snippet (TestExtendingSnippet keeps them the same).
 func Example_mount() {
 	// userFromSession stands in for your authentication.
 	userFromSession := func(r *http.Request) (string, error) {
@@ -28,14 +29,14 @@ func Example_mount() {
 		return "", errors.New("not signed in")
 	}
 
-	// README: begin
 	loop, err := agent.New(demo.New(), agent.WithTools(demo.Tools()...))
 	if err != nil {
 		log.Fatal(err)
 	}
+	// extending.md: begin
 	opts := []uiadapter.Option{
 		uiadapter.WithInstructions("You are a helpful assistant."),
-		uiadapter.WithSecret([]byte("same-secret-on-every-replica")),
+		uiadapter.WithSecret([]byte("at least 32 bytes, the same on every replica")),
 		uiadapter.WithStore(history.NewMemory()), // or history/redisstore for many replicas
 		uiadapter.WithScope(userFromSession),     // whose chats a request may touch
 	}
@@ -59,28 +60,28 @@ func Example_mount() {
 	mux.Handle("PATCH /api/chat/{id}", chat.RenameHandler(nil)) // {"title": "…"}
 	mux.Handle("DELETE /api/chat/{id}", chat.DeleteHandler(nil))
 	mux.Handle("GET /", webui.Handler()) // the chat page, if you want it
-	// README: end
+	// extending.md: end
 
 	_ = mux // http.ListenAndServe("127.0.0.1:8080", mux)
 	// Output:
 }
 
-func TestREADMESnippet(t *testing.T) {
+func TestExtendingSnippet(t *testing.T) {
 	src, err := os.ReadFile("example_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, _ := strings.Cut(string(src), "\t// README: begin\n")
-	snippet, _, _ := strings.Cut(rest, "\t// README: end\n")
+	_, rest, _ := strings.Cut(string(src), "\t// extending.md: begin\n")
+	snippet, _, _ := strings.Cut(rest, "\t// extending.md: end\n")
 	var lines []string
 	for _, l := range strings.Split(strings.TrimRight(snippet, "\n"), "\n") {
 		lines = append(lines, strings.TrimPrefix(l, "\t"))
 	}
-	readme, err := os.ReadFile("../README.md")
+	doc, err := os.ReadFile("../docs/extending.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "```go\n" + strings.Join(lines, "\n") + "\n```"; !strings.Contains(string(readme), want) {
-		t.Fatalf("README.md does not contain the mounting snippet of Example_mount:\n%s", want)
+	if want := "```go\n" + strings.Join(lines, "\n") + "\n```"; !strings.Contains(string(doc), want) {
+		t.Fatalf("docs/extending.md does not contain the mounting snippet of Example_mount:\n%s", want)
 	}
 }

@@ -22,12 +22,17 @@ func pathID(r *http.Request) string { return r.PathValue("id") }
 
 // historyRequest checks what every route over stored chats checks: the
 // method (one of allow, as the Allow header lists them: "GET, HEAD"),
+// the cross-site rule (checkCrossSite) for a request that changes state,
 // that history is kept, and the scope.
 func (h *Handler) historyRequest(w http.ResponseWriter, r *http.Request, allow string) (string, *slog.Logger, bool) {
 	log := h.log
 	if methods := strings.Split(allow, ", "); !slices.Contains(methods, r.Method) {
 		w.Header().Set("Allow", allow)
 		writeError(w, log, &Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use " + methods[0]})
+		return "", log, false
+	}
+	if err := checkCrossSite(r); err != nil {
+		writeError(w, log, err)
 		return "", log, false
 	}
 	if h.cfg.store == nil {

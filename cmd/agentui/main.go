@@ -47,7 +47,7 @@ var errUsage = errors.New("usage")
 // options are the binary's settings.
 type options struct {
 	addr, model, history, historyPrefix, secret, logLevel, debugAddr, corsOrigins string
-	rateLimit, tokenLimit, gcMinHeap                                              string
+	rateLimit, tokenLimit, gcMinHeap, scopeLimit, allowedHosts                    string
 	historyTTL, demoDelay                                                         time.Duration
 	bodyTimeout, writeTimeout, idleTimeout, shutdownGrace, lockTTL                time.Duration
 	envErrs                                                                       map[string]error // by flag name
@@ -88,14 +88,15 @@ func newFlags() (*flag.FlagSet, *options, error) {
 	}
 	dur := func(p *time.Duration, name, def, usage string) error {
 		env := "AGENTUI_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
-		d, err := time.ParseDuration(envOr(env, def))
+		d, err := parseDuration(envOr(env, def))
 		if err != nil {
 			o.envErrs[name] = fmt.Errorf("%s: %w", env, err)
-			if d, err = time.ParseDuration(def); err != nil {
+			if d, err = parseDuration(def); err != nil {
 				return err
 			}
 		}
-		fs.DurationVar(p, name, d, usage+" (env "+env+")")
+		*p = d
+		fs.Var((*durationValue)(p), name, usage+" (env "+env+")")
 		return nil
 	}
 	str(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
@@ -109,6 +110,8 @@ func newFlags() (*flag.FlagSet, *options, error) {
 	str(&o.rateLimit, "rate-limit", "", "runs each user (scope; without one, client address) may start, as N/unit (20/m, 500/h); over it a request gets 429; unlimited when empty")
 	str(&o.gcMinHeap, "gc-min-heap", "64MiB", "the garbage collector lets the heap grow to at least this (KiB, MiB, GiB) before it runs, however small the live heap; above it GOGC applies as usual; 0: Go's own floor (4 MB)")
 	str(&o.tokenLimit, "token-limit", "", "tokens each user's runs may use, as N/unit (100000/h); a run that uses up the rest stops after its step; unlimited when empty")
+	str(&o.scopeLimit, "scope-limit", "60/h", "anonymous scopes (browser cookies, tokens) one client address may be issued, as N/unit; over it 429; off: no bound")
+	str(&o.allowedHosts, "allowed-hosts", "", "comma-separated Host names the server answers to besides localhost, 127.0.0.1 and ::1 (chat.example.com, *.example.com, host:port; * for any); on a loopback -addr only those three when empty, else any")
 	if err := dur(&o.historyTTL, "history-ttl", "24h", "conversations expire this long after their last write; 0 keeps them"); err != nil {
 		return nil, nil, err
 	}
@@ -147,6 +150,23 @@ func run(args []string) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return fmt.Errorf("-log-level: %w", err)
+	}
+	loopback, err := checkAddr(o.addr)
+	if err != nil {
+		return err
+	}
+	if o.secret != "" && len(o.secret) < minSecret {
+		return fmt.Errorf("-secret is %d bytes: use at least %d random bytes (openssl rand -base64 32)", len(o.secret), minSecret)
+	}
+	var scopeLimit uiadapter.Rate
+	if o.scopeLimit != "off" {
+		if scopeLimit, err = uiadapter.ParseRate(o.scopeLimit); err != nil {
+			return fmt.Errorf("-scope-limit: %w (or off)", err)
+		}
+	}
+	hosts := splitList(o.allowedHosts)
+	if loopback || len(hosts) > 0 {
+		hosts = append(hosts, uiadapter.LoopbackHosts...)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	goredis.SetLogger(server.RedisLog{Logger: logger})
@@ -192,6 +212,7 @@ func run(args []string) error {
 		Secret: o.secret, DemoDelay: o.demoDelay, Logger: logger,
 		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL,
 		CORSOrigins: splitList(o.corsOrigins), Limits: limits, Telemetry: otelProviders != nil,
+		ScopeLimit: scopeLimit, AllowedHosts: hosts,
 	})
 	if err != nil {
 		return err
@@ -199,6 +220,14 @@ func run(args []string) error {
 	defer srv.Close()
 	if srv.RandomSecret {
 		logger.Warn("no -secret: a random key signs approval requests and scope cookies, so pending approvals and browsers' chats do not survive a restart")
+	}
+	if !loopback {
+		warning := "listening beyond this machine with anonymous scopes: the binary has no login, so anyone who reaches " + o.addr +
+			" gets chats of their own and runs the model; put it behind your authentication, or mount the library with your own WithScope (docs/deploy.md)"
+		if len(splitList(o.allowedHosts)) == 0 {
+			warning += "; no -allowed-hosts: any Host header is answered"
+		}
+		logger.Warn(warning)
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -258,6 +287,45 @@ func shutdown(logger *slog.Logger, hs *http.Server, srv *server.Server, grace ti
 		logger.Error("shutdown: connections still open 5 s after the grace period; closing them")
 		return hs.Close()
 	}
+}
+
+// minSecret is the shortest -secret taken: the key of an HMAC-SHA256
+// should hold as many bytes as the hash.
+const minSecret = 32
+
+// checkAddr checks -addr before anything starts, and reports whether it
+// is a loopback address (only this machine can connect).
+func checkAddr(addr string) (loopback bool, err error) {
+	if _, err := strconv.ParseUint(addr, 10, 16); err == nil {
+		return false, fmt.Errorf("-addr %s is a port alone: use :%s (every interface) or 127.0.0.1:%s (this machine only)", addr, addr, addr)
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, fmt.Errorf("-addr %q: want host:port, like 127.0.0.1:8080 or :8080", addr)
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback(), nil
+}
+
+// durationValue is a flag whose error names the units a duration takes.
+type durationValue time.Duration
+
+func (d *durationValue) Set(s string) error {
+	v, err := parseDuration(s)
+	*d = durationValue(v)
+	return err
+}
+
+func (d *durationValue) String() string { return (*time.Duration)(d).String() }
+
+// parseDuration is time.ParseDuration with an error that says what a
+// duration looks like (a flag user writes "1day" or "30").
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration: write a number and a unit, h, m, s or ms (24h, 90m, 30s; 0 for none)", s)
+	}
+	return d, nil
 }
 
 // parseSize parses a size such as 64MiB (units B, KiB, MiB, GiB; a bare

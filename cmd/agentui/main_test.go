@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentui/agentui/internal/testutil"
 )
@@ -73,7 +74,7 @@ func TestQuickStart(t *testing.T) {
 
 // Every flag has an AGENTUI_… twin; flags win over the environment.
 func TestEnvironmentTwins(t *testing.T) {
-	p := testutil.RunProgram(t, ".", []string{"AGENTUI_ADDR=127.0.0.1:0", "AGENTUI_SECRET=s3cret", "AGENTUI_LOG_LEVEL=debug", "AGENTUI_DEMO_DELAY=0s", "AGENTUI_MODEL=demo", "AGENTUI_HISTORY=none"})
+	p := testutil.RunProgram(t, ".", []string{"AGENTUI_ADDR=127.0.0.1:0", "AGENTUI_SECRET=a test secret of at least 32 bytes", "AGENTUI_LOG_LEVEL=debug", "AGENTUI_DEMO_DELAY=0s", "AGENTUI_MODEL=demo", "AGENTUI_HISTORY=none"})
 	url, stderr := p.URL, p.Stderr
 	resp, err := http.Post(url+"/api/chat", "application/json", strings.NewReader(`{"id":"c","messages":[{"id":"m","role":"user","parts":[{"type":"text","text":"hi"}]}]}`))
 	if err != nil {
@@ -116,7 +117,7 @@ func TestConfigurationDocumented(t *testing.T) {
 			t.Errorf("-%s's usage does not name %s", f.Name, env)
 		}
 	})
-	if n != 18 {
+	if n != 20 {
 		t.Fatalf("%d flags", n)
 	}
 	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS", "OPENAI_ADMIN_KEY", "OPENAI_WEBHOOK_SECRET"} {
@@ -151,8 +152,14 @@ func TestStartupFailures(t *testing.T) {
 		want   string
 	}{
 		{"missing key", []string{"OPENAI_API_KEY="}, []string{"-model", "openai:gpt-4o-mini"}, 1, "agentui: -model openai:gpt-4o-mini needs OPENAI_API_KEY"},
-		{"redis down", nil, []string{"-history", "redis://" + closed}, 1, "agentui: -history: Redis does not answer"},
-		{"bad env, no flag", []string{"AGENTUI_DEMO_DELAY=soon"}, nil, 1, `agentui: AGENTUI_DEMO_DELAY: time: invalid duration "soon"`},
+		{"redis down", nil, []string{"-history", "redis://" + closed}, 1, "agentui: -history: Redis at " + closed + " does not answer (connection refused)"},
+		{"bad env, no flag", []string{"AGENTUI_DEMO_DELAY=soon"}, nil, 1, `agentui: AGENTUI_DEMO_DELAY: "soon" is not a duration: write a number and a unit, h, m, s or ms`},
+		{"bad TTL twin", []string{"AGENTUI_HISTORY_TTL=1day"}, nil, 1, `agentui: AGENTUI_HISTORY_TTL: "1day" is not a duration: write a number and a unit, h, m, s or ms (24h, 90m, 30s; 0 for none)`},
+		{"port alone", nil, []string{"-addr", "8080"}, 1, "agentui: -addr 8080 is a port alone: use :8080 (every interface) or 127.0.0.1:8080 (this machine only)"},
+		{"no port", nil, []string{"-addr", "localhost"}, 1, `agentui: -addr "localhost": want host:port, like 127.0.0.1:8080 or :8080`},
+		{"short secret", nil, []string{"-secret", "change me"}, 1, "agentui: -secret is 9 bytes: use at least 32 random bytes"},
+		{"bad scope limit", nil, []string{"-scope-limit", "lots"}, 1, `agentui: -scope-limit: rate "lots": want N/unit`},
+		{"bad allowed host", nil, []string{"-allowed-hosts", "https://chat.example.com"}, 1, `agentui: -allowed-hosts: uiadapter: allowed host "https://chat.example.com"`},
 		// The flag wins, so the bad twin is never read: the next problem
 		// (the unknown model) is the one reported.
 		{"bad env, flag wins", []string{"AGENTUI_DEMO_DELAY=soon"}, []string{"-demo-delay", "0s", "-model", "gpt-5"}, 1, `agentui: unknown -model "gpt-5"`},
@@ -162,6 +169,7 @@ func TestStartupFailures(t *testing.T) {
 		{"bad token unit", []string{"AGENTUI_TOKEN_LIMIT=5/fortnight"}, nil, 1, `agentui: -token-limit: rate "5/fortnight": the unit is`},
 		{"bad size", []string{"AGENTUI_GC_MIN_HEAP=64M"}, nil, 1, `agentui: -gc-min-heap: size "64M": want a number of bytes, KiB, MiB or GiB`},
 		{"unknown flag", nil, []string{"-bogus"}, 2, "flag provided but not defined: -bogus"},
+		{"duration without a unit", nil, []string{"-history-ttl", "1day"}, 2, `invalid value "1day" for flag -history-ttl: "1day" is not a duration: write a number and a unit, h, m, s or ms`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, c.args...)...)
@@ -200,5 +208,75 @@ func TestParseSize(t *testing.T) {
 		if _, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q): no error", in)
 		}
+	}
+}
+
+// On its default loopback address the binary answers only to loopback
+// names: a page on a name rebound to 127.0.0.1 (Host: evil.example:PORT,
+// the same Origin) is refused before anything runs. -allowed-hosts adds
+// names.
+func TestHostCheckAgainstDNSRebinding(t *testing.T) {
+	rebound := func(url string) (int, string) {
+		port := url[strings.LastIndexByte(url, ':'):]
+		req, _ := http.NewRequest(http.MethodPost, url+"/api/chat", strings.NewReader(testutil.UserMessage("c1", "m1", "hello")))
+		req.Host = "evil.example" + port
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", "http://evil.example"+port)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	p := testutil.RunProgram(t, ".", nil, "-addr", "127.0.0.1:0")
+	if status, body := rebound(p.URL); status != http.StatusForbidden || !strings.HasPrefix(body, `{"error":"this server does not answer to the host \"evil.example\"`) {
+		t.Fatalf("a rebound name: %d %s", status, body)
+	}
+	localhost := strings.Replace(p.URL, "127.0.0.1", "localhost", 1)
+	if resp, err := http.Get(localhost + "/"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("localhost: %v", err)
+	}
+	q := testutil.RunProgram(t, ".", nil, "-addr", "127.0.0.1:0", "-allowed-hosts", "evil.example")
+	if status, body := rebound(q.URL); status != http.StatusOK || !strings.Contains(body, `"delta":"hello"`) {
+		t.Fatalf("an allowed name: %d %s", status, body)
+	}
+}
+
+// Listening beyond loopback, the binary says that it has no login and,
+// without -allowed-hosts, that it answers any Host.
+func TestWarnsBeyondLoopback(t *testing.T) {
+	p := testutil.RunProgram(t, ".", nil, "-addr", "0.0.0.0:0")
+	if got := p.Stderr.String(); !strings.Contains(got, "listening beyond this machine with anonymous scopes: the binary has no login") ||
+		!strings.Contains(got, "no -allowed-hosts: any Host header is answered") {
+		t.Fatalf("stderr:\n%s", got)
+	}
+	q := testutil.RunProgram(t, ".", nil, "-addr", "127.0.0.1:0")
+	if strings.Contains(q.Stderr.String(), "beyond this machine") {
+		t.Fatalf("a loopback address warned:\n%s", q.Stderr)
+	}
+}
+
+// Issuing anonymous scopes is bounded by default: one address that asks
+// for token after token (each a fresh budget under the per-scope rate
+// limits) gets 429 past -scope-limit's default of 60 an hour.
+func TestScopeBoundByDefault(t *testing.T) {
+	testutil.Eventually(t, 2*time.Minute, "a fresh hour window", func() bool {
+		return time.Until(time.Now().Truncate(time.Hour).Add(time.Hour)) > time.Minute
+	})
+	p := testutil.RunProgram(t, ".", nil, "-addr", "127.0.0.1:0")
+	statuses := map[int]int{}
+	for range 61 {
+		resp, err := http.Post(p.URL+"/api/token", "application/json", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		statuses[resp.StatusCode]++
+	}
+	if statuses[http.StatusOK] != 60 || statuses[http.StatusTooManyRequests] != 1 {
+		t.Fatalf("61 tokens from one address: %v", statuses)
 	}
 }

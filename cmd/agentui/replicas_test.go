@@ -53,7 +53,7 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 	prefix := testutil.KeyPrefix()
 	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
 	args := []string{"-addr", "127.0.0.1:0", "-history", testutil.RedisURL(t), "-history-prefix", prefix,
-		"-secret", "replica test secret", "-lock-ttl", "2s", "-demo-delay", "10ms"}
+		"-secret", "replica test secret, 32 bytes or more", "-lock-ttl", "2s", "-demo-delay", "10ms"}
 	a := testutil.RunProgram(t, ".", nil, args...)
 	b := testutil.RunProgram(t, ".", nil, args...)
 	jar, _ := cookiejar.New(nil)
@@ -196,7 +196,7 @@ func TestTwoReplicasShareARateLimit(t *testing.T) {
 	prefix := testutil.KeyPrefix()
 	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
 	args := []string{"-addr", "127.0.0.1:0", "-history", testutil.RedisURL(t), "-history-prefix", prefix,
-		"-secret", "limit test secret", "-rate-limit", "2/h", "-demo-delay", "0s"}
+		"-secret", "limit test secret, 32 bytes or more", "-rate-limit", "2/h", "-demo-delay", "0s"}
 	a := testutil.RunProgram(t, ".", nil, args...)
 	b := testutil.RunProgram(t, ".", nil, args...)
 	jar, _ := cookiejar.New(nil)
@@ -222,5 +222,83 @@ func TestTwoReplicasShareARateLimit(t *testing.T) {
 		if secs, _ := strconv.Atoi(resp.Header.Get("Retry-After")); resp.StatusCode != http.StatusTooManyRequests || secs < 1 || secs > 3600 {
 			t.Fatalf("the third run: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 		}
+	}
+}
+
+// Two replicas on one Redis share the bound on issuing anonymous scopes
+// per client address (-scope-limit): scopes issued on A and B count
+// together, and over the bound either answers 429.
+func TestTwoReplicasShareTheScopeBound(t *testing.T) {
+	testutil.Eventually(t, 2*time.Minute, "a fresh hour window", func() bool {
+		return time.Until(time.Now().Truncate(time.Hour).Add(time.Hour)) > time.Minute
+	})
+	rdb := testutil.Redis(t)
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
+	args := []string{"-addr", "127.0.0.1:0", "-history", testutil.RedisURL(t), "-history-prefix", prefix,
+		"-secret", "scope bound test secret, 32 bytes or more", "-scope-limit", "3/h"}
+	a := testutil.RunProgram(t, ".", nil, args...)
+	b := testutil.RunProgram(t, ".", nil, args...)
+	token := func(url string) int {
+		t.Helper()
+		resp, err := http.Post(url+"/api/token", "application/json", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := []int{token(a.URL), token(b.URL), token(a.URL)}; got[0] != 200 || got[1] != 200 || got[2] != 200 {
+		t.Fatalf("under the bound: %v", got)
+	}
+	for _, url := range []string{a.URL, b.URL} {
+		if got := token(url); got != http.StatusTooManyRequests {
+			t.Fatalf("over the bound on %s: %d", url, got)
+		}
+		resp, err := http.Get(url + "/") // a page load would issue one too
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests || len(resp.Cookies()) != 0 {
+			t.Fatalf("a page load over the bound: %d %v", resp.StatusCode, resp.Cookies())
+		}
+	}
+}
+
+// A request without a credential answers a signed approval itself (no
+// history to check it against); on Redis deployments each signed
+// approval runs its tool once across the replicas, not once per replica.
+func TestTwoReplicasRunACookielessApprovalOnce(t *testing.T) {
+	rdb := testutil.Redis(t)
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
+	args := []string{"-addr", "127.0.0.1:0", "-history", testutil.RedisURL(t), "-history-prefix", prefix,
+		"-secret", "approval test secret, 32 bytes or more", "-demo-delay", "0s"}
+	a := testutil.RunProgram(t, ".", nil, args...)
+	b := testutil.RunProgram(t, ".", nil, args...)
+	asked := testutil.PostStream(t, a.URL+"/api/chat", testutil.UserMessage("c1", "m1", "delete notes.txt"))
+	req, avail := asked.Find("tool-approval-request"), asked.Find("tool-input-available")
+	if req == nil || avail == nil {
+		t.Fatalf("no approval request: %v", asked)
+	}
+	answer, _ := json.Marshal(map[string]any{"id": "c1", "messages": []any{
+		map[string]any{"id": "m1", "role": "user", "parts": []any{map[string]any{"type": "text", "text": "delete notes.txt"}}},
+		map[string]any{"id": asked.Find("start")["messageId"], "role": "assistant", "parts": []any{map[string]any{
+			"type": "tool-delete_file", "toolCallId": avail["toolCallId"], "state": "approval-responded", "input": avail["input"],
+			"approval": map[string]any{"id": req["approvalId"], "approved": true, "signature": req["signature"]},
+		}}},
+	}})
+	if got := testutil.PostStream(t, a.URL+"/api/chat", string(answer)).Text(); got != "Deleted notes.txt." {
+		t.Fatalf("the answer on A: %q", got)
+	}
+	resp, err := http.Post(b.URL+"/api/chat", "application/json", strings.NewReader(string(answer)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict || strings.Contains(string(body), "Deleted") {
+		t.Fatalf("the same answer on B: %d %s", resp.StatusCode, body)
 	}
 }

@@ -23,7 +23,7 @@ func TestSIGTERMDuringAReply(t *testing.T) {
 	prefix := testutil.KeyPrefix()
 	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
 	args := []string{"-addr", "127.0.0.1:0", "-history", testutil.RedisURL(t), "-history-prefix", prefix,
-		"-secret", "shutdown test secret", "-shutdown-grace", "500ms"}
+		"-secret", "shutdown test secret, 32 bytes or more", "-shutdown-grace", "500ms"}
 	jar, _ := cookiejar.New(nil)
 	client := &http.Client{Jar: jar}
 	post := func(url, msgID, text string) *http.Response {

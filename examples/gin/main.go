@@ -13,11 +13,10 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentui/agentui"
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/history"
-	"github.com/agentui/agentui/protocols/agui"
-	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 	"github.com/gin-gonic/gin"
 )
@@ -57,15 +56,10 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	opts := []uiadapter.Option{
+	api, err := agentui.New(loop,
 		uiadapter.WithStore(history.NewMemory()),
 		uiadapter.WithScope(scope),
-	}
-	chat, err := vercelai.Handler(loop, opts...)
-	if err != nil {
-		log.Fatal(err)
-	}
-	aguiChat, err := agui.Handler(loop, opts...)
+	)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -73,19 +67,7 @@ func main() {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Logger(), gin.Recovery())
-	api := r.Group("/api", authenticate)
-	api.POST("/chat", gin.WrapH(chat))
-	// gin keeps path parameters itself; agentui's handlers read the chat
-	// id as net/http's path value "id", so copy it there.
-	chatRoutes := api.Group("/chat/:id", func(c *gin.Context) { c.Request.SetPathValue("id", c.Param("id")) })
-	chatRoutes.GET("", gin.WrapH(vercelai.ConversationHandler(chat, nil))) // reload
-	chatRoutes.GET("/stream", gin.WrapH(chat.ResumeHandler(nil)))          // resume a reply
-	chatRoutes.POST("/stop", gin.WrapH(chat.StopHandler(nil)))             // stop it
-	chatRoutes.PATCH("", gin.WrapH(chat.RenameHandler(nil)))               // {"title": "…"}
-	chatRoutes.DELETE("", gin.WrapH(chat.DeleteHandler(nil)))
-	api.GET("/chats", gin.WrapH(chat.ChatsHandler())) // my chats
-	api.POST("/agui", gin.WrapH(aguiChat))
-	api.POST("/agui/connect", gin.WrapH(aguiChat.ConnectHandler()))
+	mountGin(r.Group("", authenticate), api.Routes("/api"))
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -93,4 +75,19 @@ func main() {
 	}
 	fmt.Printf("gin example listening on http://%s\n", ln.Addr())
 	log.Fatal(http.Serve(ln, r))
+}
+
+// mountGin puts agentui's routes on a gin router. gin names the chat id
+// ":id" and keeps it itself; agentui's handlers read net/http's path
+// value "id", so each route copies it there.
+func mountGin(r gin.IRoutes, routes []agentui.Route) {
+	for _, rt := range routes {
+		h := rt.Handler
+		r.Handle(rt.Method, strings.ReplaceAll(rt.Path, "{id}", ":id"), func(c *gin.Context) {
+			if id := c.Param("id"); id != "" {
+				c.Request.SetPathValue("id", id)
+			}
+			h.ServeHTTP(c.Writer, c.Request)
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -13,9 +14,16 @@ import (
 func TestExample(t *testing.T) {
 	p := testutil.RunProgram(t, ".", nil, "-addr", "127.0.0.1:0")
 	alice := []string{"Authorization", "Bearer alice-token"}
-	chunks := testutil.PostStream(t, p.URL+"/api/chat", testutil.UserMessage("c1", "m1", "hello"), alice...)
-	if got := chunks.Text(); got != "You said: hello" {
-		t.Fatalf("reply %q", got)
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The README's commands: Alice's reply, her chat, and Bob's 404.
+	out := p.RunREADME(t, testutil.ShellBlocks(string(readme))[0], "127.0.0.1:8082")
+	for _, want := range []string{`"delta":"hello"`, `[{"id":"m1","role":"user"`, `{"error":"no such chat"}`} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("the README's commands printed no %s:\n%s", want, out)
+		}
 	}
 	do := func(method, path, token string, body ...string) int {
 		req, _ := http.NewRequest(method, p.URL+path, strings.NewReader(strings.Join(body, "")))

@@ -14,12 +14,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"time"
 
+	"github.com/agentui/agentui"
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/history/redisstore"
-	"github.com/agentui/agentui/protocols/agui"
-	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -29,20 +30,29 @@ func main() {
 	sandbox := flag.String("sandbox", "", "directory delete_file may delete in (default: a new temporary directory with sample files)")
 	redisURL := flag.String("redis", envOr("REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis for the conversations")
 	prefix := flag.String("redis-prefix", "agentui-hitl:", "prefix of the Redis keys")
-	secret := flag.String("secret", "change me: the same on every replica", "key that signs approval requests")
+	secret := flag.String("secret", "change me: 32 bytes or more, the same on every replica", "key that signs approval requests")
 	flag.Parse()
 
 	dir, err := prepareSandbox(*sandbox)
 	if err != nil {
-		log.Fatal(err)
+		fail("-sandbox: %v", err)
 	}
 	opts, err := goredis.ParseURL(*redisURL)
 	if err != nil {
-		log.Fatal(err)
+		fail("-redis: %v", err)
 	}
 	opts.ContextTimeoutEnabled = true
+	redisLog := &startedLog{}
+	goredis.SetLogger(redisLog) // one line, not go-redis's retries, when Redis is down at start-up
 	rdb := goredis.NewClient(opts)
 	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	err = rdb.Ping(ctx).Err()
+	cancel()
+	if err != nil { // found now, not as a failed reply
+		fail("Redis at %s does not answer: start it, or point -redis at one", opts.Addr)
+	}
+	redisLog.started.Store(true)
 
 	tools := demo.Tools()
 	tools[1] = deleteTool(dir) // replace the demo's pretend delete_file
@@ -50,30 +60,55 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	hopts := []uiadapter.Option{
+	api, err := agentui.New(loop,
 		uiadapter.WithStore(redisstore.New(rdb, redisstore.WithPrefix(*prefix))),
 		uiadapter.WithScope(uiadapter.SingleScope),
 		uiadapter.WithSecret([]byte(*secret)),
-	}
-	chat, err := vercelai.Handler(loop, hopts...)
-	if err != nil {
-		log.Fatal(err)
-	}
-	aguiChat, err := agui.Handler(loop, hopts...)
+	)
 	if err != nil {
 		log.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /api/chat", chat)
-	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil))
-	mux.Handle("POST /api/agui", aguiChat)
+	api.Mount(mux, "/api")
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("hitl example listening on http://%s (sandbox %s)\n", ln.Addr(), dir)
+	fmt.Printf("hitl example listening on http://%s\n", ln.Addr())
+	printSandbox(dir)
 	log.Fatal(http.Serve(ln, mux))
+}
+
+// printSandbox says what delete_file may delete: at start-up, and after
+// each deletion.
+func printSandbox(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		fmt.Printf("sandbox %s: %v\n", dir, err)
+		return
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	fmt.Printf("sandbox %s: %s\n", dir, strings.Join(names, ", "))
+}
+
+// startedLog passes go-redis's messages to the log once the server has
+// started.
+type startedLog struct{ started atomic.Bool }
+
+func (l *startedLog) Printf(_ context.Context, format string, v ...any) {
+	if l.started.Load() {
+		log.Printf("redis: "+format, v...)
+	}
+}
+
+// fail reports a start-up problem in one line and exits.
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "hitl: "+format+"\n", args...)
+	os.Exit(1)
 }
 
 // DeleteInput is delete_file's input.
@@ -96,6 +131,7 @@ func deleteTool(dir string) agent.Tool {
 				}
 				return nil, errors.New("could not delete the file")
 			}
+			printSandbox(dir)
 			return map[string]string{"deleted": in.Path}, nil
 		})
 	t.NeedsApproval = agent.Always

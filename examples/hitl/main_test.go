@@ -3,12 +3,63 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentui/agentui/internal/testutil"
 )
+
+// The README as a user follows it: the server prints its sandbox, the
+// two curl commands (run by bash as written, against the test's port)
+// ask and approve, the file is gone and the server prints the sandbox
+// without it. Without Redis it stops at once, with one line.
+func TestREADME(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := testutil.ShellBlocks(string(readme))
+	if len(blocks) != 2 {
+		t.Fatalf("README.md has %d sh blocks, want 2", len(blocks))
+	}
+	prefix := testutil.KeyPrefix()
+	testutil.DeleteKeysOnCleanup(t, testutil.Redis(t), prefix)
+	p := testutil.RunProgram(t, ".", nil, "-addr", "127.0.0.1:0", "-redis", testutil.RedisURL(t), "-redis-prefix", prefix)
+	var dir string
+	testutil.Eventually(t, 5*time.Second, "the sandbox listing", func() bool {
+		line, _, _ := strings.Cut(p.Stdout.String(), "\n")
+		d, files, ok := strings.Cut(strings.TrimPrefix(line, "sandbox "), ": ")
+		dir = d
+		return ok && files == "draft.md, notes.txt, old-report.pdf"
+	})
+	host := strings.TrimPrefix(p.URL, "http://")
+	script := strings.ReplaceAll(blocks[1], "127.0.0.1:8083", host)
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"delta":"notes.txt."`) || !strings.Contains(string(out), `"delta":"Deleted "`) {
+		t.Fatalf("the README's commands: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); !os.IsNotExist(err) {
+		t.Fatalf("notes.txt is still in %s: %v", dir, err)
+	}
+	testutil.Eventually(t, 5*time.Second, "the listing after the delete", func() bool {
+		return strings.Contains(p.Stdout.String(), "sandbox "+dir+": draft.md, old-report.pdf\n")
+	})
+
+	bin := filepath.Join(t.TempDir(), "hitl")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	start := time.Now()
+	out, err = exec.Command(bin, "-redis", "redis://127.0.0.1:1/0", "-addr", "127.0.0.1:0").CombinedOutput()
+	if err == nil || string(out) != "hitl: Redis at 127.0.0.1:1 does not answer: start it, or point -redis at one\n" || time.Since(start) > 10*time.Second {
+		t.Fatalf("Redis down: %v after %v:\n%s", err, time.Since(start), out)
+	}
+}
 
 func TestExample(t *testing.T) {
 	sandbox := t.TempDir()

@@ -1,6 +1,6 @@
-// Command nethttp is the smallest complete agentui server: the Vercel AI
-// SDK and AG-UI endpoints on a net/http ServeMux, the demo model with its
-// tools, and in-memory history.
+// Command nethttp is the smallest complete agentui server: every route of
+// both protocols (agentui.New, Mount) on a net/http ServeMux, the chat
+// page, the demo model with its tools, and in-memory history.
 package main
 
 import (
@@ -10,11 +10,10 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/agentui/agentui"
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/history"
-	"github.com/agentui/agentui/protocols/agui"
-	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 	"github.com/agentui/agentui/webui"
 )
@@ -27,26 +26,19 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	opts := []uiadapter.Option{
+	api, err := agentui.New(loop,
 		uiadapter.WithInstructions("You are a helpful assistant."),
 		uiadapter.WithStore(history.NewMemory()),
 		// One user: every request sees every chat. A real app derives the
 		// scope from its authentication.
 		uiadapter.WithScope(uiadapter.SingleScope),
-	}
-	chat, err := vercelai.Handler(loop, opts...)
-	if err != nil {
-		log.Fatal(err)
-	}
-	aguiChat, err := agui.Handler(loop, opts...)
+	)
 	if err != nil {
 		log.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /api/chat", chat)                                        // useChat
-	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil)) // reloads
-	mux.Handle("POST /api/agui", aguiChat)                                    // AG-UI HttpAgent
-	mux.Handle("GET /", webui.Handler())                                      // the chat page
+	api.Mount(mux, "/api")               // useChat, AG-UI, reload, resume, stop, the chat list
+	mux.Handle("GET /", webui.Handler()) // the chat page
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

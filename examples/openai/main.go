@@ -9,14 +9,16 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 
+	"github.com/agentui/agentui"
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/agent/openai"
 	"github.com/agentui/agentui/history"
-	"github.com/agentui/agentui/protocols/agui"
-	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/webui"
 )
 
 func main() {
@@ -25,6 +27,11 @@ func main() {
 	flag.Parse()
 
 	// The key and the endpoint come from OPENAI_API_KEY and OPENAI_BASE_URL.
+	// Without a key every reply would fail: say so now, in one line.
+	if strings.TrimSpace(os.Getenv("OPENAI_API_KEY")) == "" {
+		fmt.Fprintln(os.Stderr, "openai: set OPENAI_API_KEY (any value for a server that takes none, such as Ollama or LM Studio, with OPENAI_BASE_URL)")
+		os.Exit(1)
+	}
 	m, err := openai.New(*model)
 	if err != nil {
 		log.Fatal(err)
@@ -33,23 +40,17 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	opts := []uiadapter.Option{
+	api, err := agentui.New(loop,
 		uiadapter.WithInstructions("You are a helpful assistant. Use the tools when they help."),
 		uiadapter.WithStore(history.NewMemory()),
 		uiadapter.WithScope(uiadapter.SingleScope),
-	}
-	chat, err := vercelai.Handler(loop, opts...)
-	if err != nil {
-		log.Fatal(err)
-	}
-	aguiChat, err := agui.Handler(loop, opts...)
+	)
 	if err != nil {
 		log.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /api/chat", chat)
-	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil))
-	mux.Handle("POST /api/agui", aguiChat)
+	api.Mount(mux, "/api")               // useChat, AG-UI, reload, resume, stop, the chat list
+	mux.Handle("GET /", webui.Handler()) // the chat page
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -6,8 +6,12 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"log/slog"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentui/agentui/uiadapter"
 )
@@ -24,16 +28,24 @@ const ScopeCookie = "agentui_scope"
 // with neither is served without history (uiadapter.ErrNoScope).
 type cookieScope struct {
 	key []byte
+	// mint bounds the scopes issued per client address (nil: no bound):
+	// each new scope is a fresh budget under the per-scope rate limits.
+	mint uiadapter.Limiter
+	log  *slog.Logger
 }
 
 type scopeKey struct{}
 
 // middleware reads the request's credential, cookie or bearer token, and
-// puts its scope in the request context. A request for the page (any
-// route outside /api/) without one is issued a cookie; an API request
-// without one gets none, so it stays without history rather than start a
-// new anonymous user on every call. A bearer token that does not verify
-// is a 401, not a request without a credential.
+// puts its scope in the request context. A request without one is issued
+// a cookie when it is for the page (any route outside /api/ but the
+// probes) or is a browser's API request (issues): a page served by
+// another server (a Vite or Next.js dev server proxying /api) never loads
+// agentui's page, and gets its scope on its first API call. Any other API
+// request without a credential gets none, so a server-side client stays
+// without history rather than start a new anonymous user on every call.
+// A bearer token that does not verify is a 401, not a request without a
+// credential; a client address over the minting bound gets 429.
 func (c *cookieScope) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scope, ok, bad := c.credential(r)
@@ -44,8 +56,10 @@ func (c *cookieScope) middleware(next http.Handler) http.Handler {
 			_, _ = w.Write([]byte(`{"error":"the bearer token is not one this server issued"}` + "\n"))
 			return
 		}
-		if !ok && !strings.HasPrefix(r.URL.Path, "/api/") {
-			scope, ok = c.issue(w, r), true
+		if !ok && issues(r) {
+			if scope, ok = c.issue(w, r); !ok {
+				return
+			}
 		}
 		if ok {
 			r = r.WithContext(context.WithValue(r.Context(), scopeKey{}, scope))
@@ -54,8 +68,48 @@ func (c *cookieScope) middleware(next http.Handler) http.Handler {
 	})
 }
 
-// issue makes a new anonymous scope and sets its cookie.
-func (c *cookieScope) issue(w http.ResponseWriter, r *http.Request) string {
+// issues reports whether a request without a credential is issued a
+// scope: a page route, or an API request a browser sent from this site.
+// Browsers send Sec-Fetch-Site and Sec-Fetch-Dest with every request
+// (Chromium, Firefox, Safari 16.4+); server-side runtimes do not (Node's
+// fetch sends Sec-Fetch-Mode alone). A cross-site request is not issued
+// one: its browser would not send a SameSite=Lax cookie back, so each of
+// its requests would make a new scope.
+func issues(r *http.Request) bool {
+	switch r.URL.Path {
+	case "/healthz", "/readyz": // probes are not visitors
+		return false
+	}
+	if !strings.HasPrefix(r.URL.Path, "/api/") {
+		return true
+	}
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "same-site", "none":
+		return r.Header.Get("Sec-Fetch-Dest") != ""
+	}
+	return false
+}
+
+// issue makes a new anonymous scope and sets its cookie. Over the
+// client address's minting bound it answers 429 itself and returns false.
+func (c *cookieScope) issue(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if c.mint != nil {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		wait, err := c.mint.Allow(r.Context(), "mint:"+host)
+		if err != nil {
+			c.log.Warn("the scope minting limiter failed: the scope is issued unbounded", "error", err)
+		} else if wait > 0 {
+			secs := strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10)
+			w.Header().Set("Retry-After", secs)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"error":"too many new visitors from this address: try again in ` + secs + ` s"}` + "\n"))
+			return "", false
+		}
+	}
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
 	scope := base64.RawURLEncoding.EncodeToString(id)
@@ -63,7 +117,7 @@ func (c *cookieScope) issue(w http.ResponseWriter, r *http.Request) string {
 		Name: ScopeCookie, Value: c.token(scope), Path: "/",
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, MaxAge: 400 * 24 * 3600,
 	})
-	return scope
+	return scope, true
 }
 
 // token is a scope's credential, as cookie value or bearer token.
@@ -76,7 +130,9 @@ func (c *cookieScope) token(scope string) string { return scope + "." + c.sign(s
 func (c *cookieScope) tokenHandler(w http.ResponseWriter, r *http.Request) {
 	scope, ok := r.Context().Value(scopeKey{}).(string)
 	if !ok {
-		scope = c.issue(w, r)
+		if scope, ok = c.issue(w, r); !ok {
+			return
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

@@ -8,12 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/agentui/agentui"
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/agent/openai"
@@ -72,6 +75,13 @@ type Config struct {
 	// Guard decides each turn's input, tool calls, results and output
 	// (uiadapter.WithGuard; a policy.Engine). Nil: none.
 	Guard agent.Guard
+	// ScopeLimit bounds the anonymous scopes issued to one client address
+	// (cookies and tokens), counted like Limits; zero: no bound.
+	ScopeLimit uiadapter.Rate
+	// AllowedHosts are the Host values the server answers to
+	// (uiadapter.AllowHosts; "*" any); nil: no check. The probes
+	// (/healthz, /readyz) answer any Host.
+	AllowedHosts []string
 }
 
 // The binary's timeouts (see Config).
@@ -87,7 +97,7 @@ type Server struct {
 	cfg     Config
 	handler http.Handler
 	closers []func() error
-	chats   []*uiadapter.Handler        // the chat handlers, for Shutdown
+	api     *agentui.API                // the chat handlers, for Shutdown
 	runLog  runlog.Log                  // shared by the chat handlers
 	ping    func(context.Context) error // the store's reachability; nil: always
 	rdb     goredis.UniversalClient     // the history's Redis; nil when it is elsewhere
@@ -138,14 +148,26 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Secret == "" {
 		key, s.RandomSecret = uiadapter.RandomKey(), true
 	}
-	scope := &cookieScope{key: key}
+	scope := &cookieScope{key: key, log: cfg.Logger}
+	if cfg.ScopeLimit.N > 0 {
+		if scope.mint, err = s.limiter(cfg, uiadapter.Limits{Runs: cfg.ScopeLimit}); err != nil {
+			return nil, fmt.Errorf("-scope-limit: %w", err)
+		}
+	}
+	// A request without a credential is answered from its own signed
+	// approval: the guard that refuses a second answer is shared by the
+	// replicas when they share a Redis.
+	var replay uiadapter.ReplayGuard = uiadapter.NewMemoryReplayGuard(0)
+	if s.rdb != nil {
+		replay = redisstore.NewReplayGuard(s.rdb, cfg.HistoryPrefix)
+	}
 	opts := []uiadapter.Option{
 		uiadapter.WithInstructions(Instructions),
 		uiadapter.WithLogger(cfg.Logger),
 		uiadapter.WithSecret(key),
 		// Without history the scope binds approvals to the browser.
 		uiadapter.WithScope(scope.scope),
-		uiadapter.WithReplayGuard(uiadapter.NewMemoryReplayGuard(0)),
+		uiadapter.WithReplayGuard(replay),
 		uiadapter.WithBodyTimeout(cfg.BodyTimeout),
 		uiadapter.WithWriteTimeout(cfg.WriteTimeout),
 	}
@@ -156,9 +178,9 @@ func New(cfg Config) (*Server, error) {
 		opts = append(opts, uiadapter.WithLockTTL(cfg.LockTTL))
 	}
 	if cfg.Limits.Runs.N > 0 || cfg.Limits.Tokens.N > 0 {
-		l, err := s.newLimiter(cfg)
+		l, err := s.limiter(cfg, cfg.Limits)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("-rate-limit, -token-limit: %w", err)
 		}
 		opts = append(opts, uiadapter.WithLimiter(l))
 	}
@@ -177,19 +199,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.chats = []*uiadapter.Handler{chat, aguiHandler}
+	s.api = agentui.FromHandlers(chat, aguiHandler)
 	mux := http.NewServeMux()
-	mux.Handle("POST /api/chat", chat)
-	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil))
-	mux.Handle("GET /api/chat/{id}/stream", chat.ResumeHandler(nil))
-	mux.Handle("POST /api/chat/{id}/stop", chat.StopHandler(nil))
-	mux.Handle("POST /api/agui", aguiHandler)
-	mux.Handle("POST /api/agui/connect", aguiHandler.ConnectHandler())
-	mux.Handle("POST /api/agui/{id}/stop", aguiHandler.StopHandler(nil))
-	mux.HandleFunc("POST /api/token", scope.tokenHandler)
-	mux.Handle("GET /api/chats", chat.ChatsHandler())
-	mux.Handle("PATCH /api/chat/{id}", chat.RenameHandler(nil))
-	mux.Handle("DELETE /api/chat/{id}", chat.DeleteHandler(nil))
+	s.api.Mount(mux, "/api")
+	mux.Handle("POST /api/token", uiadapter.RefuseCrossSite(http.HandlerFunc(scope.tokenHandler)))
 	if cfg.Page != nil {
 		mux.Handle("GET /", cfg.Page)
 	}
@@ -206,6 +219,20 @@ func New(cfg Config) (*Server, error) {
 		if s.handler, err = uiadapter.CORS(s.handler, cfg.CORSOrigins...); err != nil {
 			return nil, fmt.Errorf("-cors-origins: %w", err)
 		}
+	}
+	if len(cfg.AllowedHosts) > 0 {
+		checked, err := uiadapter.AllowHosts(s.handler, cfg.AllowedHosts...)
+		if err != nil {
+			return nil, fmt.Errorf("-allowed-hosts: %w", err)
+		}
+		probes := s.handler
+		s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+				probes.ServeHTTP(w, r) // a load balancer probes by address
+				return
+			}
+			checked.ServeHTTP(w, r)
+		})
 	}
 	return s, nil
 }
@@ -231,17 +258,7 @@ func (s *Server) HTTPServer() *http.Server {
 // uiadapter.Handler.Shutdown): each stream ends with its protocol's error
 // event, what the run produced is stored, its lock released. Call it
 // alongside HTTPServer().Shutdown.
-func (s *Server) Shutdown(ctx context.Context) error {
-	errs := make(chan error, len(s.chats))
-	for _, h := range s.chats {
-		go func() { errs <- h.Shutdown(ctx) }()
-	}
-	var all []error
-	for range s.chats {
-		all = append(all, <-errs)
-	}
-	return errors.Join(all...)
-}
+func (s *Server) Shutdown(ctx context.Context) error { return s.api.Shutdown(ctx) }
 
 // Close releases what the server holds (the Redis client).
 func (s *Server) Close() error {
@@ -262,7 +279,7 @@ func (s *Server) redisOptions(cfg Config) []redisstore.Option {
 
 // redisRunLog starts the run log every replica shares; Redis must answer
 // within a few seconds.
-func (s *Server) redisRunLog(cfg Config, rdb goredis.UniversalClient) error {
+func (s *Server) redisRunLog(cfg Config, rdb goredis.UniversalClient, where string) error {
 	var opts []redisstore.RunLogOption
 	if cfg.HistoryPrefix != "" {
 		opts = append(opts, redisstore.WithRunLogPrefix(cfg.HistoryPrefix))
@@ -272,7 +289,8 @@ func (s *Server) redisRunLog(cfg Config, rdb goredis.UniversalClient) error {
 	l, err := redisstore.NewRunLog(ctx, rdb, opts...)
 	if err != nil {
 		_ = rdb.Close()
-		return fmt.Errorf("-history: Redis does not answer: %w", err)
+		cfg.Logger.Debug("Redis does not answer", "error", err)
+		return fmt.Errorf("-history: Redis at %s does not answer (%s)", where, redisFailure(err))
 	}
 	s.runLog = l
 	s.rdb = rdb
@@ -282,16 +300,16 @@ func (s *Server) redisRunLog(cfg Config, rdb goredis.UniversalClient) error {
 	return nil
 }
 
-// newLimiter counts in the history's Redis, shared by the replicas, or
-// in memory.
-func (s *Server) newLimiter(cfg Config) (uiadapter.Limiter, error) {
-	if err := cfg.Limits.Check(); err != nil {
-		return nil, fmt.Errorf("-rate-limit, -token-limit: %w", err)
+// limiter counts limits in the history's Redis, shared by the replicas,
+// or in memory.
+func (s *Server) limiter(cfg Config, limits uiadapter.Limits) (uiadapter.Limiter, error) {
+	if err := limits.Check(); err != nil {
+		return nil, err
 	}
 	if s.rdb != nil {
-		return redisstore.NewLimiter(s.rdb, cfg.HistoryPrefix, cfg.Limits)
+		return redisstore.NewLimiter(s.rdb, cfg.HistoryPrefix, limits)
 	}
-	return uiadapter.NewMemoryLimiter(cfg.Limits), nil
+	return uiadapter.NewMemoryLimiter(limits), nil
 }
 
 // newStore builds the history store -history names: "memory" (the
@@ -326,7 +344,7 @@ func (s *Server) newStore(cfg Config) (history.Store, string, error) {
 		opts.ContextTimeoutEnabled, opts.DialerRetries = true, dialOnce
 		rdb := goredis.NewClusterClient(opts)
 		s.closers = append(s.closers, rdb.Close)
-		if err := s.redisRunLog(cfg, rdb); err != nil {
+		if err := s.redisRunLog(cfg, rdb, hosts); err != nil {
 			return nil, "", err
 		}
 		return redisstore.New(rdb, s.redisOptions(cfg)...), "redis cluster " + hosts, nil
@@ -338,12 +356,31 @@ func (s *Server) newStore(cfg Config) (history.Store, string, error) {
 		opts.ContextTimeoutEnabled, opts.DialerRetries = true, dialOnce
 		rdb := goredis.NewClient(opts)
 		s.closers = append(s.closers, rdb.Close)
-		if err := s.redisRunLog(cfg, rdb); err != nil {
+		if err := s.redisRunLog(cfg, rdb, opts.Addr); err != nil {
 			return nil, "", err
 		}
 		return redisstore.New(rdb, s.redisOptions(cfg)...), "redis " + opts.Addr, nil
 	}
 	return nil, "", fmt.Errorf("unknown -history %q (want memory, none, or a redis:// URL)", h)
+}
+
+// redisFailure says in a few words why Redis did not answer at start-up,
+// for the one line the binary prints (the error chain is logged at debug).
+func redisFailure(err error) string {
+	var dns *net.DNSError
+	switch msg := err.Error(); {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dns):
+		return "unknown host"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return "no answer within 5 s"
+	case strings.Contains(msg, "NOAUTH"), strings.Contains(msg, "WRONGPASS"), strings.Contains(msg, "invalid password"):
+		return "authentication failed: check the URL's user and password"
+	case strings.Contains(msg, "tls:"), strings.Contains(msg, "x509:"):
+		return "TLS failed: check rediss:// against the server's certificate"
+	}
+	return "it failed; -log-level debug says how"
 }
 
 // RedisLog routes go-redis's own messages (failed dials, pool warnings),

@@ -60,7 +60,7 @@ func chat(t *testing.T, c *http.Client, url, chatID, msgID, text string) string 
 
 func TestScopeCookie(t *testing.T) {
 	ts := newTestServer(t, Config{Secret: "s"})
-	resp, err := http.Get(ts.URL + "/healthz")
+	resp, err := http.Get(ts.URL + "/")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,3 +82,36 @@ func (p *Program) Exited(t testing.TB, limit time.Duration) error {
 		return nil
 	}
 }
+
+// ShellBlocks returns the ```sh code blocks of a README, in order: tests
+// run an example's commands as its README writes them.
+func ShellBlocks(readme string) []string {
+	var blocks []string
+	for _, part := range strings.Split(readme, "```sh\n")[1:] {
+		block, _, _ := strings.Cut(part, "```")
+		blocks = append(blocks, block)
+	}
+	return blocks
+}
+
+// RunREADME runs the commands of a README's sh block under bash as
+// written, except `go run` lines (the test runs the program itself), with
+// the README's address replaced by the program's, and returns what they
+// printed. The test fails when a command fails.
+func (p *Program) RunREADME(t testing.TB, block, readmeAddr string) string {
+	t.Helper()
+	var lines []string
+	for _, l := range strings.Split(block, "\n") {
+		if !strings.HasPrefix(l, "go run ") {
+			lines = append(lines, l)
+		}
+	}
+	script := strings.ReplaceAll(strings.Join(lines, "\n"), readmeAddr, strings.TrimPrefix(p.URL, "http://"))
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's commands: %v\n%s\n%s", err, script, out)
+	}
+	return string(out)
+}

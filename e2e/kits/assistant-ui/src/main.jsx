@@ -7,7 +7,9 @@
 // first gets agentui's scope cookie (POST /api/token), so agentui keeps
 // the conversation; the thread list is then agentui's (GET /api/chats),
 // the thread id is in ?thread=, and a reload restores the thread (GET
-// /api/chat/{id}).
+// /api/chat/{id}). With ?history=auto it asks for nothing first: served by
+// a dev server that proxies /api (dev.mjs), its first API request gets the
+// cookie.
 import { useMemo } from 'react';
 import { createRoot } from 'react-dom/client';
 import {
@@ -29,6 +31,7 @@ import { z } from 'zod';
 
 const params = new URLSearchParams(location.search);
 const HISTORY = params.has('history');
+const ASK_TOKEN = HISTORY && params.get('history') !== 'auto';
 
 // get_location runs in the page; delete_file runs on the server once the
 // user approves it here.
@@ -191,6 +194,9 @@ function AssistantMessage() {
       <div className="parts">
         <MessagePrimitive.Parts />
       </div>
+      <ActionBarPrimitive.Root>
+        <ActionBarPrimitive.Reload data-testid="regenerate">Regenerate</ActionBarPrimitive.Reload>
+      </ActionBarPrimitive.Root>
     </MessagePrimitive.Root>
   );
 }
@@ -208,7 +214,7 @@ function EditComposer() {
 async function main() {
   // Without a credential, POST /api/token issues a scope as a cookie too:
   // from then on every request of this browser has history.
-  if (HISTORY) await (await fetch('/api/token', { method: 'POST' })).text();
+  if (ASK_TOKEN) await (await fetch('/api/token', { method: 'POST' })).text();
   createRoot(document.getElementById('root')).render(HISTORY ? <HistoryApp /> : <StatelessApp />);
 }
 main();

@@ -1,0 +1,130 @@
+package uiadapter
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// LoopbackHosts are the names a server listening on a loopback address
+// answers to: what a browser on the same machine puts in Host.
+var LoopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
+
+// AllowHosts serves next only the requests whose Host header names one of
+// hosts; any other gets 403 with {"error": …}. It is the defence against
+// DNS rebinding: a page on evil.example whose name is made to resolve to
+// this server's address sends Host: evil.example, and its requests count
+// as same-origin to the browser, so neither CORS nor the cross-site rule
+// can tell them apart. A server that a browser can reach (a developer's
+// 127.0.0.1:8080 above all) should check Host.
+//
+// An entry is a host name or an IP address, optionally with a port:
+// "chat.example.com" matches it on any port, "chat.example.com:8443" on
+// that port only, "*.example.com" any name under example.com (not
+// example.com itself), and "*" any host (no check). Names compare without
+// case and without a trailing dot; IPv6 addresses are written with or
+// without brackets ("::1", "[::1]:8080"). A request without Host (HTTP/1.0)
+// is refused.
+func AllowHosts(next http.Handler, hosts ...string) (http.Handler, error) {
+	type entry struct{ host, port string }
+	var allowed []entry
+	for _, h := range hosts {
+		if h == "*" {
+			return next, nil
+		}
+		name, port, ok := NormalizeHost(h)
+		wild := strings.HasPrefix(h, "*.")
+		if wild {
+			name, port, ok = NormalizeHost(h[2:])
+			name = "." + name
+		}
+		if !ok || (wild && net.ParseIP(strings.TrimPrefix(name, ".")) != nil) {
+			return nil, fmt.Errorf("uiadapter: allowed host %q: want a host name or IP address with an optional port (chat.example.com, *.example.com, 10.0.0.5:8080)", h)
+		}
+		allowed = append(allowed, entry{name, port})
+	}
+	if len(allowed) == 0 {
+		return nil, fmt.Errorf("uiadapter: AllowHosts needs at least one host")
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, port, ok := NormalizeHost(r.Host)
+		if !ok {
+			writeError(w, quiet, BadRequest("the Host header is missing or malformed"))
+			return
+		}
+		for _, e := range allowed {
+			if (e.port == "" || e.port == port) && (e.host == name || e.host[0] == '.' && strings.HasSuffix(name, e.host)) {
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
+		writeError(w, quiet, &Error{Status: http.StatusForbidden,
+			Message: `this server does not answer to the host "` + name + `": add it to the server's allowed hosts`})
+	}), nil
+}
+
+// NormalizeHost splits a Host header value (or an allowed-host entry)
+// into its host, lower-cased without a trailing dot and IPv6 without
+// brackets, and its port ("" when it has none). ok is false for anything
+// that is not a host name or IP address with an optional decimal port:
+// empty, with a path, user info, spaces or other characters no host
+// name has.
+func NormalizeHost(s string) (host, port string, ok bool) {
+	host = s
+	if strings.HasPrefix(s, "[") { // [v6] or [v6]:port
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return "", "", false
+		}
+		host, port = s[1:end], s[end+1:]
+		if port != "" {
+			if port[0] != ':' {
+				return "", "", false
+			}
+			port = port[1:]
+			if port == "" {
+				return "", "", false
+			}
+		}
+		if ip := net.ParseIP(host); ip == nil || ip.To4() != nil && !strings.Contains(host, ":") {
+			return "", "", false
+		}
+	} else if strings.Count(s, ":") == 1 {
+		host, port, _ = strings.Cut(s, ":")
+		if port == "" {
+			return "", "", false
+		}
+	} else if strings.Contains(s, ":") { // a bare IPv6 address
+		if net.ParseIP(s) == nil {
+			return "", "", false
+		}
+	}
+	if port != "" {
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 || strconv.FormatUint(n, 10) != port {
+			return "", "", false
+		}
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.String(), port, true
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "" || len(host) > 253 {
+		return "", "", false
+	}
+	for _, label := range strings.Split(host, ".") {
+		if label == "" || len(label) > 63 {
+			return "", "", false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+				return "", "", false
+			}
+		}
+	}
+	return host, port, true
+}
