@@ -30,6 +30,7 @@ type memLog struct {
 	// grows large slices by a quarter), and a short one stays small.
 	chunks  [][]Entry
 	read    int64         // the highest sequence any reader has been given
+	merging bool          // deltas no reader was given are merged (Coalesce)
 	wake    chan struct{} // closed and replaced when entries are added, if someone waits
 	waiting bool
 	expiry  *time.Timer
@@ -41,12 +42,12 @@ const firstChunk, maxChunk = 8, 512
 // maxMerged bounds the text one merged delta entry holds.
 const maxMerged = 8 << 10
 
-// add appends entries. A text or reasoning delta that follows a delta of
-// the same part no reader has been given yet is merged into it (the
-// entry takes the later one's sequence): a run far ahead of its readers,
-// or one nobody reads, then holds about its text, not an entry per delta.
-// A reader that waits has been given everything, so what it waits for is
-// never held back.
+// add appends entries. Once the log merges (Coalesce), a text or
+// reasoning delta that follows a delta of the same part no reader has
+// been given yet is merged into it (the entry takes the later one's
+// sequence): a run nobody reads then holds about its text, not an entry
+// per delta. A reader that waits has been given everything, so what it
+// waits for is never held back.
 func (l *memLog) add(es []Entry) {
 	for len(es) > 0 && l.merge(&es[0]) {
 		es = es[1:]
@@ -73,7 +74,7 @@ func (l *memLog) add(es []Entry) {
 func (l *memLog) merge(e *Entry) bool {
 	d, ok := e.Event.(*agent.PartDelta)
 	k := len(l.chunks) - 1
-	if !ok || k < 0 || d.Kind == agent.PartToolCall {
+	if !ok || !l.merging || k < 0 || d.Kind == agent.PartToolCall {
 		return false
 	}
 	last := &l.chunks[k][len(l.chunks[k])-1]
@@ -149,6 +150,18 @@ func (m *Memory) Append(_ context.Context, key history.Key, run string, entries 
 		l.wake, l.waiting = make(chan struct{}), false
 	}
 	return nil
+}
+
+// Coalesce makes run's log merge the text and reasoning deltas no reader
+// has been given (see add): for a run whose own client has left, so
+// that what it holds is about its text. Streams that read it from then
+// on get fewer, longer deltas; the text is the same.
+func (m *Memory) Coalesce(key history.Key, run string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l := m.log(key, run); l != nil {
+		l.merging = true
+	}
 }
 
 // Write implements Log.

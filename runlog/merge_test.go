@@ -18,6 +18,15 @@ func TestMemoryMergesDeltasNobodyRead(t *testing.T) {
 	m := NewMemory()
 	k := history.Key{Scope: "s", Chat: "c"}
 	_ = m.Begin(ctx, k, Header{Run: "r"})
+	// Until the log coalesces, every delta is an entry of its own.
+	for i := range 3 {
+		_ = m.Append(ctx, k, "r", EventEntry(int64(i+1), &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "x"}))
+	}
+	if es, _ := m.Read(ctx, k, "r", 0, time.Millisecond); len(es) != 3 {
+		t.Fatalf("%d entries before coalescing, want 3", len(es))
+	}
+	_ = m.Begin(ctx, k, Header{Run: "r"})
+	m.Coalesce(k, "r")
 	var want strings.Builder
 	for i := range 100000 {
 		w := strconv.Itoa(i) + " "
@@ -45,6 +54,7 @@ func TestMemoryMergesDeltasNobodyRead(t *testing.T) {
 	}
 	// A tool call's argument deltas are not merged (readers need each).
 	_ = m.Begin(ctx, k, Header{Run: "r2"})
+	m.Coalesce(k, "r2")
 	for i := range 3 {
 		_ = m.Append(ctx, k, "r2", EventEntry(int64(i+1), &agent.PartDelta{Kind: agent.PartToolCall, ID: "c", Delta: "{"}))
 	}

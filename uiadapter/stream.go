@@ -162,6 +162,11 @@ func (rn *run) paced(seq int64, leave bool) {
 	rn.readerAt, rn.detached = seq, leave
 	close(rn.progress)
 	rn.progress = make(chan struct{})
+	if leave {
+		// Nothing paces the run now: its log merges the deltas nobody
+		// reads, so it holds about its text.
+		rn.h.local.Coalesce(rn.key, rn.header.Run)
+	}
 }
 
 // produce runs the agent, keeps its stream balanced (agent.Balancer),

@@ -200,7 +200,7 @@ func TestHistoryModes(t *testing.T) {
 	}
 	// A cluster URL parses; with no cluster there, start-up fails saying
 	// so (a Redis that does not answer is a configuration error).
-	if _, err := New(Config{Model: "demo", History: "redis+cluster://127.0.0.1:7001,127.0.0.1:7002"}); err == nil || !strings.Contains(err.Error(), "-history: Redis does not answer") {
+	if _, err := New(Config{Model: "demo", History: "redis+cluster://127.0.0.1:7001,127.0.0.1:7002"}); err == nil || !strings.Contains(err.Error(), "does not answer") {
 		t.Fatalf("cluster URL with no cluster: %v", err)
 	}
 }
@@ -226,7 +226,7 @@ func TestRedisHistoryOptions(t *testing.T) {
 		}
 	}
 	// TLS URLs parse too; with no server there, start-up says so.
-	if _, err := New(Config{Model: "demo", History: "rediss://127.0.0.1:6390/0"}); err == nil || !strings.Contains(err.Error(), "-history: Redis does not answer") {
+	if _, err := New(Config{Model: "demo", History: "rediss://127.0.0.1:6390/0"}); err == nil || !strings.Contains(err.Error(), "does not answer") {
 		t.Fatalf("rediss URL with no server: %v", err)
 	}
 }

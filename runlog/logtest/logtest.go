@@ -66,8 +66,8 @@ func Run(t *testing.T, newLog func(t *testing.T) runlog.Log) {
 		if err := l.Append(ctx, k, "r1", texts(3, "c")...); err != nil {
 			t.Fatal(err)
 		}
-		// A log may merge deltas nobody has read: the text and the last
-		// sequence are what was appended.
+		// A log may merge deltas nobody has read (runlog.Memory.Coalesce):
+		// the text and the last sequence are what was appended.
 		es, err := l.Read(ctx, k, "r1", 0, time.Second)
 		if seqs, words := deltas(t, es); err != nil || len(seqs) == 0 || seqs[len(seqs)-1] != 3 || strings.Join(words, "") != "abc" {
 			t.Fatalf("Read = %v %v, %v", seqs, words, err)
