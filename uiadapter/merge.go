@@ -157,6 +157,13 @@ func scopeError(err error) error {
 // conversation is never copied), and the answers to its pending calls.
 func (s *session) merge(ctx context.Context, turn *Turn, stored []cmf.Message) (history, added []cmf.Message, resume []agent.Resolution, err error) {
 	store := s.h.cfg.store
+	// A request that builds on earlier messages (it answers calls,
+	// regenerates a reply, or shows messages before its new one) in a
+	// chat of which nothing is stored talks to a server that lost the
+	// chat: refused before anything is stored, so it is not forked.
+	if len(stored) == 0 && (turn.Intent != Submit || turn.ParentID != "" || showsEarlier(turn.Messages)) {
+		return nil, nil, nil, unknownChat()
+	}
 	switch turn.Intent {
 	case Continue:
 		resume, err := s.checkResolutions(turn, stored)
@@ -338,6 +345,18 @@ func (s *session) checkResolutions(turn *Turn, stored []cmf.Message) ([]agent.Re
 		return nil, Conflict("nothing to continue: no tool call in this chat is waiting for these answers")
 	}
 	return resume, nil
+}
+
+// showsEarlier reports whether a turn's messages hold any before the new
+// one other than system messages (which are the client's setup, not the
+// conversation).
+func showsEarlier(msgs []cmf.Message) bool {
+	for i := range len(msgs) - 1 {
+		if msgs[i].Role != cmf.RoleSystem && msgs[i].Role != cmf.RoleDeveloper {
+			return true
+		}
+	}
+	return false
 }
 
 // branchCut says where the stored chat leaves the client's branch: the
