@@ -504,7 +504,7 @@ export function Composer({ busy, onSend, onStop, status, statusText, draft }) {
           Send
         </button>
       )}
-      <p className="visually-hidden" role="status" data-testid="status">
+      <p className="visually-hidden" role="status" aria-live="polite" data-testid="status">
         {statusText}
       </p>
     </form>
