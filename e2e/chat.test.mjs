@@ -359,8 +359,8 @@ async function failedKeepsMark() {
   await truthful('a reply after a failed one', { failed: 1 });
 }
 
-// allowing runs a test that makes requests fail on purpose: the browser
-// logs those (and nothing else may be logged).
+// allowing runs a test that makes requests fail on purpose (it may kill
+// the server): the browser logs those (and nothing else may be logged).
 async function allowing(pattern, fn) {
   let failed = null;
   try {
@@ -368,6 +368,9 @@ async function allowing(pattern, fn) {
   } catch (e) {
     failed = e;
   }
+  // A test that failed while the server was down leaves it up again for
+  // the next one.
+  if (server.proc.exitCode !== null || server.proc.signalCode !== null) server = await restart(server);
   const found = problems.splice(0);
   if (failed) {
     if (found.length) console.log(`e2e: the page logged: ${JSON.stringify(found, null, 2)}`);
