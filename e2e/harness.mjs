@@ -1,7 +1,8 @@
 // What the browser tests share: finding Chromium (skip without it, except
 // under CI), starting a process that announces "… listening on <url>" on
-// its first stdout line (the agentui binary, a kit's page server), and
-// launching Debian's Chromium with a fresh profile.
+// its first stdout line (the agentui binary, a kit's page server),
+// killing and restarting it, and launching Debian's Chromium with a fresh
+// profile.
 import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,7 +35,8 @@ export function requireChromium(name) {
 }
 
 // start runs a server process and waits (up to 30 s) for its first
-// stdout line, which must name the URL it listens on.
+// stdout line, which must name the URL it listens on. The server it
+// returns remembers how it was started, for restart.
 export async function start(cmd, args, { env, cwd } = {}) {
   const proc = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -54,7 +56,31 @@ export async function start(cmd, args, { env, cwd } = {}) {
   const m = first.match(/listening on (http:\/\/\S+)/);
   if (!m) throw new Error(`unexpected first line from ${cmd}: ${first}`);
   lines.on('line', () => {}); // keep draining stdout
-  return { proc, url: m[1], log: () => stderr };
+  return { proc, url: m[1], log: () => stderr, cmd, args, env, cwd };
+}
+
+// kill ends a server at once, as a crash would (SIGKILL), or with
+// another signal (SIGTERM: a graceful shutdown), and waits until it has
+// exited.
+export async function kill(server, signal = 'SIGKILL') {
+  const proc = server.proc;
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((ok) => proc.once('exit', ok));
+  proc.kill(signal);
+  await exited;
+}
+
+// restart starts a server that was killed again, with the same
+// arguments on the same address (its URL stays), and returns it.
+export async function restart(server) {
+  const addr = new URL(server.url).host;
+  const args = [...server.args];
+  const i = args.indexOf('-addr');
+  if (i >= 0) args[i + 1] = addr;
+  else args.push('-addr', addr);
+  const again = await start(server.cmd, args, { env: server.env, cwd: server.cwd });
+  if (again.url !== server.url) throw new Error(`restarted on ${again.url}, not ${server.url}`);
+  return again;
 }
 
 // stop ends a process started by start: SIGTERM, SIGKILL after 5 s.

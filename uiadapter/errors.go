@@ -26,12 +26,16 @@ type Error struct {
 // resume, AG-UI's connect) instead of failing.
 const CodeBusy = "busy"
 
-// CodeUnknownChat is the code of the 409 for a new message in a chat the
-// server does not have, while the client shows earlier messages in it:
-// the chat expired, was deleted, or lived in the memory of a server that
-// restarted. The client should say so and offer a new chat, rather than
-// go on in one whose past the model would not see.
+// CodeUnknownChat is the code of the 409 for a request that builds on
+// messages of a chat the server has nothing of (one that keeps history in
+// memory restarted, or the chat expired): starting it anew under its id
+// would fork it silently, so the client is told, and can start a new chat.
 const CodeUnknownChat = "unknown_chat"
+
+// unknownChat is the refusal with CodeUnknownChat.
+func unknownChat() *Error {
+	return &Error{Status: http.StatusConflict, Message: "This chat is no longer on the server.", Code: CodeUnknownChat}
+}
 
 func (e *Error) Error() string {
 	if e.Err != nil {

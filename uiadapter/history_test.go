@@ -747,3 +747,98 @@ func TestHistoryEditUnderANewID(t *testing.T) {
 		})
 	}
 }
+
+// A request that builds on messages of a chat the server has nothing of
+// (a server that kept history in memory restarted) is refused with
+// CodeUnknownChat before anything is stored, over both protocols, so the
+// chat is not forked under its id. A first message, alone or after the
+// client's own system message, starts a chat as before.
+func TestHistoryUnknownChat(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	vercel := func(chat string, msgs ...any) (int, string) {
+		b, _ := json.Marshal(map[string]any{"id": chat, "messages": msgs})
+		return f.do("alice", http.MethodPost, "/api/chat", string(b))
+	}
+	agui := func(thread string, msgs ...any) (int, string) {
+		b, _ := json.Marshal(map[string]any{"threadId": thread, "runId": "r1", "protocolVersion": "1.0", "messages": msgs})
+		return f.do("alice", http.MethodPost, "/api/agui", string(b))
+	}
+	regenerate := func(chat string) (int, string) {
+		b, _ := json.Marshal(map[string]any{"id": chat, "trigger": "regenerate-message", "messages": []any{msg("u1", "user", part("text", "text", "hi"))}})
+		return f.do("alice", http.MethodPost, "/api/chat", string(b))
+	}
+	refused := func(name string, status int, body, chat string) {
+		t.Helper()
+		var e struct{ Error, Code string }
+		_ = json.Unmarshal([]byte(body), &e)
+		if status != http.StatusConflict || e.Code != uiadapter.CodeUnknownChat || e.Error != "This chat is no longer on the server." {
+			t.Fatalf("%s: %d %s", name, status, body)
+		}
+		if got := f.stored("alice", chat); len(got) != 0 {
+			t.Fatalf("%s: stored %s", name, roles(got))
+		}
+	}
+	earlier := []any{msg("u1", "user", part("text", "text", "hi")), msg("a1", "assistant", part("text", "text", "You said: hi"))}
+	status, body := vercel("lost-vercel", append(earlier, msg("u2", "user", part("text", "text", "and then?")))...)
+	refused("useChat with earlier messages", status, body, "lost-vercel")
+	status, body = regenerate("lost-regenerate")
+	refused("useChat regenerate", status, body, "lost-regenerate")
+	status, body = agui("lost-agui",
+		map[string]any{"id": "u1", "role": "user", "content": "hi"},
+		map[string]any{"id": "a1", "role": "assistant", "content": "You said: hi"},
+		map[string]any{"id": "u2", "role": "user", "content": "and then?"})
+	refused("AG-UI with earlier messages", status, body, "lost-agui")
+
+	for name, send := range map[string]func() (int, string){
+		"useChat first message": func() (int, string) { return vercel("new-vercel", msg("u1", "user", part("text", "text", "hi"))) },
+		"useChat after a system message": func() (int, string) {
+			return vercel("new-system", msg("s1", "system", part("text", "text", "Be brief.")), msg("u1", "user", part("text", "text", "hi")))
+		},
+		"AG-UI first message": func() (int, string) {
+			return agui("new-agui", map[string]any{"id": "u1", "role": "user", "content": "hi"})
+		},
+	} {
+		if status, body := send(); status != http.StatusOK || !strings.Contains(body, `"delta":"hi"`) {
+			t.Fatalf("%s: %d %s", name, status, body)
+		}
+	}
+	// The same request is served once the chat is known.
+	f.chat("alice", testutil.UserMessage("known", "u1", "hi"))
+	b, _ := json.Marshal(map[string]any{"id": "known", "messages": []any{
+		msg("u1", "user", part("text", "text", "hi")), msg("x", "assistant", part("text", "text", "?")), msg("u2", "user", part("text", "text", "again")),
+	}})
+	if got := f.chat("alice", string(b)).Text(); got != "You said: again" {
+		t.Fatalf("known chat: %q", got)
+	}
+}
+
+// An AG-UI client that sends a new message while an approval waits,
+// cancelling its interrupt in the same run, moves on as useChat does: the
+// call is stored as "not answered" (denied), it never runs, and the new
+// message is answered.
+func TestHistoryAGUINewMessageCancelsTheInterrupt(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	post := func(body map[string]any) (int, string) {
+		raw, _ := json.Marshal(body)
+		return f.do("alice", http.MethodPost, "/api/agui", string(raw))
+	}
+	first := map[string]any{"id": "u1", "role": "user", "content": "delete /tmp/x.txt"}
+	_, raw := post(map[string]any{"threadId": "t1", "runId": "r1", "protocolVersion": "1.0", "messages": []any{first}})
+	i := strings.Index(raw, `"interrupts":[{"id":"`) + len(`"interrupts":[{"id":"`)
+	interruptID := raw[i : i+strings.Index(raw[i:], `"`)]
+	stored := f.stored("alice", "t1")
+	call := stored[len(stored)-1]
+	status, raw := post(map[string]any{"threadId": "t1", "runId": "r2", "protocolVersion": "1.0",
+		"messages": []any{first, map[string]any{"id": call.ID(), "role": "assistant", "toolCalls": []any{}}, map[string]any{"id": "u2", "role": "user", "content": "never mind"}},
+		"resume":   []any{map[string]any{"interruptId": interruptID, "status": "cancelled"}}})
+	if status != 200 || strings.Contains(raw, "RUN_ERROR") || !strings.Contains(raw, `"delta":"mind"`) {
+		t.Fatalf("a new message cancelling the interrupt: %d %s", status, raw)
+	}
+	got := f.stored("alice", "t1")
+	if roles(got) != "user,assistant,tool,user,assistant" || got[4].Text() != "You said: never mind" || f.deleted.Load() != 0 {
+		t.Fatalf("stored %s, %d deletions", roles(got), f.deleted.Load())
+	}
+	if rec := got[2].CallRecord(cmf.ToolCallStates(got)[0].Call.ToolCallID); rec.Decision == nil || rec.Decision.Approved || rec.Decision.Reason != "not answered" {
+		t.Fatalf("the abandoned call's record: %+v", rec)
+	}
+}

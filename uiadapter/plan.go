@@ -72,6 +72,15 @@ func planStored(stored []cmf.Message, t *Turn, size chatSize, policy *SanitizePo
 	if t.Intent != Continue && size.full() {
 		return plan{}, Findings{}, Conflict("this chat is too long: start a new one")
 	}
+	// A request that builds on earlier messages (it answers calls,
+	// regenerates a reply, or shows messages before its new one) in a
+	// chat of which nothing is stored talks to a server that lost the
+	// chat: the chat expired, was deleted, or lived in the memory of a
+	// server that restarted. Going on would start another conversation
+	// under the same id behind the client's back.
+	if len(stored) == 0 && (t.Intent != Submit || t.ParentID != "" || showsEarlier(t.Messages)) {
+		return plan{}, Findings{}, unknownChat()
+	}
 	switch t.Intent {
 	case Continue:
 		p := plan{keep: len(stored)}
@@ -92,13 +101,6 @@ func planStored(stored []cmf.Message, t *Turn, size chatSize, policy *SanitizePo
 	// Submit: the new user message is the request's last message.
 	if len(t.Messages) == 0 || t.Messages[len(t.Messages)-1].Role != cmf.RoleUser {
 		return plan{}, Findings{}, BadRequest("a new turn must end with a user message")
-	}
-	if len(stored) == 0 && t.ParentID != "" {
-		// The client shows messages before its new one that the server
-		// does not have: the chat expired, was deleted, or lived in the
-		// memory of a server that restarted. Going on would start another
-		// conversation under the same id behind the client's back.
-		return plan{}, Findings{}, &Error{Status: 409, Message: "This chat is no longer on the server.", Code: CodeUnknownChat}
 	}
 	clean, findings := Sanitize(t.Messages[len(t.Messages)-1:], nil, *policy)
 	if len(clean) == 0 {
@@ -446,6 +448,18 @@ func regenerateFrom(stored []cmf.Message, messageID string) (int, error) {
 		break
 	}
 	return 0, Conflict("no message with this id to regenerate in this chat")
+}
+
+// showsEarlier reports whether a turn's messages hold any before the new
+// one, but for system and developer messages (a client that seeds its
+// chats with its own system message).
+func showsEarlier(msgs []cmf.Message) bool {
+	for i := range len(msgs) - 1 {
+		if msgs[i].Role != cmf.RoleSystem && msgs[i].Role != cmf.RoleDeveloper {
+			return true
+		}
+	}
+	return false
 }
 
 func lastUser(msgs []cmf.Message) int {

@@ -137,9 +137,14 @@ async function runSample(name, expectStatus = 200) {
 
 const flows = {
   async samples() {
-    for (const name of ['simple-chat', 'minimal-wire', 'captured-httpagent-request', 'multimodal', 'state-and-context', 'full-history', 'interrupt-request']) {
+    for (const name of ['simple-chat', 'minimal-wire', 'captured-httpagent-request', 'multimodal', 'state-and-context', 'interrupt-request']) {
       await runSample(name);
     }
+    // A whole conversation sent to a thread the server has nothing of:
+    // just history when the server keeps none; refused when it keeps the
+    // thread (409 unknown_chat: a server that lost the thread must not
+    // take the message as the first of a new one).
+    await runSample('full-history', history ? 409 : 200);
     // Tool results for calls this server never made: just history when the
     // server keeps none; refused when it keeps the thread (the calls are
     // not waiting for anything).

@@ -124,6 +124,12 @@ func (p *Protocol) read(in *RunAgentInput, body []byte) (*uiadapter.Turn, error)
 		turn.Resolutions = append(turn.Resolutions, res)
 		turn.Intent = uiadapter.Continue
 	}
+	if movesOn(in, turn) {
+		// The user cancelled the open interrupts by sending a new message
+		// (as useChat moves on from an open approval): a new turn, whose
+		// abandoned calls the server answers "not answered".
+		turn.Resolutions, turn.Intent, turn.ResumeRequired = nil, uiadapter.Submit, false
+	}
 	if turn.Intent == uiadapter.Continue {
 		for i := len(turn.Messages) - 1; i >= 0; i-- {
 			if turn.Messages[i].Role == cmf.RoleAssistant {
@@ -172,6 +178,21 @@ func checkIDs(in *RunAgentInput) error {
 		}
 	}
 	return nil
+}
+
+// movesOn reports whether a run cancels every interrupt it answers and
+// brings a new user message after them: the client's thread ends with a
+// user message, and every resume entry is "cancelled".
+func movesOn(in *RunAgentInput, turn *uiadapter.Turn) bool {
+	if len(in.Resume) == 0 || len(turn.Messages) == 0 || turn.Messages[len(turn.Messages)-1].Role != cmf.RoleUser {
+		return false
+	}
+	for _, e := range in.Resume {
+		if e.Status != "cancelled" {
+			return false
+		}
+	}
+	return true
 }
 
 // nameResults gives each tool result the name of its call (AG-UI tool

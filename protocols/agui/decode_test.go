@@ -306,3 +306,20 @@ func TestIDsAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// A run that cancels every open interrupt and ends with a new user
+// message is a new turn (the user moved on); a resume that answers one,
+// or cancels without a new message, continues the paused run.
+func TestDecodeNewMessageCancellingInterrupts(t *testing.T) {
+	const thread = `"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":"delete /x"},{"id":"a1","role":"assistant","toolCalls":[{"id":"c1","type":"function","function":{"name":"delete_file","arguments":"{}"}}]}`
+	for body, want := range map[string]uiadapter.Intent{
+		`{` + thread + `,{"id":"u2","role":"user","content":"no"}],"resume":[{"interruptId":"c1.s","status":"cancelled"}]}`:                            uiadapter.Submit,
+		`{` + thread + `,{"id":"u2","role":"user","content":"no"}],"resume":[{"interruptId":"c1.s","status":"resolved","payload":{"approved":true}}]}`: uiadapter.Continue,
+		`{` + thread + `],"resume":[{"interruptId":"c1.s","status":"cancelled"}]}`:                                                                     uiadapter.Continue,
+	} {
+		turn := decode(t, []byte(body))
+		if turn.Intent != want || (want == uiadapter.Submit) != (len(turn.Resolutions) == 0 && !turn.ResumeRequired) {
+			t.Errorf("%s: intent %v, %d resolutions, resume required %v", body, turn.Intent, len(turn.Resolutions), turn.ResumeRequired)
+		}
+	}
+}

@@ -198,19 +198,18 @@ func (e *encoder) startPart(ev *agent.PartStarted) {
 	}
 }
 
-// startTool opens a tool call under an assistant message that was
-// started: when the step has not started its message (no text yet), an
-// empty one is started and ended first.
+// startTool opens a tool call under the step's assistant message. When
+// the step has no text yet, no empty text message is sent for it: the
+// client makes the assistant message that parentMessageId names, so it
+// holds the id the server stores and no empty message. The id counts as
+// used, so a text after the call starts a message of its own.
 func (e *encoder) startTool(id, name, messageID string) {
 	parent := messageID
 	if parent == "" {
 		parent = e.stepMsg
 	}
-	if parent != "" && !e.messages[parent] {
+	if parent != "" {
 		e.messages[parent] = true
-		b := jsonw.StringField(e.begin("TEXT_MESSAGE_START"), "messageId", parent)
-		e.end(jsonw.StringField(b, "role", "assistant"))
-		e.end(jsonw.StringField(e.begin("TEXT_MESSAGE_END"), "messageId", parent))
 	}
 	e.tools[id] = true
 	b := jsonw.StringField(e.begin("TOOL_CALL_START"), "toolCallId", id)

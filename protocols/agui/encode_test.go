@@ -135,3 +135,33 @@ func TestEncoderUsage(t *testing.T) {
 		t.Errorf("usage without any: %s", got[len(got)-1])
 	}
 }
+
+// A step that starts with a tool call sends no empty text message: the
+// tool call names the step's message as its parent, which the client
+// makes; a text after the call in the same step is a message of its own.
+func TestEncoderToolCallWithoutEmptyText(t *testing.T) {
+	got := encodeRun("1.0",
+		&agent.RunStarted{MessageID: "m1"}, &agent.StepStarted{Step: 1, MessageID: "m1"},
+		&agent.PartStarted{Kind: agent.PartToolCall, ID: "c1", ToolName: "get_weather", MessageID: "m1"},
+		&agent.PartDelta{Kind: agent.PartToolCall, ID: "c1", Delta: `{}`},
+		&agent.PartEnded{Kind: agent.PartToolCall, ID: "c1"},
+		&agent.PartStarted{Kind: agent.PartText, ID: "p2", MessageID: "m1"},
+		&agent.PartDelta{Kind: agent.PartText, ID: "p2", Delta: "Sunny."},
+		&agent.PartEnded{Kind: agent.PartText, ID: "p2"},
+		&agent.RunFinished{StopReason: cmf.StopEnd})
+	want := []string{
+		`{"type":"RUN_STARTED","timestamp":0,"threadId":"t1","runId":"r1","protocolVersion":"1.0"}`,
+		`{"type":"STEP_STARTED","timestamp":0,"stepName":"step-1"}`,
+		`{"type":"TOOL_CALL_START","timestamp":0,"toolCallId":"c1","toolCallName":"get_weather","parentMessageId":"m1"}`,
+		`{"type":"TOOL_CALL_ARGS","timestamp":0,"toolCallId":"c1","delta":"{}"}`,
+		`{"type":"TOOL_CALL_END","timestamp":0,"toolCallId":"c1"}`,
+		`{"type":"TEXT_MESSAGE_START","timestamp":0,"messageId":"p2","role":"assistant"}`,
+		`{"type":"TEXT_MESSAGE_CONTENT","timestamp":0,"messageId":"p2","delta":"Sunny."}`,
+		`{"type":"TEXT_MESSAGE_END","timestamp":0,"messageId":"p2"}`,
+		`{"type":"STEP_FINISHED","timestamp":0,"stepName":"step-1"}`,
+		`{"type":"RUN_FINISHED","timestamp":0,"threadId":"t1","runId":"r1"}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -120,12 +120,15 @@ func unmarshalTail(body []byte) (*Request, seen, error) {
 	}
 	if n > 1 {
 		var prior struct {
-			ID string `json:"id"`
+			ID   string `json:"id"`
+			Role string `json:"role"`
 		}
 		if err := json.Unmarshal(tr.Messages[n-2], &prior); err != nil {
 			return nil, seen{}, decodeError(err)
 		}
-		sn.prior = prior.ID
+		if prior.Role != "system" {
+			sn.prior = prior.ID
+		}
 	}
 	return req, sn, nil
 }
@@ -143,7 +146,8 @@ func decodeError(err error) error {
 }
 
 // seen is what a request's messages array held: how many messages, and
-// the id of the one before the last. Request.Messages holds them all, or
+// the id of the one before the last (none when that is a system message:
+// the client's setup, not a message of the chat). Request.Messages holds them all, or
 // (DecodeTail) the last.
 type seen struct {
 	count int
@@ -153,7 +157,7 @@ type seen struct {
 // sent is seen for a request whose messages are all decoded.
 func sent(msgs []UIMessage) seen {
 	s := seen{count: len(msgs)}
-	if len(msgs) > 1 {
+	if len(msgs) > 1 && msgs[len(msgs)-2].Role != "system" {
 		s.prior = msgs[len(msgs)-2].ID
 	}
 	return s

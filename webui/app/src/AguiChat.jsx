@@ -8,9 +8,9 @@ import { memo, useCallback, useEffect, useRef, useState } from 'react';
 import * as agui from '@ag-ui/client';
 import { agentuiAgent } from './agentuiAgent.js';
 import { generateId } from './ids.js';
-import { Composer, CopyButton, ErrorBox, Message, MessageList, Pending, Reasoning, ToolCard, UserText, UserTurn, Usage } from './ui.jsx';
+import { Composer, CopyButton, FailureBox, Message, MessageList, Pending, Reasoning, ToolCard, UserText, UserTurn, Usage } from './ui.jsx';
 import { Markdown } from './markdown.jsx';
-import { BUSY_NOTICE, errorText } from './api.js';
+import { BACK_ONLINE, BUSY_NOTICE, errorText, isOffline, OFFLINE_LOAD, OFFLINE_REPLY, OFFLINE_SEND, UNKNOWN_CHAT, UNKNOWN_CHAT_NOTICE, whenReachable } from './api.js';
 import { yieldingFetch } from './yieldingFetch.js';
 import { getLocation, LOCATION_TOOL, locationToolDeclaration } from './location.js';
 
@@ -19,22 +19,34 @@ const TOOLS = [locationToolDeclaration];
 // bounds a model that keeps calling tools.
 const MAX_ROUNDS = 8;
 const AgentuiAgent = agentuiAgent(agui);
+
+// When a stream breaks (the server went away), @ag-ui/client reports the
+// error to the run, which the page shows, and then, tearing the stream
+// down, cancels its reader and throws the same error again where nothing
+// can catch it. That second report is no news: it is not logged.
+window.addEventListener('unhandledrejection', (e) => {
+  if (isOffline(e.reason)) e.preventDefault();
+});
+
 // THROTTLE_MS bounds how often a streaming reply re-renders (see
 // VercelChat).
 const THROTTLE_MS = 50;
 
-export function AguiChat({ chatId, fresh, onTurnEnd }) {
+export function AguiChat({ chatId, fresh, draft, onTurnEnd, onNewChat }) {
   const [agent] = useState(() => new AgentuiAgent({ url: '/api/agui', threadId: chatId, fetch: yieldingFetch }));
   const [messages, setMessages] = useState([]);
   const [running, setRunning] = useState(false);
-  const [error, setError] = useState(null);
+  // failure is what went wrong, as in VercelChat: {kind, text, retry:
+  // 'again' (the same run) | 'regenerate' | 'connect', draft}.
+  const [failure, setFailure] = useState(null);
   const [interrupts, setInterrupts] = useState([]);
   const [answers, setAnswers] = useState({}); // interrupt id → payload, until the resume is sent
-  const [decisions, setDecisions] = useState({}); // tool call id → {approved, reason}, for the chat's life
+  const [decisions, setDecisions] = useState({}); // tool call id → {approved, reason} or {expired}, for the chat's life
   const [usage, setUsage] = useState({}); // assistant turn id → RUN_FINISHED usage
   const [failedTurns, setFailedTurns] = useState({}); // assistant turn id → true
   const [editing, setEditing] = useState(null);
   const stopping = useRef(false);
+  const lastRun = useRef({}); // the last run's parameters, for Retry
 
   useEffect(() => {
     // Streamed events change the thread many times a frame: show the
@@ -48,8 +60,25 @@ export function AguiChat({ chatId, fresh, onTurnEnd }) {
       onMessagesChanged: () => {
         timer ??= setTimeout(flush, THROTTLE_MS);
       },
-      onRunErrorEvent: ({ event }) => {
-        setError(errorText(event.message || 'The run failed.'));
+      // The reply failed on the server (or a resumed one was cut short):
+      // its turn is marked. Stop makes the client report an "abort",
+      // which is no failure.
+      onRunErrorEvent: ({ event, messages: now }) => {
+        if (event.code === 'abort' || stopping.current) return;
+        const turn = lastAssistantTurn(now);
+        if (turn) setFailedTurns((m) => ({ ...m, [turn]: true }));
+        setFailure({ kind: 'error', text: errorText(event.message || 'The run failed.'), retry: 'regenerate' });
+      },
+      // Usage comes with the run's end, whether this page started the
+      // run or followed it after a reload (connect). AG-UI 1.0's usage is
+      // a list, one entry per model.
+      onRunFinishedEvent: ({ event, messages: now }) => {
+        const list = event?.usage;
+        const turn = lastAssistantTurn(now);
+        if (!Array.isArray(list) || list.length === 0 || !turn) return;
+        const sum = (k) => list.reduce((n, u) => n + (u[k] ?? 0), 0);
+        const u = { inputTokens: sum('inputTokens'), outputTokens: sum('outputTokens'), reasoningTokens: sum('reasoningTokens') };
+        setUsage((m) => ({ ...m, [turn]: { usage: u, model: list.map((x) => x.model).filter(Boolean).join(', ') } }));
       },
     });
     return () => {
@@ -64,15 +93,23 @@ export function AguiChat({ chatId, fresh, onTurnEnd }) {
   const connect = useCallback(() => {
     setRunning(true);
     stopping.current = false;
+    let thrown = null;
     return agent
-      .connectAgent()
-      .catch((e) => {
-        if (!stopping.current) setError(e?.message ?? String(e));
+      .connectAgent(undefined, {
+        // Handled here: the client would log it and throw.
+        onRunFailed: ({ error }) => {
+          thrown = error;
+          return { stopPropagation: true };
+        },
       })
       .finally(() => {
         setRunning(false);
         setMessages([...agent.messages]);
         setInterrupts([...(agent.pendingInterrupts ?? [])]);
+        if (thrown && !stopping.current && thrown.name !== 'AbortError') {
+          const offline = isOffline(thrown);
+          setFailure({ kind: offline ? 'offline' : 'error', text: offline ? OFFLINE_LOAD : errorText(thrown.message), retry: 'connect' });
+        }
       });
   }, [agent]);
   // A thread the page did not just make may have all of that.
@@ -82,11 +119,13 @@ export function AguiChat({ chatId, fresh, onTurnEnd }) {
 
   const run = async (params = {}) => {
     setRunning(true);
-    setError(null);
+    setFailure(null);
     setInterrupts([]);
     setAnswers({});
     stopping.current = false;
-    let busy = false;
+    lastRun.current = params;
+    const before = new Set(agent.messages.map((m) => m.id));
+    let thrown = null;
     try {
       let next = params;
       for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -97,23 +136,18 @@ export function AguiChat({ chatId, fresh, onTurnEnd }) {
           {
             onRunFinishedEvent: (p) => {
               if (p.outcome === 'success') pending = p.pendingToolCallIds ?? [];
-              // AG-UI 1.0's usage is a list, one entry per model.
-              const list = p.event?.usage;
-              const turn = lastAssistantTurn(agent.messages);
-              if (Array.isArray(list) && list.length > 0 && turn) {
-                const sum = (k) => list.reduce((n, u) => n + (u[k] ?? 0), 0);
-                const u = { inputTokens: sum('inputTokens'), outputTokens: sum('outputTokens'), reasoningTokens: sum('reasoningTokens') };
-                setUsage((m) => ({ ...m, [turn]: { usage: u, model: list.map((x) => x.model).filter(Boolean).join(', ') } }));
-              }
             },
             onRunErrorEvent: () => {
               failed = true;
-              const turn = lastAssistantTurn(agent.messages);
-              if (turn) setFailedTurns((m) => ({ ...m, [turn]: true }));
+            },
+            // Handled below: the client would log it and throw.
+            onRunFailed: ({ error }) => {
+              thrown = error;
+              return { stopPropagation: true };
             },
           },
         );
-        if (failed || stopping.current) break;
+        if (failed || thrown || stopping.current) break;
         const answered = new Set(agent.messages.filter((m) => m.role === 'tool').map((m) => m.toolCallId));
         const calls = agent.messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : []));
         const mine = pending
@@ -127,33 +161,68 @@ export function AguiChat({ chatId, fresh, onTurnEnd }) {
         next = {};
       }
     } catch (e) {
-      // 409 "busy": a reply is being produced in this thread from
-      // elsewhere (another tab, another device).
-      busy = e?.status === 409 && e?.payload?.code === 'busy';
-      if (!stopping.current && !busy) setError((prev) => prev ?? errorText(e?.message ?? String(e)));
+      thrown = e;
     } finally {
       setRunning(false);
       setMessages([...agent.messages]);
       setInterrupts([...(agent.pendingInterrupts ?? [])]);
       onTurnEnd?.();
     }
-    if (busy) {
-      // Show that reply instead of the refusal: connect replaces the
-      // thread with the server's (without this tab's refused message)
-      // and follows the reply.
-      setError(BUSY_NOTICE);
+    if (!thrown || stopping.current || thrown.name === 'AbortError') return;
+    if (thrown.status === 409 && thrown.payload?.code === 'busy') {
+      // A reply is being produced in this thread from elsewhere (another
+      // tab, another device): show it instead of the refusal. connect
+      // replaces the thread with the server's (without this tab's refused
+      // message) and follows the reply.
+      setFailure({ kind: 'note', text: BUSY_NOTICE });
       await connect();
-    }
-  };
-
-  const send = (text) => {
-    if (interrupts.length > 0) {
-      setError('Approve or deny the pending tool call first.');
       return;
     }
+    const last = agent.messages.at(-1);
+    if (thrown.status === 409 && thrown.payload?.code === UNKNOWN_CHAT) {
+      setFailure({ kind: 'unknown', text: UNKNOWN_CHAT_NOTICE, draft: last?.role === 'user' ? userText(last.content) : '' });
+      return;
+    }
+    // A reply that had begun when the run broke is marked, and Retry asks
+    // for it again; otherwise Retry makes the same run again.
+    const begun = agent.messages.some((m) => !before.has(m.id) && m.role !== 'user' && m.role !== 'tool');
+    const turn = begun ? lastAssistantTurn(agent.messages) : null;
+    if (turn) setFailedTurns((m) => ({ ...m, [turn]: true }));
+    const offline = isOffline(thrown);
+    let text = errorText(thrown.payload?.error ?? thrown.message ?? String(thrown));
+    if (offline) text = begun ? OFFLINE_REPLY : OFFLINE_SEND;
+    setFailure({ kind: offline ? 'offline' : 'error', text, retry: begun ? 'regenerate' : 'again' });
+  };
+
+  // Once a server that could not be reached answers again: a thread that
+  // could not be loaded is loaded; otherwise the page says so, and Retry
+  // tries again. (The chat list reloads too.)
+  useEffect(() => {
+    if (failure?.kind !== 'offline') return undefined;
+    return whenReachable(() => {
+      onTurnEnd?.();
+      if (failure.retry === 'connect') {
+        setFailure(null);
+        connect();
+        return;
+      }
+      setFailure((f) => (f?.kind === 'offline' ? { ...f, kind: 'back', text: BACK_ONLINE + (f.retry === 'again' ? ' Retry to send your message.' : ' Retry to get the reply.') } : f));
+    });
+  }, [failure, onTurnEnd, connect]);
+
+  // A message sent while approvals wait moves on without them (as useChat
+  // does): the run cancels their interrupts, and the server answers them
+  // "not answered".
+  const send = (text) => {
+    const open = interrupts;
     agent.addMessage({ id: generateId(), role: 'user', content: text });
     setMessages([...agent.messages]);
-    run();
+    if (open.length === 0) {
+      run();
+      return;
+    }
+    setDecisions((d) => ({ ...d, ...Object.fromEntries(open.filter((it) => it.toolCallId).map((it) => [it.toolCallId, { expired: true }])) }));
+    run({ resume: open.map((it) => ({ interruptId: it.id, status: 'cancelled' })) });
   };
 
   // Stop asks the server to stop the run (it outlives this request),
@@ -172,6 +241,15 @@ export function AguiChat({ chatId, fresh, onTurnEnd }) {
     agent.setMessages(agent.messages.slice(0, i + 1));
     setMessages([...agent.messages]);
     run();
+  };
+
+  // Retry does again what failed.
+  const retry = () => {
+    const how = failure?.retry;
+    setFailure(null);
+    if (how === 'connect') connect();
+    else if (how === 'regenerate') regenerate();
+    else run(lastRun.current);
   };
 
   // Editing a sent message: the thread up to it, the new text under the
@@ -215,9 +293,10 @@ export function AguiChat({ chatId, fresh, onTurnEnd }) {
   const byCall = new Map(interrupts.filter((it) => it.toolCallId).map((it) => [it.toolCallId, it]));
   const lastMsg = messages.at(-1);
   const contentKey = messages.length + ':' + (typeof lastMsg?.content === 'string' ? lastMsg.content.length : 0) + ':' + running;
+  const lastTurn = turns.at(-1);
   return (
     <>
-      <MessageList empty={messages.length === 0} contentKey={contentKey} pinKey={turns.filter((t) => t.role === 'user').length}>
+      <MessageList empty={messages.length === 0} contentKey={contentKey} pinKey={turns.filter((t) => t.role === 'user').length} onSuggest={send}>
         {turns.map((turn, i) => {
           const isLast = i === turns.length - 1;
           return (
@@ -240,12 +319,14 @@ export function AguiChat({ chatId, fresh, onTurnEnd }) {
             />
           );
         })}
-        {running && turns.at(-1)?.role !== 'assistant' && <Pending />}
+        {running && lastTurn?.role !== 'assistant' && <Pending />}
       </MessageList>
-      <ErrorBox message={error} onDismiss={() => setError(null)} />
+      <FailureBox failure={failure} onRetry={retry} onDismiss={() => setFailure(null)} onNewChat={onNewChat} />
       <Composer
         status={running ? 'streaming' : interrupts.length ? 'awaiting-approval' : 'ready'}
         busy={running}
+        draft={draft}
+        statusText={running ? 'The assistant is replying…' : lastTurn?.role === 'assistant' ? 'The reply is finished.' : ''}
         onSend={send}
         onStop={stop}
       />
@@ -396,7 +477,7 @@ function AguiMessage({ message: m, results, progress, interrupts, answers, decis
     case 'assistant':
       return (
         <>
-          {m.content ? <Markdown text={m.content} streaming={streaming} /> : null}
+          {m.content ? <Markdown text={m.content} /> : null}
           {(m.toolCalls ?? []).map((call) => {
             const result = results.get(call.id);
             const interrupt = interrupts.get(call.id);
@@ -404,7 +485,8 @@ function AguiMessage({ message: m, results, progress, interrupts, answers, decis
             const working = !result && running ? progress.get(call.id) : undefined;
             let state = 'input-available';
             // A denied call's result is the server's note that it did not run.
-            if (result) state = result.error ? 'output-error' : decisions[call.id]?.approved === false ? 'output-denied' : 'output-available';
+            if (decisions[call.id]?.expired) state = 'approval-expired';
+            else if (result) state = result.error ? 'output-error' : decisions[call.id]?.approved === false ? 'output-denied' : 'output-available';
             else if (interrupt) state = answers[interrupt.id] ? 'approval-responded' : 'approval-requested';
             else if (running && typeof parseArgs(call.function.arguments) === 'string') state = 'input-streaming';
             return (

@@ -1,29 +1,38 @@
 // ChatList is "my chats": the scope's chats from GET /api/chats, newest
 // first, to open, rename and delete. It reloads when refresh changes
-// (after each reply, so a new chat appears with its title).
+// (after each reply, so a new chat appears with its title). Rename and
+// Delete are in each chat's menu (⋯), so the titles keep their room.
 import { useEffect, useRef, useState } from 'react';
-import { deleteChat, listChats, renameChat } from './api.js';
+import { deleteChat, isOffline, listChats, renameChat } from './api.js';
 
 export function ChatList({ current, refresh, onOpen, onDeleted, onError, onTitle }) {
   const [chats, setChats] = useState(null); // null: loading; false: the server keeps none
+  const [loadError, setLoadError] = useState(false);
   const [version, setVersion] = useState(0);
+  const [menu, setMenu] = useState(null); // the chat whose menu is open
   const [renaming, setRenaming] = useState(null);
   const [confirming, setConfirming] = useState(null);
 
   useEffect(() => {
     let gone = false;
     listChats().then(
-      (list) => !gone && setChats(list),
+      (list) => {
+        if (gone) return;
+        setChats(list);
+        setLoadError(false);
+      },
       (e) => {
         if (gone) return;
         if (e.status === 404) setChats(false);
-        else onError(e.message);
+        // A server that cannot be reached is the chat's to report (once):
+        // the list stays as it was, and loads again with the next reply.
+        else if (!isOffline(e)) setLoadError(true);
       },
     );
     return () => {
       gone = true;
     };
-  }, [refresh, version, onError]);
+  }, [refresh, version]);
 
   const title = chats ? chats.find((c) => c.id === current)?.title : undefined;
   useEffect(() => onTitle(title ?? ''), [title, onTitle]);
@@ -32,9 +41,18 @@ export function ChatList({ current, refresh, onOpen, onDeleted, onError, onTitle
     return <p className="chats-note">This server keeps no chats.</p>;
   }
   const again = () => setVersion((v) => v + 1);
+  const name = (c) => c.title || 'Untitled chat';
   return (
     <nav className="chats" aria-label="Chats">
       {chats?.length === 0 && <p className="chats-note">No chats yet.</p>}
+      {loadError && (
+        <p className="chats-note" data-testid="chats-error">
+          Your chats could not be loaded.{' '}
+          <button type="button" className="btn btn-link" onClick={again}>
+            Retry
+          </button>
+        </p>
+      )}
       <ul className="chat-items" data-testid="chat-list">
         {(chats ?? []).map((c) => (
           <li key={c.id} className={'chat-item' + (c.id === current ? ' chat-item-current' : '')} data-testid="chat-item" data-chat-id={c.id}>
@@ -48,28 +66,32 @@ export function ChatList({ current, refresh, onOpen, onDeleted, onError, onTitle
                 }}
               />
             ) : confirming === c.id ? (
-              <div className="chat-confirm" role="group" aria-label="Delete this chat?">
-                <span>Delete this chat?</span>
-                <button
-                  type="button"
-                  className="btn btn-small btn-deny"
-                  data-testid="chat-delete-confirm"
-                  onClick={() => {
-                    setConfirming(null);
-                    deleteChat(c.id).then(
-                      () => {
-                        again();
-                        onDeleted(c.id);
-                      },
-                      (e) => onError(e.message),
-                    );
-                  }}
-                >
-                  Delete
-                </button>
-                <button type="button" className="btn btn-small" onClick={() => setConfirming(null)}>
-                  Cancel
-                </button>
+              <div className="chat-confirm" role="group" aria-label={`Delete “${name(c)}”?`}>
+                <span className="chat-confirm-question" data-testid="chat-delete-question">
+                  Delete “{name(c)}”?
+                </span>
+                <span className="chat-confirm-actions">
+                  <button
+                    type="button"
+                    className="btn btn-small btn-deny"
+                    data-testid="chat-delete-confirm"
+                    onClick={() => {
+                      setConfirming(null);
+                      deleteChat(c.id).then(
+                        () => {
+                          again();
+                          onDeleted(c.id);
+                        },
+                        (e) => onError(e.message),
+                      );
+                    }}
+                  >
+                    Delete
+                  </button>
+                  <button type="button" className="btn btn-small" onClick={() => setConfirming(null)}>
+                    Cancel
+                  </button>
+                </span>
               </div>
             ) : (
               <>
@@ -78,28 +100,85 @@ export function ChatList({ current, refresh, onOpen, onDeleted, onError, onTitle
                   className="chat-open"
                   data-testid="chat-open"
                   aria-current={c.id === current ? 'page' : undefined}
-                  title={c.title || 'Untitled chat'}
+                  title={name(c)}
                   onClick={() => onOpen(c.id)}
                 >
                   <span className="chat-title" data-testid="chat-title">
-                    {c.title || 'Untitled chat'}
+                    {name(c)}
                   </span>
                   <span className="chat-when">{when(c.updatedAt)}</span>
                 </button>
-                <span className="chat-tools">
-                  <button type="button" className="btn btn-small btn-quiet" data-testid="chat-rename" aria-label={'Rename ' + (c.title || 'this chat')} onClick={() => setRenaming(c.id)}>
-                    Rename
-                  </button>
-                  <button type="button" className="btn btn-small btn-quiet" data-testid="chat-delete" aria-label={'Delete ' + (c.title || 'this chat')} onClick={() => setConfirming(c.id)}>
-                    Delete
-                  </button>
-                </span>
+                <ChatMenu
+                  title={name(c)}
+                  open={menu === c.id}
+                  onToggle={(open) => setMenu(open ? c.id : null)}
+                  onRename={() => {
+                    setMenu(null);
+                    setRenaming(c.id);
+                  }}
+                  onDelete={() => {
+                    setMenu(null);
+                    setConfirming(c.id);
+                  }}
+                />
               </>
             )}
           </li>
         ))}
       </ul>
     </nav>
+  );
+}
+
+// ChatMenu is a chat's ⋯ button and the menu it opens (Rename, Delete).
+// A click elsewhere or Escape closes it.
+function ChatMenu({ title, open, onToggle, onRename, onDelete }) {
+  const ref = useRef(null);
+  const toggle = useRef(onToggle);
+  toggle.current = onToggle;
+  useEffect(() => {
+    if (!open) return undefined;
+    const away = (e) => {
+      if (!ref.current?.contains(e.target)) toggle.current(false);
+    };
+    const key = (e) => {
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        toggle.current(false);
+      }
+    };
+    document.addEventListener('pointerdown', away);
+    document.addEventListener('keydown', key);
+    ref.current?.querySelector('[role=menuitem]')?.focus();
+    return () => {
+      document.removeEventListener('pointerdown', away);
+      document.removeEventListener('keydown', key);
+    };
+  }, [open]);
+  return (
+    <span className="chat-menu" ref={ref}>
+      <button
+        type="button"
+        className="btn btn-quiet chat-menu-button"
+        data-testid="chat-menu"
+        aria-label={`More for “${title}”`}
+        aria-haspopup="menu"
+        aria-expanded={open}
+        onClick={() => onToggle(!open)}
+      >
+        ⋯
+      </button>
+      {open && (
+        <span className="chat-menu-items" role="menu" aria-label={`“${title}”`}>
+          <button type="button" role="menuitem" className="chat-menu-item" data-testid="chat-rename" onClick={onRename}>
+            Rename
+          </button>
+          <button type="button" role="menuitem" className="chat-menu-item chat-menu-danger" data-testid="chat-delete" onClick={onDelete}>
+            Delete…
+          </button>
+        </span>
+      )}
+    </span>
   );
 }
 
@@ -122,7 +201,12 @@ function RenameBox({ title, onSave, onCancel }) {
         maxLength={100}
         value={value}
         onChange={(e) => setValue(e.target.value)}
-        onKeyDown={(e) => e.key === 'Escape' && onCancel()}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape') {
+            e.preventDefault();
+            onCancel();
+          }
+        }}
       />
       <button type="submit" className="btn btn-small btn-primary" data-testid="chat-rename-save">
         Save

@@ -7,9 +7,23 @@ import {
   lastAssistantMessageIsCompleteWithApprovalResponses,
   lastAssistantMessageIsCompleteWithToolCalls,
 } from 'ai';
-import { Composer, CopyButton, ErrorBox, Json, Message, MessageList, Pending, Reasoning, ToolCard, UserText, UserTurn, Usage } from './ui.jsx';
+import { Composer, CopyButton, ErrorBox, FailureBox, Json, Message, MessageList, Pending, Reasoning, ToolCard, UserText, UserTurn, Usage } from './ui.jsx';
 import { Markdown } from './markdown.jsx';
-import { BUSY_NOTICE, errorText, isBusy, loadConversation, stopChat } from './api.js';
+import {
+  BACK_ONLINE,
+  BUSY_NOTICE,
+  errorText,
+  isOffline,
+  loadConversation,
+  OFFLINE_LOAD,
+  OFFLINE_REPLY,
+  OFFLINE_SEND,
+  refusalCode,
+  stopChat,
+  UNKNOWN_CHAT,
+  UNKNOWN_CHAT_NOTICE,
+  whenReachable,
+} from './api.js';
 import { yieldingFetch } from './yieldingFetch.js';
 import { getLocation, LOCATION_TOOL } from './location.js';
 
@@ -19,31 +33,41 @@ const THROTTLE_MS = 50;
 
 // VercelChat loads the stored conversation (a reload, a past chat from the
 // list, a shared link), then starts the chat with it. A chat id the page
-// just made has nothing stored, so it is not fetched.
-export function VercelChat({ chatId, fresh, onTurnEnd }) {
+// just made has nothing stored, so it is not fetched. A server that cannot
+// be reached is tried again when it answers (or on Retry).
+export function VercelChat({ chatId, fresh, draft, onTurnEnd, onNewChat }) {
   const [initial, setInitial] = useState(fresh ? [] : null);
-  const [loadError, setLoadError] = useState(null);
+  const [loadFailure, setLoadFailure] = useState(null);
+  const [attempt, setAttempt] = useState(0);
   useEffect(() => {
     if (fresh) return undefined;
     const ctl = new AbortController();
-    loadConversation(chatId, ctl.signal)
-      .then(setInitial)
-      .catch((e) => {
-        if (ctl.signal.aborted) return;
-        setLoadError(e.message);
-        setInitial([]);
-      });
+    setLoadFailure(null);
+    loadConversation(chatId, ctl.signal).then(setInitial, (e) => {
+      if (ctl.signal.aborted) return;
+      const offline = isOffline(e);
+      setLoadFailure({ text: offline ? OFFLINE_LOAD : e.message, offline });
+    });
     return () => ctl.abort();
-  }, [chatId, fresh]);
+  }, [chatId, fresh, attempt]);
+  useEffect(() => {
+    if (!loadFailure?.offline) return undefined;
+    return whenReachable(() => setAttempt((n) => n + 1));
+  }, [loadFailure]);
 
   if (initial === null) {
     return (
-      <p className="loading" data-testid="loading" role="status">
-        Loading the conversation…
-      </p>
+      <>
+        <div className="messages-wrap">
+          <p className="loading" data-testid="loading" role="status">
+            Loading the conversation…
+          </p>
+        </div>
+        <ErrorBox message={loadFailure?.text} onRetry={() => setAttempt((n) => n + 1)} />
+      </>
     );
   }
-  return <Conversation chatId={chatId} initialMessages={initial} loadError={loadError} resume={!fresh} onTurnEnd={onTurnEnd} />;
+  return <Conversation chatId={chatId} initialMessages={initial} resume={!fresh} draft={draft} onTurnEnd={onTurnEnd} onNewChat={onNewChat} />;
 }
 
 // Both kinds of continuation send themselves: answered approvals and
@@ -52,7 +76,13 @@ function sendAutomaticallyWhen(options) {
   return lastAssistantMessageIsCompleteWithApprovalResponses(options) || lastAssistantMessageIsCompleteWithToolCalls(options);
 }
 
-function Conversation({ chatId, initialMessages, loadError, resume, onTurnEnd }) {
+const NONE = new Set();
+
+function Conversation({ chatId, initialMessages, resume, draft, onTurnEnd, onNewChat }) {
+  // A continuation (answers to the last reply's approvals or client tool
+  // calls) extends that reply: which one, and how many parts it had, to
+  // tell a continuation that never got through from a reply that broke.
+  const continued = useRef(null);
   const [chat] = useState(() => {
     const c = new Chat({
       id: chatId,
@@ -61,6 +91,7 @@ function Conversation({ chatId, initialMessages, loadError, resume, onTurnEnd })
       sendAutomaticallyWhen,
       onToolCall: ({ toolCall }) => {
         if (toolCall.dynamic || toolCall.toolName !== LOCATION_TOOL) return;
+        continued.current = { id: c.lastMessage?.id, parts: c.lastMessage?.parts.length };
         // Not awaited: awaiting addToolOutput inside onToolCall deadlocks
         // the chat's job queue.
         c.addToolOutput({ tool: LOCATION_TOOL, toolCallId: toolCall.toolCallId, output: getLocation() });
@@ -84,49 +115,101 @@ function Conversation({ chatId, initialMessages, loadError, resume, onTurnEnd })
     },
     [chat],
   );
-  const [actionError, setActionError] = useState(loadError);
-  // The server refused this tab's message because a reply is being
-  // produced in this chat from elsewhere (409 "busy"): show that reply
-  // instead of the refusal. The stored conversation holds the other
-  // tab's message; the reply then streams in (resume).
+  // failure is what went wrong, shown until the next attempt: {kind:
+  // 'error' | 'offline' | 'back' | 'unknown' | 'note', text, retry: how
+  // Retry tries again ('resend' | 'continue' | 'regenerate'), draft}.
+  const [failure, setFailure] = useState(null);
+  // The replies that failed while this page showed them (a stored reply
+  // says so itself: finishReason "error"). A reply's mark stays when
+  // later messages fail too.
+  const [failedIds, setFailedIds] = useState(NONE);
   useEffect(() => {
-    if (!error || !isBusy(error.message)) return undefined;
-    const ctl = new AbortController();
-    loadConversation(chatId, ctl.signal)
-      .then((stored) => {
-        clearError();
-        setMessages(stored);
-        setActionError(BUSY_NOTICE);
-        return resumeStream();
-      })
-      .catch((e) => {
-        if (!ctl.signal.aborted) setActionError(errorText(e?.message ?? String(e)));
-      });
-    return () => ctl.abort();
-  }, [error, chatId, clearError, setMessages, resumeStream]);
+    if (!error) return undefined;
+    const body = String(error.message ?? error);
+    const code = refusalCode(body);
+    const last = chat.lastMessage;
+    if (code === 'busy') {
+      // The server refused this tab's message because a reply is being
+      // produced in this chat from elsewhere (409 "busy"): show that
+      // reply instead of the refusal. The stored conversation holds the
+      // other tab's message; the reply then streams in (resume).
+      const ctl = new AbortController();
+      loadConversation(chatId, ctl.signal)
+        .then((stored) => {
+          clearError();
+          setMessages(stored);
+          setFailure({ kind: 'note', text: BUSY_NOTICE });
+          return resumeStream();
+        })
+        .catch((e) => {
+          if (!ctl.signal.aborted) setFailure({ kind: 'error', text: errorText(e?.message ?? String(e)) });
+        });
+      return () => ctl.abort();
+    }
+    clearError();
+    if (code === UNKNOWN_CHAT) {
+      setFailure({ kind: 'unknown', text: UNKNOWN_CHAT_NOTICE, draft: last?.role === 'user' ? textOf(last) : '' });
+      return undefined;
+    }
+    const offline = isOffline(error);
+    const refused = body.trimStart().startsWith('{');
+    let retry = 'regenerate';
+    if (last?.role === 'user') retry = 'resend';
+    else if (last && last.id === continued.current?.id && last.parts.length === continued.current.parts) retry = 'continue';
+    if (last?.role === 'assistant' && !refused && retry === 'regenerate') setFailedIds((s) => new Set(s).add(last.id));
+    let text = errorText(body);
+    if (offline) text = retry === 'regenerate' ? OFFLINE_REPLY : OFFLINE_SEND;
+    setFailure({ kind: offline ? 'offline' : 'error', text, retry });
+    return undefined;
+  }, [error, chat, chatId, clearError, setMessages, resumeStream]);
+
+  // Once a server that could not be reached answers again, say so; Retry
+  // tries again. (The chat list reloads too.)
+  useEffect(() => {
+    if (failure?.kind !== 'offline') return undefined;
+    return whenReachable(() => {
+      setFailure((f) =>
+        f?.kind === 'offline' ? { ...f, kind: 'back', text: BACK_ONLINE + (f.retry === 'resend' ? ' Retry to send your message.' : ' Retry to get the reply.') } : f,
+      );
+      onTurnEnd?.();
+    });
+  }, [failure?.kind, onTurnEnd]);
+
   const [editing, setEditing] = useState(null); // the id of the user message being edited
   const busy = status === 'submitted' || status === 'streaming';
 
   // The callbacks messages get stay the same objects, so a finished
   // message does not render again while the next one streams.
   const live = useRef({});
-  live.current = { busy, sendMessage, regenerate, addToolApprovalResponse, setActionError, setEditing };
+  live.current = {
+    busy,
+    sendMessage,
+    regenerate,
+    addToolApprovalResponse,
+    setFailure,
+    setEditing,
+    continued: () => (continued.current = { id: chat.lastMessage?.id, parts: chat.lastMessage?.parts.length }),
+  };
   const [actions] = useState(() => {
-    const report = (p) => p.catch((e) => live.current.setActionError(errorText(e?.message ?? String(e))));
+    const report = (p) => p.catch((e) => live.current.setFailure({ kind: 'error', text: errorText(e?.message ?? String(e)) }));
     return {
       report,
-      answer: (approvalId, approved, reason) => report(live.current.addToolApprovalResponse({ id: approvalId, approved, reason })),
+      answer: (approvalId, approved, reason) => {
+        live.current.setFailure(null);
+        live.current.continued();
+        report(live.current.addToolApprovalResponse({ id: approvalId, approved, reason }));
+      },
       edit: (id) => live.current.setEditing(id),
       cancelEdit: () => live.current.setEditing(null),
       // An edited message replaces the one with its id, and everything
       // after it is answered again (the server truncates its copy there).
       saveEdit: (id, text) => {
         live.current.setEditing(null);
-        live.current.setActionError(null);
+        live.current.setFailure(null);
         report(live.current.sendMessage({ text, messageId: id }));
       },
       regenerate: () => {
-        live.current.setActionError(null);
+        live.current.setFailure(null);
         report(live.current.regenerate());
       },
     };
@@ -137,13 +220,27 @@ function Conversation({ chatId, initialMessages, loadError, resume, onTurnEnd })
     await stopChat(chatId, '/api/chat');
     await stop();
   };
+  const send = (text) => {
+    setFailure(null);
+    actions.report(sendMessage({ text }));
+  };
+  // Retry does again what failed: sends the message that did not get
+  // through, sends the answers the last reply waits for, or asks for the
+  // failed reply again.
+  const retry = () => {
+    const how = failure?.retry;
+    const last = chat.lastMessage;
+    setFailure(null);
+    if (how === 'resend' && last?.role === 'user') actions.report(sendMessage({ text: textOf(last), messageId: last.id }));
+    else if (how === 'continue') actions.report(sendMessage());
+    else actions.report(regenerate());
+  };
 
   const last = messages.at(-1);
   const contentKey = messages.length + ':' + partsLength(last) + ':' + status;
-  const failedLive = status === 'error' && last?.role === 'assistant';
   return (
     <>
-      <MessageList empty={messages.length === 0} contentKey={contentKey} pinKey={messages.filter((m) => m.role === 'user').length}>
+      <MessageList empty={messages.length === 0} contentKey={contentKey} pinKey={messages.filter((m) => m.role === 'user').length} onSuggest={send}>
         {messages.map((m, i) => (
           <VercelMessage
             key={m.id}
@@ -151,27 +248,20 @@ function Conversation({ chatId, initialMessages, loadError, resume, onTurnEnd })
             isLast={i === messages.length - 1}
             busy={busy && i === messages.length - 1}
             anyBusy={busy}
-            failed={(failedLive && i === messages.length - 1) || m.metadata?.finishReason === 'error'}
+            failed={failedIds.has(m.id) || m.metadata?.finishReason === 'error'}
             editing={editing === m.id}
             actions={actions}
           />
         ))}
         {status === 'submitted' && last?.role !== 'assistant' && <Pending />}
       </MessageList>
-      <ErrorBox
-        message={error ? errorText(error.message) : actionError}
-        onDismiss={() => {
-          clearError();
-          setActionError(null);
-        }}
-      />
+      <FailureBox failure={failure} onRetry={retry} onDismiss={() => setFailure(null)} onNewChat={onNewChat} />
       <Composer
         status={status}
         busy={busy}
-        onSend={(text) => {
-          setActionError(null);
-          actions.report(sendMessage({ text }));
-        }}
+        draft={draft}
+        statusText={busy ? 'The assistant is replying…' : last?.role === 'assistant' ? 'The reply is finished.' : ''}
+        onSend={send}
         onStop={() => actions.report(stopRun())}
       />
     </>
@@ -248,7 +338,7 @@ function Part({ part, role, busy, streaming, current, onAnswer }) {
   switch (part.type) {
     case 'text':
       if (!part.text) return null;
-      return role === 'user' ? <UserText text={part.text} /> : <Markdown text={part.text} streaming={streaming && part.state === 'streaming'} />;
+      return role === 'user' ? <UserText text={part.text} /> : <Markdown text={part.text} />;
     case 'reasoning':
       return <Reasoning text={part.text} streaming={part.state === 'streaming'} />;
     case 'step-start':

@@ -17,6 +17,13 @@
 //   await agent.connectAgent();
 export function agentuiAgent({ HttpAgent, runHttpRequest, transformHttpEventStream }) {
   return class AgentuiAgent extends HttpAgent {
+    // connectAgent gets a fresh abort controller, as runAgent does: the
+    // last one may have been used to stop a run.
+    connectAgent(...args) {
+      this.abortController = new AbortController();
+      return super.connectAgent(...args);
+    }
+
     connect(input) {
       return transformHttpEventStream(
         runHttpRequest(() => this.fetch(`${this.url}/connect`, this.requestInit(input))),

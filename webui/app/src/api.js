@@ -21,18 +21,83 @@ export function errorText(body, status) {
 export const BUSY_NOTICE =
   'A reply is being written in this chat from another tab: it shows here. Your message was not sent; send it again when the reply ends.';
 
-// isBusy tells whether an error body is the server's 409 for a chat whose
-// reply is still being produced elsewhere (another tab, another device).
-export function isBusy(body) {
+// refusalCode is the "code" of an agentui refusal body ({"error": …,
+// "code": …}), or '' (uiadapter.CodeBusy, CodeUnknownChat).
+export function refusalCode(body) {
   try {
-    return JSON.parse(body).code === 'busy';
+    const code = JSON.parse(body)?.code;
+    return typeof code === 'string' ? code : '';
   } catch {
-    return false;
+    return '';
   }
 }
 
+// isBusy tells whether an error body is the server's 409 for a chat whose
+// reply is still being produced elsewhere (another tab, another device).
+export const isBusy = (body) => refusalCode(body) === 'busy';
+
+// UNKNOWN_CHAT is code of the 409 for a message that builds on a chat the
+// server no longer has (it kept chats in memory and restarted, or the chat
+// expired): sending it anyway would start another chat under this id.
+export const UNKNOWN_CHAT = 'unknown_chat';
+export const UNKNOWN_CHAT_NOTICE =
+  'This chat is no longer on the server (it was restarted without keeping its chats, or the chat expired), so nothing more can be added to it.';
+
+// isOffline tells whether a request failed because the server could not be
+// reached or the connection broke (fetch's TypeError, whatever the
+// browser calls it), rather than because the server refused it.
+export function isOffline(e) {
+  if (!e || e.name === 'AbortError') return false;
+  if (e.offline) return true;
+  const m = String(e.message ?? e);
+  return /failed to fetch|networkerror|network error|load failed|network connection was lost|err_connection|input stream/i.test(m);
+}
+
+// Sentences for a chat that lost its server: before the reply began (the
+// message was not sent) or while it streamed; then once it answers again.
+export const OFFLINE_SEND = 'The server cannot be reached, so your message was not sent.';
+export const OFFLINE_REPLY = 'The connection to the server was lost before the reply was finished.';
+export const OFFLINE_LOAD = 'The server cannot be reached, so this chat could not be loaded.';
+export const BACK_ONLINE = 'The server can be reached again.';
+
+// whenReachable calls back once the server answers again (any HTTP
+// answer will do: one from the chat list route, which every agentui
+// server has, or a 404 from one that mounts no chat list), checking after
+// 1, 2, 4, then every 5 seconds, and at once when the browser says it is
+// online. It returns a function that stops checking.
+export function whenReachable(back) {
+  let stopped = false;
+  let timer = null;
+  let delay = 1000;
+  const check = async () => {
+    clearTimeout(timer);
+    try {
+      await fetch('/api/chats?limit=1', { headers: { accept: 'application/json' }, cache: 'no-store' });
+      if (!stopped) {
+        stopped = true;
+        window.removeEventListener('online', check);
+        back();
+      }
+      return;
+    } catch {
+      // still unreachable
+    }
+    if (stopped) return;
+    timer = setTimeout(check, delay);
+    delay = Math.min(delay * 2, 5000);
+  };
+  timer = setTimeout(check, delay);
+  window.addEventListener('online', check);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+    window.removeEventListener('online', check);
+  };
+}
+
 // loadConversation reads a chat's stored messages (useChat's UI messages);
-// a chat the server has never seen is empty.
+// a chat the server has never seen is empty. A server that cannot be
+// reached throws an error that isOffline recognises.
 export async function loadConversation(chatId, signal) {
   const res = await fetch('/api/chat/' + encodeURIComponent(chatId), { headers: { accept: 'application/json' }, signal });
   if (res.status === 404) return [];
@@ -49,11 +114,17 @@ function sentence(s) {
 }
 
 async function call(method, path, body) {
-  const res = await fetch(path, {
-    method,
-    headers: body === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let res;
+  try {
+    res = await fetch(path, {
+      method,
+      headers: body === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (e) {
+    if (!isOffline(e)) throw e;
+    throw Object.assign(new Error('The server cannot be reached.'), { offline: true });
+  }
   if (!res.ok) {
     const err = new Error(errorText(await res.text().catch(() => ''), res.status));
     err.status = res.status;

@@ -58,8 +58,11 @@ function App() {
   };
   const onTurnEnd = useCallback(() => setTurns((n) => n + 1), []);
   const onListError = useCallback((m) => setListError(m), []);
-  const { chatId, protocol, fresh } = view;
+  const { chatId, protocol, fresh, draft } = view;
   const newChat = () => go({ chatId: generateId(), protocol, fresh: true });
+  // A chat the server no longer has cannot go on: a new one starts with
+  // the text that was not sent in its composer.
+  const startOver = useCallback((text) => go({ chatId: generateId(), protocol, fresh: true, draft: text }), [protocol]); // eslint-disable-line react-hooks/exhaustive-deps
   useEffect(() => {
     document.title = title ? title + ' · agentui' : 'agentui chat';
   }, [title]);
@@ -74,7 +77,6 @@ function App() {
             New chat
           </button>
         </div>
-        <ErrorBox message={listError} onDismiss={() => setListError(null)} />
         <ChatList
           current={chatId}
           refresh={turns}
@@ -83,6 +85,7 @@ function App() {
           onError={onListError}
           onTitle={setTitle}
         />
+        <ErrorBox message={listError} onDismiss={() => setListError(null)} />
         <label className="field protocol">
           <span>Protocol</span>
           <select
@@ -121,10 +124,10 @@ function App() {
                 </p>
               }
             >
-              <AguiChat key={'agui:' + chatId} chatId={chatId} fresh={fresh} onTurnEnd={onTurnEnd} />
+              <AguiChat key={'agui:' + chatId} chatId={chatId} fresh={fresh} draft={draft} onTurnEnd={onTurnEnd} onNewChat={startOver} />
             </Suspense>
           ) : (
-            <VercelChat key={'vercel:' + chatId} chatId={chatId} fresh={fresh} onTurnEnd={onTurnEnd} />
+            <VercelChat key={'vercel:' + chatId} chatId={chatId} fresh={fresh} draft={draft} onTurnEnd={onTurnEnd} onNewChat={startOver} />
           )}
         </main>
         <footer className="footer">

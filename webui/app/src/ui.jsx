@@ -1,6 +1,6 @@
 // Presentational pieces both protocols share: messages, tool cards,
-// reasoning, the composer and the error box. Every element a test needs
-// carries a data-testid.
+// reasoning, the composer, the error box and the empty chat. Every
+// element a test needs carries a data-testid.
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 
 const STATE_LABELS = {
@@ -30,16 +30,32 @@ export function Json({ value }) {
   return <pre className="json">{text}</pre>;
 }
 
-// ToolCard shows one tool call: its name, state, input and output (or,
-// while a streaming tool runs, its latest progress: preliminary), and,
-// while it waits for approval, Approve and Deny with an optional reason
-// (the model reads it with the denial).
+// brief says a tool's input or output in a few words for the one-line
+// summary: an object's fields as "key: value", a string as it is; the
+// line is cut by CSS where it runs out of room.
+export function brief(value) {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value !== 'object') return String(value);
+  if (Array.isArray(value)) return value.length === 0 ? '' : `${value.length} item${value.length === 1 ? '' : 's'}`;
+  return Object.entries(value)
+    .map(([k, v]) => `${k}: ${v !== null && typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+    .join(', ');
+}
+
+// ToolCard shows one tool call as one line (its name, what it was given
+// and what it returned, its state), which opens onto its whole input and
+// output (or, while a streaming tool runs, its latest progress). While it
+// waits for approval it shows Approve and Deny with an optional reason
+// (the model reads it with the denial), whether it is open or not.
 export function ToolCard({ id, name, state, input, output, preliminary, errorText, approval, onApprove, onDeny, busy }) {
   const waiting = state === 'approval-requested';
   const [reason, setReason] = useState('');
   let label = STATE_LABELS[state] ?? state;
   if (state === 'approval-responded' && approval) label = approval.approved ? 'approved' : 'denied';
   if (preliminary) label = 'working';
+  const given = typeof input === 'string' ? '' : brief(input); // a string is input still streaming
+  const got = errorText ? errorText : brief(output);
   return (
     <section
       className={`tool tool-${state}`}
@@ -50,29 +66,46 @@ export function ToolCard({ id, name, state, input, output, preliminary, errorTex
       data-preliminary={preliminary ? 'true' : undefined}
       aria-label={`Tool call ${name}`}
     >
-      <header className="tool-head">
-        <span className="tool-icon" aria-hidden="true">⚙</span>
-        <code className="tool-name" data-testid="tool-name">{name}</code>
-        <span className={`badge badge-${state}`} data-testid="tool-state">{label}</span>
-      </header>
-      {input !== undefined && (
-        <div className="tool-io">
-          <span className="tool-io-label">Input</span>
-          <Json value={input} />
-        </div>
-      )}
-      {output !== undefined && (
-        <div className="tool-io" data-testid="tool-output">
-          <span className="tool-io-label">{preliminary ? 'Progress' : 'Output'}</span>
-          <Json value={output} />
-        </div>
-      )}
-      {errorText && (
-        <div className="tool-io tool-error" data-testid="tool-error">
-          <span className="tool-io-label">Error</span>
-          <pre className="json">{errorText}</pre>
-        </div>
-      )}
+      <details className="tool-details">
+        <summary className="tool-head" data-testid="tool-summary">
+          <span className="tool-icon" aria-hidden="true">
+            ⚙
+          </span>
+          <span className="tool-line">
+            <code className="tool-name" data-testid="tool-name">
+              {name}
+            </code>
+            {given && <span className="tool-given">{given}</span>}
+            {got && (
+              <span className="tool-got">
+                {' → '}
+                {got}
+              </span>
+            )}
+          </span>
+          <span className={`badge badge-${state}`} data-testid="tool-state">
+            {label}
+          </span>
+        </summary>
+        {input !== undefined && (
+          <div className="tool-io">
+            <span className="tool-io-label">Input</span>
+            <Json value={input} />
+          </div>
+        )}
+        {output !== undefined && (
+          <div className="tool-io" data-testid="tool-output">
+            <span className="tool-io-label">{preliminary ? 'Progress' : 'Output'}</span>
+            <Json value={output} />
+          </div>
+        )}
+        {errorText && (
+          <div className="tool-io tool-error" data-testid="tool-error">
+            <span className="tool-io-label">Error</span>
+            <pre className="json">{errorText}</pre>
+          </div>
+        )}
+      </details>
       {waiting && (
         <div className="approval" role="group" aria-label={`Approve or deny ${name}`}>
           <span className="approval-question">Allow this tool call?</span>
@@ -160,17 +193,18 @@ export function Message({ role, id, streaming, failed, children, actions, footer
 export function Usage({ usage, model }) {
   if (!usage) return null;
   const n = (x) => (typeof x === 'number' ? x.toLocaleString('en-US') : '?');
+  const counts = [`${n(usage.inputTokens)} input`, `${n(usage.outputTokens)} output`];
+  if (usage.reasoningTokens) counts.push(`${n(usage.reasoningTokens)} reasoning`);
   return (
     <span className="usage" data-testid="usage" title={model ? 'Model: ' + model : undefined}>
-      {n(usage.inputTokens)} in · {n(usage.outputTokens)} out
-      {usage.reasoningTokens ? ` · ${n(usage.reasoningTokens)} reasoning` : ''}
+      {counts.join(' · ')} tokens
       {model ? ` · ${model}` : ''}
     </span>
   );
 }
 
 // CopyButton copies text to the clipboard and says so for a moment.
-export function CopyButton({ text }) {
+export function CopyButton({ text, label = 'Copy', testid = 'copy', className = 'btn btn-small btn-quiet' }) {
   const [done, setDone] = useState(false);
   useEffect(() => {
     if (!done) return undefined;
@@ -180,16 +214,16 @@ export function CopyButton({ text }) {
   return (
     <button
       type="button"
-      className="btn btn-small btn-quiet"
-      data-testid="copy"
+      className={className}
+      data-testid={testid}
       onClick={() =>
-        navigator.clipboard?.writeText(text).then(
+        navigator.clipboard?.writeText(typeof text === 'function' ? text() : text).then(
           () => setDone(true),
           () => {},
         )
       }
     >
-      {done ? 'Copied' : 'Copy'}
+      {done ? 'Copied' : label}
     </button>
   );
 }
@@ -239,7 +273,10 @@ export function UserEditor({ text, onSave, onCancel }) {
         rows={2}
         onChange={(e) => setValue(e.target.value)}
         onKeyDown={(e) => {
-          if (e.key === 'Escape') onCancel();
+          if (e.key === 'Escape') {
+            e.preventDefault();
+            onCancel();
+          }
           if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
             e.preventDefault();
             save();
@@ -258,55 +295,94 @@ export function UserEditor({ text, onSave, onCancel }) {
   );
 }
 
+// SUGGESTIONS start an empty chat with one click: things the demo model
+// does (docs/demo-model.md) that read as ordinary requests to a real one.
+const SUGGESTIONS = [
+  { title: 'Check the weather', detail: 'a tool the server runs', prompt: 'What is the weather in Paris?' },
+  { title: 'Ask before acting', detail: 'a tool that needs your approval', prompt: 'Delete /tmp/old-notes.txt' },
+  { title: 'Find where I am', detail: 'a tool this page answers', prompt: 'Where am I?' },
+  { title: 'Research a topic', detail: 'a tool that reports its progress', prompt: 'Research solar power' },
+];
+
 // MessageList keeps the newest message in view while the user has not
 // scrolled away from the bottom; sending a message (pinKey changes) or
-// resizing the window while at the bottom keeps it there too.
-export function MessageList({ children, empty, note, contentKey, pinKey }) {
+// resizing the window while at the bottom keeps it there too. Scrolled
+// away, a button brings the newest message back. An empty chat offers
+// suggestions (onSuggest sends one).
+export function MessageList({ children, empty, contentKey, pinKey, onSuggest }) {
   const ref = useRef(null);
   const pinned = useRef(true);
+  const [away, setAway] = useState(false);
+  const toBottom = () => {
+    const el = ref.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  };
   useLayoutEffect(() => {
     pinned.current = true;
+    setAway(false);
   }, [pinKey]);
   useLayoutEffect(() => {
-    const el = ref.current;
-    if (el && pinned.current) el.scrollTop = el.scrollHeight;
+    if (pinned.current) toBottom();
   }, [contentKey, pinKey]);
   useEffect(() => {
     const el = ref.current;
     if (!el || typeof ResizeObserver === 'undefined') return undefined;
     // A resize runs this before the scroll event it causes, so pinned
     // still says where the user was.
+    // The content grows by itself too (fonts and formulas load, a tool
+    // card opens): the same holds.
     const ro = new ResizeObserver(() => {
-      if (pinned.current) el.scrollTop = el.scrollHeight;
+      if (pinned.current) toBottom();
     });
     ro.observe(el);
+    if (el.firstElementChild) ro.observe(el.firstElementChild);
     return () => ro.disconnect();
   }, [empty]);
   return (
-    <div
-      className="messages-scroll"
-      ref={ref}
-      onScroll={(e) => {
-        const el = e.currentTarget;
-        pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-      }}
-    >
-      {empty ? (
-        <div className="empty" data-testid="empty">
-          {note && <p className="note">{note}</p>}
-          <p>Say something to start. The demo model knows a few tricks:</p>
-          <ul>
-            <li><code>hello</code>, <code>think about cats</code>, <code>markdown</code></li>
-            <li><code>weather in Paris</code> (a server tool)</li>
-            <li><code>delete /tmp/x.txt</code> (needs your approval)</li>
-            <li><code>where am I</code> (a tool this page answers)</li>
-            <li><code>wait 3000 ms</code> (try Stop), <code>count to 10000</code>, <code>fail</code></li>
-          </ul>
-        </div>
-      ) : (
-        <ol className="messages" data-testid="messages" aria-live="polite">
-          {children}
-        </ol>
+    <div className="messages-wrap">
+      <div
+        className="messages-scroll"
+        ref={ref}
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+          setAway(!pinned.current);
+        }}
+      >
+        {empty ? (
+          <div className="empty" data-testid="empty">
+            <h2 className="empty-title">What can I help with?</h2>
+            <div className="suggestions">
+              {SUGGESTIONS.map((s) => (
+                <button key={s.prompt} type="button" className="suggestion" data-testid="suggestion" onClick={() => onSuggest?.(s.prompt)}>
+                  <span className="suggestion-title">{s.title}</span>
+                  <span className="suggestion-prompt">{s.prompt}</span>
+                  <span className="suggestion-detail">{s.detail}</span>
+                </button>
+              ))}
+            </div>
+          </div>
+        ) : (
+          <ol className="messages" data-testid="messages">
+            {children}
+          </ol>
+        )}
+      </div>
+      {away && !empty && (
+        <button
+          type="button"
+          className="btn scroll-latest"
+          data-testid="scroll-latest"
+          aria-label="Scroll to the latest message"
+          title="Scroll to the latest message"
+          onClick={() => {
+            pinned.current = true;
+            setAway(false);
+            toBottom();
+          }}
+        >
+          ↓
+        </button>
       )}
     </div>
   );
@@ -328,28 +404,70 @@ export function Pending() {
   );
 }
 
-export function ErrorBox({ message, onDismiss }) {
+export function ErrorBox({ message, onRetry, onDismiss }) {
   if (!message) return null;
   return (
     <div className="error" role="alert" data-testid="error">
-      <span>{message}</span>
-      {onDismiss && (
-        <button type="button" className="btn btn-link" onClick={onDismiss} aria-label="Dismiss the error">
-          Dismiss
-        </button>
-      )}
+      <span data-testid="error-text">{message}</span>
+      <span className="error-actions">
+        {onRetry && (
+          <button type="button" className="btn btn-small" data-testid="retry" onClick={onRetry}>
+            Retry
+          </button>
+        )}
+        {onDismiss && (
+          <button type="button" className="btn btn-link" onClick={onDismiss} aria-label="Dismiss the error">
+            Dismiss
+          </button>
+        )}
+      </span>
     </div>
   );
 }
 
+// FailureBox shows what went wrong with the chat (see failure.js): a
+// sentence with Retry, or, for a chat the server no longer has, a notice
+// that offers a new chat with the text that was not sent.
+export function FailureBox({ failure, onRetry, onDismiss, onNewChat }) {
+  if (!failure) return null;
+  if (failure.kind === 'unknown') {
+    return (
+      <div className="error notice" role="alert" data-testid="unknown-chat">
+        <span data-testid="error-text">{failure.text}</span>
+        <span className="error-actions">
+          <button type="button" className="btn btn-small btn-primary" data-testid="start-new-chat" onClick={() => onNewChat(failure.draft ?? '')}>
+            {failure.draft ? 'Start a new chat with your message' : 'Start a new chat'}
+          </button>
+        </span>
+      </div>
+    );
+  }
+  return <ErrorBox message={failure.text} onRetry={failure.retry ? onRetry : undefined} onDismiss={onDismiss} />;
+}
+
 // Composer is where a message is written: Enter sends, Shift+Enter starts
 // a new line, and the box grows with its text. While a reply streams,
-// Stop replaces Send (typing goes on).
-export function Composer({ busy, onSend, onStop, status, placeholder }) {
-  const [text, setText] = useState('');
+// Stop replaces Send (typing goes on), and Escape stops it too. The
+// status line is what a screen reader announces (the message list is not
+// live: it would read out every streamed word).
+export function Composer({ busy, onSend, onStop, status, statusText, draft }) {
+  const [text, setText] = useState(draft ?? '');
   const input = useRef(null);
+  const [touch] = useState(() => typeof matchMedia === 'function' && matchMedia('(pointer: coarse)').matches);
   useEffect(() => {
     if (!busy) input.current?.focus();
+  }, [busy]);
+  const stop = useRef(onStop);
+  stop.current = onStop;
+  useEffect(() => {
+    if (!busy) return undefined;
+    // Escape stops the reply, unless something else used it (an editor
+    // cancelling, a menu closing).
+    const onKey = (e) => {
+      if (e.key === 'Escape' && !e.defaultPrevented) stop.current();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
   }, [busy]);
   const submit = (e) => {
     e?.preventDefault();
@@ -369,7 +487,8 @@ export function Composer({ busy, onSend, onStop, status, placeholder }) {
         data-testid="input"
         rows={1}
         autoComplete="off"
-        placeholder={placeholder ?? 'Message (Shift+Enter for a new line)'}
+        enterKeyHint="send"
+        placeholder={touch ? 'Message the assistant' : 'Message (Enter to send, Shift+Enter for a new line)'}
         value={text}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => {
@@ -377,7 +496,7 @@ export function Composer({ busy, onSend, onStop, status, placeholder }) {
         }}
       />
       {busy ? (
-        <button type="button" className="btn btn-stop" data-testid="stop" onClick={onStop}>
+        <button type="button" className="btn btn-stop" data-testid="stop" title="Stop the reply (Esc)" onClick={onStop}>
           Stop
         </button>
       ) : (
@@ -385,6 +504,9 @@ export function Composer({ busy, onSend, onStop, status, placeholder }) {
           Send
         </button>
       )}
+      <p className="visually-hidden" role="status" aria-live="polite" data-testid="status">
+        {statusText}
+      </p>
     </form>
   );
 }
