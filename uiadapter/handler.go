@@ -85,6 +85,9 @@ func New(proto Protocol, a agent.Agent, opts ...Option) (*Handler, error) {
 	if cfg.replay == nil {
 		cfg.replay = NewMemoryReplayGuard(0)
 	}
+	if cfg.runLimits == nil {
+		cfg.runLimits = &RunLimits{}
+	}
 	if cfg.store != nil && cfg.locker == nil {
 		if l, ok := cfg.store.(history.Locker); ok {
 			cfg.locker = l
@@ -128,6 +131,11 @@ func (c *config) check(proto Protocol, a agent.Agent) error {
 	}
 	if err := checkHeaders(c.headers); err != nil {
 		return err
+	}
+	if c.runLimits != nil {
+		if err := c.runLimits.check(); err != nil {
+			return err
+		}
 	}
 	if problem != "" {
 		return errors.New("uiadapter: " + problem)
@@ -244,6 +252,13 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 		in, err = h.planClient(req)
 	} else {
 		req.body = nil // the turn is all it needs, and req lasts as long as the stream
+		// A run with history outlives its request: bounded before anything
+		// is locked, stored or run.
+		if req.free, err = h.cfg.runLimits.take(limitKey(req)); err != nil {
+			log.Info("run refused: too many at once", "key", limitKey(req))
+			writeError(w, log, err)
+			return
+		}
 		s, in, err = h.planStored(req)
 		switch {
 		case err != nil && shuttingDown(r):
@@ -259,6 +274,9 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 	if err != nil {
 		if s != nil {
 			s.release()
+		}
+		if req.free != nil {
+			req.free()
 		}
 		var ra *refusedAnswer
 		if errors.As(err, &ra) {
@@ -332,6 +350,9 @@ type request struct {
 	scope   string                // "" without a scope function
 	subject *cmf.SubjectExtension // nil without WithSubject
 	log     *slog.Logger
+	// free gives back the run's place under RunLimits (with history);
+	// the run takes it over once it starts.
+	free func()
 }
 
 // signedCall is what the signature of an approval request in this

@@ -40,7 +40,7 @@ func headerScope(r *http.Request) (string, error) {
 // historyFixture serves both protocols over one store, with a counting
 // delete_file.
 type historyFixture struct {
-	t       *testing.T
+	t       testing.TB
 	store   history.Store
 	mux     *http.ServeMux
 	url     string
@@ -48,13 +48,13 @@ type historyFixture struct {
 	logs    *testutil.LogBuffer
 }
 
-func newHistoryFixture(t *testing.T, store history.Store, extra ...uiadapter.Option) *historyFixture {
+func newHistoryFixture(t testing.TB, store history.Store, extra ...uiadapter.Option) *historyFixture {
 	t.Helper()
 	return newHistoryFixtureWith(t, store, nil, extra...)
 }
 
 // newHistoryFixtureWith serves loop (nil: the counting demo loop).
-func newHistoryFixtureWith(t *testing.T, store history.Store, loop *agent.Loop, extra ...uiadapter.Option) *historyFixture {
+func newHistoryFixtureWith(t testing.TB, store history.Store, loop *agent.Loop, extra ...uiadapter.Option) *historyFixture {
 	t.Helper()
 	f := &historyFixture{t: t, store: store, logs: &testutil.LogBuffer{}}
 	if loop == nil {

@@ -38,6 +38,7 @@ type config struct {
 	runRetention    time.Duration
 	metadata        func(*http.Request, *agent.RunFinished) map[string]any
 	limiter         Limiter
+	runLimits       *RunLimits
 	guard           agent.Guard
 	subject         func(*http.Request) (*cmf.SubjectExtension, error)
 	environment     string

@@ -66,6 +66,10 @@ func outcomeOf(ctx context.Context, res runResult, lost bool) outcome {
 		return outcome{kind: runCut, message: LockLostMessage, cause: errLockLost}
 	case errors.Is(cause, ErrShuttingDown):
 		return outcome{kind: runCut, message: ShutdownMessage, cause: cause}
+	case errors.Is(cause, errRunTooLong):
+		return outcome{kind: runCut, message: RunTooLongMessage, cause: cause}
+	case errors.Is(cause, errRunTooLarge):
+		return outcome{kind: runCut, message: RunTooLargeMessage, cause: cause}
 	case res.err != nil:
 		return outcome{kind: runFailed, message: failureMessage(res.err), cause: res.err}
 	case errors.Is(cause, errStopped), errors.Is(cause, errBudget):
@@ -122,6 +126,8 @@ func (o outcome) log(log *slog.Logger, stored bool) {
 		log.Warn("the run was cut by shutdown", "stored", stored)
 	case o.message == LockLostMessage:
 		log.Error("the run lost its conversation lock")
+	case o.message == RunTooLongMessage, o.message == RunTooLargeMessage:
+		log.Warn("the run was cut by a bound", "why", o.cause)
 	case o.kind == runFailed:
 		log.Error("agent run failed", "error", o.cause)
 	case o.kind == runStopped:

@@ -27,18 +27,19 @@ import (
 // another replica finishes its log; see recoverDead). Without history,
 // nothing can resume a run, so it needs no log: see streamLive.
 type run struct {
-	h      *Handler
-	req    *request
-	in     *agent.Input
-	sess   *session
-	key    history.Key
-	header runlog.Header
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	seq    int64
-	mirror *mirror // copies the log to the shared log; nil without one
-	done   chan struct{}
-	flight uint64 // its registration with Shutdown
+	h         *Handler
+	req       *request
+	in        *agent.Input
+	sess      *session
+	key       history.Key
+	header    runlog.Header
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	seq       int64
+	mirror    *mirror // copies the log to the shared log; nil without one
+	done      chan struct{}
+	flight    uint64             // its registration with Shutdown
+	stopTimer context.CancelFunc // ends the run's time bound
 
 	// The request that started the run paces it: the agent may run at
 	// most maxAhead events ahead of what that stream has written, as long
@@ -77,6 +78,7 @@ func (h *Handler) start(req *request, in *agent.Input, sess *session) *run {
 		rn.header.Continue = req.turn.MessageID
 	}
 	rn.ctx, rn.cancel = context.WithCancelCause(h.withRunInfo(req, context.WithoutCancel(req.r.Context())))
+	rn.ctx, rn.stopTimer = context.WithTimeoutCause(rn.ctx, h.cfg.runLimits.maxDuration(), errRunTooLong)
 	_ = h.local.Begin(rn.ctx, rn.key, rn.header)
 	h.runs.add(rn)
 	rn.flight = h.inflight.enterRun(rn.cancel)
@@ -92,6 +94,10 @@ func (rn *run) main() {
 	h, sess, log := rn.h, rn.sess, rn.req.log
 	defer close(rn.done)
 	defer h.inflight.exit(rn.flight)
+	defer rn.stopTimer()
+	if rn.req.free != nil {
+		defer rn.req.free()
+	}
 	sess.commit()
 	sess.keepLock(func() { rn.cancel(errLockLost) })
 	res := h.produce(rn.ctx, rn.req, rn.in, true, rn.publish, rn.cancel)
@@ -185,7 +191,14 @@ func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, re
 		res.rec.BaseState(in.State, stateChanged(in.State, in.History))
 	}
 	bal := agent.Balancer{NoText: !record}
+	maxOutput, output := h.cfg.runLimits.maxOutput(), int64(0)
 	sink := func(ev agent.Event) {
+		if d, ok := ev.(*agent.PartDelta); ok {
+			if output += int64(len(d.Delta)); output > maxOutput {
+				stop(errRunTooLarge)
+				return
+			}
+		}
 		if e, ok := ev.(*agent.StepFinished); ok && h.cfg.limiter != nil {
 			h.spend(ctx, req, e, stop)
 		}
@@ -319,7 +332,8 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 // resume: on the request's goroutine, its events written as they come
 // (see live), stopped when its client leaves.
 func (h *Handler) streamLive(req *request, in *agent.Input, sse *SSEWriter, enc Encoder) {
-	ctx := h.withRunInfo(req, req.r.Context())
+	ctx, stop := context.WithTimeoutCause(h.withRunInfo(req, req.r.Context()), h.cfg.runLimits.maxDuration(), errRunTooLong)
+	defer stop()
 	l := newLive(sse, enc, h.cfg.keepAlive, func() { req.cancel(errReaderGot) })
 	res := h.produce(ctx, req, in, false, l.emit, req.cancel)
 	out := outcomeOf(ctx, res, false)
