@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -122,8 +123,45 @@ func (h *Handler) ingest(req *request, in *agent.Input, stateless bool) error {
 			return err
 		}
 	}
+	if err := h.checkContext(req, in); err != nil {
+		return err
+	}
 	// The run works for the turn's user message, as the policies left it.
 	run.Agent.Input = intent(lastUserText(in.History, in.Messages))
+	return nil
+}
+
+// checkContext lets the guard decide the client's application context
+// (AG-UI's "context") at the input point, as the user's text: the model
+// reads it as a user message. The guard sees one user message with a
+// text part per item (its description, a colon, its value); a denial is
+// a 403 with the guard's reason, and a redaction of a part's text
+// replaces its item's value.
+func (h *Handler) checkContext(req *request, in *agent.Input) error {
+	g := h.cfg.guard
+	if len(in.Context) == 0 || g == nil || !g.Guards(agent.PointInput) {
+		return nil
+	}
+	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Extensions: in.Extensions}
+	for _, c := range in.Context {
+		m.Content = append(m.Content, cmf.Text{Text: c.Description + ": " + c.Value})
+	}
+	if err := h.checkInput(req, &m); err != nil {
+		return err
+	}
+	items := slices.Clone(in.Context)
+	for i := range items {
+		t, ok := m.Content[i].(cmf.Text)
+		if !ok {
+			continue
+		}
+		if v, cut := strings.CutPrefix(t.Text, items[i].Description+": "); cut {
+			items[i].Value = v
+		} else {
+			items[i].Value = t.Text
+		}
+	}
+	in.Context = items
 	return nil
 }
 

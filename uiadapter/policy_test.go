@@ -484,3 +484,23 @@ func TestPolicyStatelessClientThread(t *testing.T) {
 		t.Fatalf("audit = %+v", r)
 	}
 }
+
+// AG-UI's context reaches the model as a user message: it passes the
+// input point as the user's text does (redacted here, denied below).
+func TestPolicyAGUIContext(t *testing.T) {
+	f := newPolicyFixture(t, false)
+	in := func(value string) string {
+		b, _ := json.Marshal(map[string]any{"threadId": "t", "runId": "r", "protocolVersion": "1.0",
+			"messages": []any{map[string]any{"id": "u1", "role": "user", "content": "/context"}},
+			"context":  []any{map[string]any{"description": "billing", "value": value}}})
+		return string(b)
+	}
+	status, raw := f.post("/api/agui", in("card 4111 1111 1111 1111"))
+	if status != http.StatusOK || strings.Contains(raw, "4111") || !strings.Contains(raw, "[card number]") {
+		t.Fatalf("%d %s", status, raw)
+	}
+	status, raw = f.post("/api/agui", in("my password: hunter2"))
+	if status != http.StatusForbidden || !strings.Contains(raw, "do not paste passwords") {
+		t.Fatalf("%d %s", status, raw)
+	}
+}
