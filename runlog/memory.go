@@ -13,10 +13,16 @@ import (
 
 // Memory is a Log in this process: right for one replica, and what a
 // handler uses to hand its own runs' events to its own readers (entries
-// stay decoded; nothing is marshalled).
+// stay decoded; nothing is marshalled). A run a later one replaced keeps
+// its log until it expires, so its readers get all of it.
 type Memory struct {
-	mu       sync.Mutex
-	logs     map[history.Key]*memLog
+	mu   sync.Mutex
+	logs map[history.Key]*memLog
+	// older holds the logs a later run replaced, by chat and run, until
+	// they expire: the next run may begin the moment the last one
+	// releases its chat, before it has logged its last entries, and its
+	// readers must still get them.
+	older    map[runKey]*memLog
 	watchers map[int]func(history.Key, string)
 	next     int
 }
@@ -104,7 +110,7 @@ func (l *memLog) from(after int64) []Entry {
 
 // NewMemory returns an empty log.
 func NewMemory() *Memory {
-	return &Memory{logs: map[history.Key]*memLog{}, watchers: map[int]func(history.Key, string){}}
+	return &Memory{logs: map[history.Key]*memLog{}, older: map[runKey]*memLog{}, watchers: map[int]func(history.Key, string){}}
 }
 
 // Begin implements Log.
@@ -112,7 +118,10 @@ func (m *Memory) Begin(_ context.Context, key history.Key, h Header, first ...En
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if old := m.logs[key]; old != nil {
-		old.close()
+		if prev := m.older[runKey{key, old.header.Run}]; prev != nil {
+			prev.close() // a run id used twice: the later wins
+		}
+		m.older[runKey{key, old.header.Run}] = old
 	}
 	l := &memLog{header: h, wake: make(chan struct{})}
 	l.add(first)
@@ -128,12 +137,18 @@ func (l *memLog) close() {
 	close(l.wake)
 }
 
+// runKey names one run's log.
+type runKey struct {
+	key history.Key
+	run string
+}
+
+// log returns run's log: key's latest, or one a later run replaced.
 func (m *Memory) log(key history.Key, run string) *memLog {
-	l := m.logs[key]
-	if l == nil || l.header.Run != run {
-		return nil
+	if l := m.logs[key]; l != nil && l.header.Run == run {
+		return l
 	}
-	return l
+	return m.older[runKey{key, run}]
 }
 
 // Append implements Log.
@@ -186,10 +201,15 @@ func (m *Memory) End(ctx context.Context, key history.Key, run string, retention
 	l.expiry = time.AfterFunc(retention, func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		if m.logs[key] == l {
+		switch rk := (runKey{key, l.header.Run}); l {
+		case m.logs[key]:
 			delete(m.logs, key)
-			l.close()
+		case m.older[rk]:
+			delete(m.older, rk)
+		default:
+			return // closed already
 		}
+		l.close()
 	})
 	return nil
 }

@@ -62,3 +62,41 @@ func TestMemoryMergesDeltasNobodyRead(t *testing.T) {
 		t.Fatalf("%d tool-call entries, want 3", len(es))
 	}
 }
+
+// The next run may begin the moment the last one releases its chat,
+// before the last one has logged its end: the last one's readers still
+// get its last entries.
+func TestMemoryKeepsTheRunBeforeForItsReaders(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory()
+	k := history.Key{Scope: "s", Chat: "c"}
+	_ = m.Begin(ctx, k, Header{Run: "r1"}, EventEntry(1, &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "a"}))
+	got := make(chan []Entry, 1)
+	go func() {
+		var all []Entry
+		after := int64(0)
+		for {
+			es, err := m.Read(ctx, k, "r1", after, 10*time.Second)
+			if err != nil {
+				got <- nil
+				return
+			}
+			all = append(all, es...)
+			if n := len(all); n > 0 && all[n-1].Type == TypeEnded {
+				got <- all
+				return
+			}
+			if len(es) > 0 {
+				after = es[len(es)-1].Seq
+			}
+		}
+	}()
+	_ = m.Begin(ctx, k, Header{Run: "r2"})
+	_ = m.End(ctx, k, "r1", time.Minute, FailedEntry(2, "x"), EndedEntry(3))
+	if all := <-got; len(all) != 3 || all[2].Type != TypeEnded {
+		t.Fatalf("the reader of the run before got %+v", all)
+	}
+	if h, _ := m.Current(ctx, k); h.Run != "r2" {
+		t.Fatalf("Current = %q", h.Run)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/agentui/agentui/agent"
@@ -43,6 +44,10 @@ type Handler struct {
 	// the bound, a lock is left to expire on its own.
 	releasing chan struct{}
 	inflight  inflight
+	// background counts what goes on after a stream ended (lock releases
+	// retried, a save or a shared log's end finished later), which
+	// Shutdown waits for.
+	background sync.WaitGroup
 
 	log     *slog.Logger   // the configured logger, with the protocol's name
 	local   *runlog.Memory // this process's runs
@@ -237,7 +242,7 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 		writeError(w, log, scopeError(err))
 		return
 	}
-	if err := h.checkModel(turn.Model); err != nil {
+	if err := h.checkModel(turn); err != nil {
 		writeError(w, log, err)
 		return
 	}
@@ -308,12 +313,25 @@ func (h *Handler) planClient(req *request) (*agent.Input, error) {
 	return h.input(req, base[:p.keep:p.keep], p.add, p.resume), nil
 }
 
-// checkModel refuses a model the agent does not offer ([agent.ModelNames]).
-func (h *Handler) checkModel(model string) error {
+// checkModel refuses a model the agent does not offer, when it offers a
+// choice ([agent.ModelNames]). An agent that serves one model serves it
+// whatever the request names: AG-UI apps forward props of their own,
+// "model" among them, to agents that offer no choice.
+func (h *Handler) checkModel(turn *Turn) error {
+	model := turn.Model
 	if model == "" {
 		return nil
 	}
-	if mn, ok := h.agent.(agent.ModelNames); ok && slices.Contains(mn.ModelNames(), model) {
+	mn, ok := h.agent.(agent.ModelNames)
+	names := []string(nil)
+	if ok {
+		names = mn.ModelNames()
+	}
+	switch {
+	case names == nil:
+		turn.Model = ""
+		return nil
+	case slices.Contains(names, model):
 		return nil
 	}
 	if len(model) > 64 {

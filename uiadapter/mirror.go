@@ -25,9 +25,9 @@ type mirror struct {
 	stop   context.CancelFunc // ends the wait for more entries
 	ctx    context.Context
 	done   chan struct{}
-	failed bool            // the log could not be written (read after done)
 	after  int64           // the last sequence copied (read after done)
 	rest   []runlog.Entry  // what the run logged after the last append: it goes with the end (read after done)
+	last   []runlog.Entry  // what ends the shared log: rest and the run's last entries
 	begun  bool            // the shared log has the run's header (read after done)
 	buf    *[]runlog.Entry // readAll's, from entryBufs
 }
@@ -61,41 +61,86 @@ func newMirror(h *Handler, key history.Key, header runlog.Header) *mirror {
 // finish waits, for one store timeout at most, until the mirror's append
 // in flight is done, then ends the shared log with what the mirror had
 // not copied yet and the run's last entries (one round trip: the end of a
-// reply waits for this). A store that does not answer in
-// time delays the end of the stream by no more than that; remote readers
-// then find the run dead once its lock lapses.
-func (m *mirror) finish(last []runlog.Entry) {
+// reply waits for this). It reports whether the shared log has its end;
+// when it has not (the store did not answer in time), the run keeps its
+// lock while endLater tries again, so that remote readers, which take a
+// free lock and an open log for a dead run, wait for the end instead.
+func (m *mirror) finish(last []runlog.Entry) bool {
 	m.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), m.h.cfg.storeTimeout)
 	defer cancel()
 	select {
 	case <-m.done:
 	case <-ctx.Done():
-		m.h.cfg.logger.Warn("the shared run log is behind; ending the run without it", "chat", m.key.Chat, "run", m.header.Run)
-		return
+		m.h.cfg.logger.Warn("the shared run log is behind; its end is written later", "chat", m.key.Chat, "run", m.header.Run)
+		m.last = last
+		return false
 	}
-	if m.failed {
-		return
-	}
-	all := append(m.rest, last...)
+	m.last, m.rest = append(m.rest, last...), nil
+	return m.end(ctx) == nil
+}
+
+// end writes what the mirror has not copied and the run's last entries,
+// ending the shared log.
+func (m *mirror) end(ctx context.Context) error {
+	var err error
 	if !m.begun { // the run ended before the mirror's first copy: all of it at once
-		if err := m.h.shared.Write(ctx, m.key, m.header, m.h.cfg.runRetention, all...); err != nil {
-			m.h.cfg.logger.Warn("could not write the shared run log: other replicas cannot replay this run", "chat", m.key.Chat, "error", err)
-		}
-	} else if err := m.h.shared.End(ctx, m.key, m.header.Run, m.h.cfg.runRetention, all...); err != nil {
-		m.h.cfg.logger.Warn("could not end the shared run log; remote readers find the run dead once its lock lapses", "chat", m.key.Chat, "error", err)
+		err = m.h.shared.Write(ctx, m.key, m.header, m.h.cfg.runRetention, m.last...)
+	} else {
+		err = m.h.shared.End(ctx, m.key, m.header.Run, m.h.cfg.runRetention, m.last...)
 	}
+	if err != nil {
+		m.h.cfg.logger.Warn("could not end the shared run log; trying again", "chat", m.key.Chat, "error", err)
+		return err
+	}
+	m.release()
+	return nil
+}
+
+// endLater tries to end the shared log until it works or until, its
+// lock lapsing, remote readers would take the run for dead anyway. It
+// waits for the copy in flight first: the entries past it come after
+// what it copies.
+func (m *mirror) endLater(until time.Time) {
+	select {
+	case <-m.done:
+	case <-time.After(time.Until(until)):
+		m.h.cfg.logger.Error("the shared run log stayed behind; remote readers will find this run cut short (its reply is stored)", "chat", m.key.Chat, "run", m.header.Run)
+		return
+	}
+	if len(m.rest) > 0 { // finish gave up waiting before the copy in flight ended
+		m.last, m.rest = append(m.rest, m.last...), nil
+	}
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		ctx, cancel := context.WithTimeout(context.Background(), m.h.cfg.storeTimeout)
+		err := m.end(ctx)
+		cancel()
+		if err == nil {
+			m.h.cfg.logger.Info("the shared run log was ended after retrying", "chat", m.key.Chat, "run", m.header.Run)
+			return
+		}
+		if !time.Now().Add(wait).Before(until) {
+			m.h.cfg.logger.Error("could not end the shared run log; remote readers will find this run cut short (its reply is stored)", "chat", m.key.Chat, "run", m.header.Run, "error", err)
+			return
+		}
+		time.Sleep(wait)
+	}
+}
+
+// release gives the mirror's pooled slice back.
+func (m *mirror) release() {
 	if m.buf != nil && cap(*m.buf) <= maxPooledEntries {
 		clear((*m.buf)[:cap(*m.buf)]) // no events kept alive by the pool (the last entries went past its length)
 		*m.buf = (*m.buf)[:0]
 		entryBufs.Put(m.buf)
 	}
-	m.buf = nil
+	m.buf, m.last, m.rest = nil, nil, nil
 }
 
 func (m *mirror) loop() {
 	defer close(m.done)
 	log := m.h.log.With("chat", m.key.Chat, "run", m.header.Run)
+	failures := 0
 	for {
 		es, err := m.h.local.Read(m.ctx, m.key, m.header.Run, m.after, time.Hour) // until finish
 		switch {
@@ -131,12 +176,24 @@ func (m *mirror) loop() {
 		}
 		cancel()
 		if err != nil {
-			// A gap would make every remote reader wrong: stop copying;
-			// remote readers find the log stalled and the run, once it
-			// ends, its lock released.
-			m.failed = true
-			log.Warn("could not copy to the shared run log: other replicas cannot follow this run", "error", err)
-			return
+			// A gap would make every remote reader wrong: the same
+			// entries are tried again, with what came since, once the
+			// store answers; remote readers wait meanwhile (the run holds
+			// its lock).
+			if failures++; failures == 1 {
+				log.Warn("could not copy to the shared run log; trying again", "error", err)
+			}
+			select {
+			case <-time.After(min(time.Duration(failures)*100*time.Millisecond, time.Second)):
+				continue
+			case <-m.ctx.Done():
+				m.takeRest()
+				return
+			}
+		}
+		if failures > 0 {
+			log.Info("the shared run log caught up", "failed_copies", failures)
+			failures = 0
 		}
 		m.begun = true
 		m.after = es[len(es)-1].Seq
@@ -256,22 +313,35 @@ func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.He
 	if err != nil {
 		return err
 	}
-	if n := len(hdr.Turn); n > 0 && !holds(conv.Messages, hdr.Turn[n-1].ID()) {
-		msgs = append(hdr.Turn[:n:n], msgs...) // it died before its turn was stored
-	}
-	if len(msgs) > 0 && !holds(conv.Messages, msgs[0].ID()) {
-		if _, err := h.cfg.store.Write(ctx, key, conv.Version, history.KeepAll, msgs...); err != nil {
-			return err
-		}
-	}
 	next := int64(len(entries))
 	if n := len(entries); n > 0 {
 		next = entries[n-1].Seq
+	}
+	if len(msgs) > 0 && holds(conv.Messages, msgs[0].ID()) {
+		// Its process stored the reply but could not end this log (the
+		// store went away for longer than its lock): the reply is whole
+		// in the conversation, not cut short.
+		err = h.shared.End(ctx, key, hdr.Run, h.cfg.runRetention, runlog.FailedEntry(next+1, EndNotShownMessage), runlog.EndedEntry(next+2))
+		log.Warn("ended the log of a run whose reply was stored but whose log was not ended", "error", err)
+		return err
+	}
+	if n := len(hdr.Turn); n > 0 && !holds(conv.Messages, hdr.Turn[n-1].ID()) {
+		msgs = append(hdr.Turn[:n:n], msgs...) // it died before its turn was stored
+	}
+	if len(msgs) > 0 {
+		if _, err := h.cfg.store.Write(ctx, key, conv.Version, history.KeepAll, msgs...); err != nil {
+			return err
+		}
 	}
 	err = h.shared.End(ctx, key, hdr.Run, h.cfg.runRetention, runlog.FailedEntry(next+1, DiedMessage), runlog.EndedEntry(next+2))
 	log.Warn("finished the run of a server that stopped; its partial reply is stored", "messages", len(msgs), "error", err)
 	return err
 }
+
+// EndNotShownMessage ends a stream on another replica whose run stored
+// its reply but could not end its shared log: the reply is whole in the
+// conversation, and a reload shows it.
+const EndNotShownMessage = "The rest of this reply could not be shown here: reload the chat to see it."
 
 // holds reports whether msgs has a message with id id (looking from the
 // end, where a run's reply would be).

@@ -52,6 +52,12 @@ func TestRequestPicksAModel(t *testing.T) {
 			t.Errorf("%s %s: %q, want %q", c.path, c.body, got, c.want)
 		}
 	}
+	// An agent with one model serves it whatever a request names.
+	one := httptest.NewServer(testutil.Must(vercelai.Handler(testutil.Must(agent.New(says("only"))))))
+	defer one.Close()
+	if got := testutil.PostStream(t, one.URL, vercel(`"large"`)).Text(); got != "I am only." {
+		t.Errorf("one model: %q", got)
+	}
 	for _, c := range []struct{ path, body string }{{"/api/chat", vercel(`"huge"`)}, {"/api/agui", agUI(`"huge"`)}, {"/api/agui", agUI(`7`)}} {
 		resp, err := http.Post(srv.URL+c.path, "application/json", strings.NewReader(c.body))
 		if err != nil {

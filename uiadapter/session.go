@@ -78,7 +78,7 @@ func (h *Handler) planStored(req *request) (*session, *agent.Input, error) {
 	case err != nil:
 		if !errors.Is(err, history.ErrUnavailable) {
 			// The lock may have been taken before the reply was lost.
-			go s.releaseEventually(time.Now())
+			s.h.goBackground(func() { s.releaseEventually(time.Now()) })
 		}
 		if r.Context().Err() != nil {
 			return nil, nil, errClientGone
@@ -220,7 +220,8 @@ func (s *session) release() {
 		<-s.keepDone
 	}
 	if s.tryRelease() != nil {
-		go s.releaseEventually(s.heldAt())
+		held := s.heldAt()
+		s.h.goBackground(func() { s.releaseEventually(held) })
 	}
 }
 
@@ -384,20 +385,28 @@ func (s *session) attempt(w *write, deadline time.Time) (saveOutcome, error) {
 	return notSaved, err
 }
 
-// finishLater goes on saving w in the background after the stream has
-// ended with SaveUncertainMessage, for as long as the lock lasts, then
-// logs what became of the reply and releases the lock.
-func (s *session) finishLater(w *write) {
-	go func() {
-		out, err := s.persist(w, time.Now().Add(s.h.cfg.lockTTL))
-		switch out {
-		case saved:
-			s.log.Info("the reply was saved after retrying")
-		default:
-			s.log.Error("the reply could not be saved", "error", err, "outcome", out.String())
+// finishLater goes on, in the background, with what the end of a run
+// could not finish in time, for as long as its lock lasts, holding the
+// lock meanwhile: saving w (the stream ended with SaveUncertainMessage)
+// and ending the shared log (m). Then it logs what became of them and
+// releases the lock. Either may be nil.
+func (s *session) finishLater(w *write, m *mirror) {
+	s.h.goBackground(func() {
+		until := time.Now().Add(s.h.cfg.lockTTL)
+		if w != nil {
+			out, err := s.persist(w, until)
+			switch out {
+			case saved:
+				s.log.Info("the reply was saved after retrying")
+			default:
+				s.log.Error("the reply could not be saved", "error", err, "outcome", out.String())
+			}
+		}
+		if m != nil {
+			m.endLater(until)
 		}
 		s.release()
-	}()
+	})
 }
 
 func (o saveOutcome) String() string {

@@ -67,10 +67,40 @@ func (f *inflight) exit(id uint64) {
 // them: each run is cancelled, what it produced is stored (stop reason
 // aborted), its stream ends with the protocol's error event
 // (ShutdownMessage), and its lock is released. Shutdown then waits for
-// them to finish, which the store and write timeouts bound, and returns
-// ctx's error. Call it alongside http.Server.Shutdown, which stops the
+// them to finish, which the store and write timeouts bound, and for what
+// they left to finish in the background (a lock release, a save or a
+// shared log's end the store did not take in time, each bounded by the
+// lock's TTL) until ctx ends, and returns ctx's error when it ended
+// first. Call it alongside http.Server.Shutdown, which stops the
 // listeners but would otherwise wait for streams or drop them unfinished.
 func (h *Handler) Shutdown(ctx context.Context) error {
+	err := h.shutdownRequests(ctx)
+	// Then what the runs left to finish in the background: lock releases
+	// retried, a save or a shared log's end that the store did not take
+	// in time. Each is bounded by the lock's TTL.
+	done := make(chan struct{})
+	go func() { h.background.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		h.cfg.logger.Warn("shutdown: work left after the streams is still going on (bounded by the lock TTL)", "protocol", h.proto.Name())
+		return ctx.Err()
+	}
+	return err
+}
+
+// goBackground runs fn on its own goroutine, counted for Shutdown.
+func (h *Handler) goBackground(fn func()) {
+	h.background.Add(1)
+	go func() {
+		defer h.background.Done()
+		fn()
+	}()
+}
+
+// shutdownRequests stops taking requests and waits for those in flight,
+// cutting them when ctx ends.
+func (h *Handler) shutdownRequests(ctx context.Context) error {
 	f := &h.inflight
 	f.mu.Lock()
 	f.closing = true

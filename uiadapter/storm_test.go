@@ -39,7 +39,9 @@ func TestDisconnectStorm(t *testing.T) {
 			// client go (a loaded machine is slow to) still finds the log.
 			const retention = 2 * time.Second
 			h := testutil.Must(vercelai.Handler(testutil.DemoLoop(t, nil), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope),
-				uiadapter.WithRunLog(runs), uiadapter.WithRunRetention(retention), uiadapter.WithLogger(testutil.Logger(logs))))
+				uiadapter.WithRunLog(runs), uiadapter.WithRunRetention(retention), uiadapter.WithLogger(testutil.Logger(logs)),
+				// One scope runs them all: the storm is the point here.
+				uiadapter.WithRunLimits(&uiadapter.RunLimits{PerScope: c.clients, Total: c.clients})))
 			srv := httptest.NewServer(h)
 			var wg sync.WaitGroup
 			errs := make(chan error, c.clients)
@@ -109,5 +111,59 @@ func TestDisconnectStorm(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Many clients take turns in one chat (each retries on 409 until the
+// chat is free): each gets its reply, stored, and none is told an error
+// occurred. The next turn may begin the moment a run releases the chat,
+// before the run has logged its end; its readers still get that end.
+func TestTurnsTakenInOneChatEndTruthfully(t *testing.T) {
+	store := history.NewMemory()
+	logs := &testutil.LogBuffer{}
+	h := testutil.Must(vercelai.Handler(testutil.DemoLoop(t, nil), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope),
+		uiadapter.WithLogger(testutil.Logger(logs)), uiadapter.WithRunLimits(&uiadapter.RunLimits{PerScope: 200})))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer testutil.ShutdownNow(h)
+	const clients = 200
+	var wg sync.WaitGroup
+	errs := make(chan string, clients)
+	for i := range clients {
+		wg.Go(func() {
+			for {
+				body := strings.Replace(userBody("one", fmt.Sprint("hello ", i)), `"u1"`, fmt.Sprintf(`"u%d"`, i), 1)
+				req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				if resp.StatusCode == http.StatusConflict {
+					resp.Body.Close()
+					continue
+				}
+				chunks := testutil.ParseChunks(t, resp.Body)
+				resp.Body.Close()
+				if e := chunks.Find("error"); e != nil || chunks.Find("finish") == nil {
+					errs <- fmt.Sprintf("client %d: %v", i, e)
+				}
+				return
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	var failed []string
+	for e := range errs {
+		failed = append(failed, e)
+	}
+	if len(failed) > 0 {
+		t.Fatalf("%d of %d turns ended badly: %v\n%s", len(failed), clients, failed, logs)
+	}
+	conv, _ := store.Load(context.Background(), history.Key{Scope: "single", Chat: "one"})
+	if len(conv.Messages) != 2*clients {
+		t.Fatalf("stored %d messages, want %d", len(conv.Messages), 2*clients)
 	}
 }

@@ -109,14 +109,19 @@ func (rn *run) main() {
 	last := out.entries(rn.next)
 	// The shared log ends before the lock is released, so a reader that
 	// finds the lock free and the log open knows the run's process died.
-	if rn.mirror != nil {
-		rn.mirror.finish(last)
-	}
+	sharedEnded := rn.mirror == nil || rn.mirror.finish(last)
 	// Nothing is left to stop: a stop from now on finds the run ended
 	// (404), as its readers will once the log ends below.
 	h.runs.remove(rn)
-	if saveOut == maybeSaved {
-		sess.finishLater(w) // keeps the lock until it knows
+	if saveOut == maybeSaved || !sharedEnded {
+		if saveOut != maybeSaved {
+			w = nil
+		}
+		var m *mirror
+		if !sharedEnded {
+			m = rn.mirror
+		}
+		sess.finishLater(w, m) // keeps the lock until it knows
 	} else {
 		// Unlock before the client sees the end of the reply: useChat may
 		// send the next request (an automatic continuation) the moment it
@@ -380,8 +385,26 @@ func (h *Handler) follow(r *http.Request, sse *SSEWriter, enc Encoder, l runlog.
 		wait = min(wait, h.cfg.lockTTL/10)
 	}
 	var after int64
+	var failing time.Time // since when the shared log has not answered
 	for {
 		es, err := l.Read(ctx, key, run, after, wait)
+		if remote && err != nil && ctx.Err() == nil && !errors.Is(err, runlog.ErrNoRun) {
+			// The shared store may be back soon (a failover, a pause): the
+			// run goes on meanwhile, so its reader waits too, for as long
+			// as the run's lock would last without it.
+			if failing.IsZero() {
+				failing = time.Now()
+				h.log.Warn("the shared run log does not answer; waiting for it", "chat", key.Chat, "run", run, "error", err)
+			}
+			if time.Since(failing) < h.cfg.lockTTL {
+				select {
+				case <-time.After(min(time.Since(failing)/4+50*time.Millisecond, time.Second)):
+				case <-ctx.Done():
+				}
+				continue
+			}
+		}
+		failing = time.Time{}
 		switch {
 		case err != nil && ctx.Err() != nil && shuttingDown(r):
 			// Shutdown cuts the run too: follow it to its end, which

@@ -249,10 +249,12 @@ func TestHostCheckAgainstDNSRebinding(t *testing.T) {
 // without -allowed-hosts, that it answers any Host.
 func TestWarnsBeyondLoopback(t *testing.T) {
 	p := testutil.RunProgram(t, ".", nil, "-addr", "0.0.0.0:0")
-	if got := p.Stderr.String(); !strings.Contains(got, "listening beyond this machine with anonymous scopes: the binary has no login") ||
-		!strings.Contains(got, "no -allowed-hosts: any Host header is answered") {
-		t.Fatalf("stderr:\n%s", got)
-	}
+	// Its log and its listening line go to two pipes: wait for the log.
+	testutil.Eventually(t, 10*time.Second, "the warnings", func() bool {
+		got := p.Stderr.String()
+		return strings.Contains(got, "listening beyond this machine with anonymous scopes: the binary has no login") &&
+			strings.Contains(got, "no -allowed-hosts: any Host header is answered")
+	})
 	q := testutil.RunProgram(t, ".", nil, "-addr", "127.0.0.1:0")
 	if strings.Contains(q.Stderr.String(), "beyond this machine") {
 		t.Fatalf("a loopback address warned:\n%s", q.Stderr)

@@ -302,3 +302,81 @@ func TestTwoReplicasRunACookielessApprovalOnce(t *testing.T) {
 		t.Fatalf("the same answer on B: %d %s", resp.StatusCode, body)
 	}
 }
+
+// A Redis that freezes mid-run (a failover, a paused VM) for less than a
+// lock's TTL costs a reader on the other replica nothing: the owner's
+// copy to the shared log catches up once Redis answers, the reader waits
+// meanwhile, and it gets the whole reply, which is stored whole. Nobody
+// is told the server stopped, and nothing claims a partial reply was
+// stored.
+func TestTwoReplicasOutlastARedisFreeze(t *testing.T) {
+	rs := testutil.StartRedis(t)
+	args := []string{"-addr", "127.0.0.1:0", "-history", "redis://" + rs.Addr, "-secret", "replica test secret, 32 bytes long!",
+		"-lock-ttl", "20s", "-demo-delay", "20ms"}
+	a := testutil.RunProgram(t, ".", nil, args...)
+	b := testutil.RunProgram(t, ".", nil, args...)
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar}
+	get := func(url string) *http.Response {
+		t.Helper()
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	get(a.URL + "/").Body.Close() // the scope cookie, as a browser gets it
+	// The demo echoes it a word every 20 ms: 6 s of deltas.
+	long := strings.Repeat("word ", 300) + "end"
+	req, _ := http.NewRequest(http.MethodPost, a.URL+"/api/chat", strings.NewReader(testutil.UserMessage("f1", "u1", long)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST on A: %v %v", resp, err)
+	}
+	owner := sseData{bufio.NewReader(resp.Body)}
+	var follower *http.Response
+	testutil.Eventually(t, 5*time.Second, "B to see the run", func() bool {
+		follower = get(b.URL + "/api/chat/f1/stream")
+		return follower.StatusCode == http.StatusOK
+	})
+	rs.Freeze()
+	frozen := time.Now()
+	for time.Since(frozen) < 4*time.Second { // the run goes on meanwhile: read A's stream
+		if _, ok := owner.next(t); !ok {
+			break
+		}
+	}
+	rs.Thaw()
+	ownerRest, remote := owner.rest(t), sseData{bufio.NewReader(follower.Body)}.rest(t)
+	text := func(frames []string) string {
+		var b strings.Builder
+		for _, f := range frames {
+			var c struct{ Type, Delta string }
+			if json.Unmarshal([]byte(f), &c) == nil && c.Type == "text-delta" {
+				b.WriteString(c.Delta)
+			}
+		}
+		return b.String()
+	}
+	if len(ownerRest) == 0 || ownerRest[len(ownerRest)-1] != "[DONE]" {
+		t.Fatalf("A's stream ended with %q", ownerRest[max(0, len(ownerRest)-3):])
+	}
+	got := text(remote)
+	if strings.Contains(strings.Join(remote, "\n"), uiadapter.DiedMessage) || got != "You said: "+long || remote[len(remote)-1] != "[DONE]" {
+		t.Fatalf("B's stream (%d bytes of text) ended with %q", len(got), remote[max(0, len(remote)-3):])
+	}
+	var msgs []struct {
+		Role  string
+		Parts []struct{ Type, Text string }
+	}
+	_ = json.NewDecoder(get(b.URL + "/api/chat/f1").Body).Decode(&msgs)
+	if len(msgs) != 2 || msgs[1].Parts[len(msgs[1].Parts)-1].Text != "You said: "+long {
+		t.Fatalf("stored %+v", msgs)
+	}
+	for _, p := range []*testutil.Program{a, b} {
+		if strings.Contains(p.Stderr.String(), "partial reply is stored") {
+			t.Fatalf("a replica claims it stored a partial reply:\n%s", p.Stderr)
+		}
+	}
+}

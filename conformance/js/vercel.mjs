@@ -475,7 +475,8 @@ const flows = {
       return chat;
     }
     const chat = newChat();
-    const sent = chat.sendMessage({ text: 'think: wait 1000 ms' });
+    // Long enough that the reply is still going when a loaded machine gets to look.
+    const sent = chat.sendMessage({ text: 'think: wait 4000 ms' });
     await until(() => assistant(chat)?.parts.some((p) => p.type === 'reasoning' && p.text.endsWith('ms')), 'the reasoning');
     await chat.stop(); // the page goes away
     await sent;
@@ -492,7 +493,7 @@ const flows = {
     assert.deepEqual(reloaded.messages.map((m) => m.role), ['user', 'assistant']);
     const reply = assistant(reloaded);
     assert.deepEqual(reply.parts.map((p) => p.type), ['step-start', 'reasoning', 'text'], 'each part once');
-    assert.equal(reply.parts[1].text, 'Thinking about: think: wait 1000 ms');
+    assert.equal(reply.parts[1].text, 'Thinking about: think: wait 4000 ms');
     assert.equal(texts(reply), 'done');
     const again = await cookieFetch(`${base}/api/chat/${chat.id}/stream`);
     assert.equal(again.status, 204, 'no run to resume once it is over');

@@ -1,1 +1,563 @@
-../js/vercel.mjs
+// Runs one useChat flow against an agentui server with the real AI SDK:
+// the Chat class (what useChat wraps) and DefaultChatTransport drive the
+// conversation; every response is also checked chunk by chunk with the
+// SDK's uiMessageChunkSchema and rebuilt with readUIMessageStream.
+//
+//   node vercel.mjs <base-url> <flow>
+//
+// The same script runs with AI SDK 6 (js/) and, through the symlink in
+// js7/ under `node --preserve-symlinks`, with AI SDK 7 on Node 22. AISDK7=1
+// says the server sends AI SDK 7's extra chunks.
+//
+// Prints a JSON summary (with the ai version it ran) and exits 0, or
+// prints the failure and exits 1.
+import assert from 'node:assert/strict';
+import { Chat } from '@ai-sdk/react';
+import {
+  DefaultChatTransport,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  lastAssistantMessageIsCompleteWithToolCalls,
+  readUIMessageStream,
+  uiMessageChunkSchema,
+  validateUIMessages,
+} from 'ai';
+import { readFileSync } from 'node:fs';
+import { cookieFetch, history } from './cookies.mjs';
+
+const [base, flow] = process.argv.slice(2);
+const aiVersion = JSON.parse(readFileSync(new URL('../package.json', import.meta.resolve('ai')), 'utf8')).version;
+const v7Chunks = process.env.AISDK7 === '1';
+const checks = [];
+// What the fake model of lineBreaks_test.go sends (lineBreaks flow).
+const ODD = 'Ber\nlin\r\n\u2028x';
+const ODD_TEXT = 'Line one\nline two\r\nthree\u2028four';
+
+// checkingFetch tees every chat response: the client reads one copy, the
+// other is validated here.
+async function checkingFetch(input, init) {
+  const res = await cookieFetch(input, init);
+  if (!res.ok || !res.body) return res;
+  const body = init.body ? JSON.parse(init.body) : { messages: [] }; // GET: a resumed stream
+  const last = body.messages.at(-1);
+  const [forClient, forCheck] = res.body.tee();
+  const check = checkStream(res.headers, forCheck, last?.role === 'assistant' ? last : undefined).catch((e) => {
+    if (init.signal?.aborted) return { aborted: true, chunks: [], errors: [] }; // the client stopped reading
+    throw e;
+  });
+  check.catch(() => {}); // reported where awaited
+  checks.push(check);
+  return new Response(forClient, { status: res.status, statusText: res.statusText, headers: res.headers });
+}
+
+async function checkStream(headers, body, continued) {
+  assert.equal(headers.get('content-type'), 'text/event-stream');
+  assert.equal(headers.get('x-vercel-ai-ui-message-stream'), 'v1');
+  const text = await new Response(body).text();
+  assert.ok(text.endsWith('data: [DONE]\n\n'), 'the stream ends with data: [DONE]');
+  assert.ok(!text.includes('\r'), 'LF framing');
+  const chunks = [];
+  let lastId = 0;
+  for (let frame of text.split('\n\n')) {
+    if (frame === '') continue;
+    // With history every frame carries the id of the run-log event it
+    // comes from (for Last-Event-ID); ids never go back.
+    const id = /^id: (\d+)\n/.exec(frame);
+    assert.equal(Boolean(id), history, 'frames carry ids exactly when the server keeps history: ' + frame);
+    if (id) {
+      assert.ok(Number(id[1]) >= lastId, 'ids never go back');
+      lastId = Number(id[1]);
+      frame = frame.slice(id[0].length);
+    }
+    assert.ok(frame.startsWith('data: ') && !frame.includes('\n'), 'one data line per frame: ' + frame);
+    const data = frame.slice('data: '.length);
+    if (data === '[DONE]') continue;
+    const chunk = JSON.parse(data);
+    const result = await uiMessageChunkSchema().validate(chunk);
+    if (!result.success) throw new Error(`uiMessageChunkSchema rejects ${data}: ${result.error}`);
+    chunks.push(chunk);
+  }
+  assert.equal(chunks[0].type, 'start', 'start comes first');
+  assert.ok(['finish', 'abort'].includes(chunks.at(-1).type), 'finish or abort comes last');
+  // Rebuild the message with the SDK's own stream processor.
+  const stream = new ReadableStream({
+    start(c) {
+      for (const ch of chunks) c.enqueue(ch);
+      c.close();
+    },
+  });
+  const errors = [];
+  let message;
+  for await (const m of readUIMessageStream({ stream, message: continued && structuredClone(continued), onError: (e) => errors.push(e) })) {
+    message = m;
+  }
+  return { chunks, message, errors };
+}
+
+async function until(cond, what, ms = 10000) {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for ' + what);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function newChat(options = {}) {
+  return new Chat({
+    id: `conformance-${flow}-${Math.random().toString(36).slice(2)}`,
+    transport: new DefaultChatTransport({ api: base + '/api/chat', fetch: checkingFetch }),
+    ...options,
+  });
+}
+
+const assistant = (chat) => chat.messages.filter((m) => m.role === 'assistant').at(-1);
+const texts = (m) => m.parts.filter((p) => p.type === 'text').map((p) => p.text).join('');
+const toolPart = (m, name) => m.parts.find((p) => p.type === 'tool-' + name);
+
+async function settled(chat) {
+  await until(() => chat.status === 'ready' || chat.status === 'error', 'the chat to settle');
+  await Promise.all(checks);
+}
+
+// approvalResponseChunk checks the continuation's tool-approval-response:
+// present (AI SDK 7 chunks on) and before the call's outcome, or absent.
+async function approvalResponseChunk(want) {
+  const { chunks } = await checks.at(-1);
+  const i = chunks.findIndex((c) => c.type === 'tool-approval-response');
+  if (!v7Chunks) {
+    assert.equal(i, -1, 'tool-approval-response is an AI SDK 7 chunk');
+    return;
+  }
+  assert.deepEqual(chunks[i], { type: 'tool-approval-response', ...want });
+  assert.ok(chunks[i + 1].type.startsWith('tool-output-'), 'the outcome follows the approval response');
+}
+
+const flows = {
+  async chat() {
+    const chat = newChat();
+    await chat.sendMessage({ text: 'Hello there' });
+    await settled(chat);
+    assert.equal(chat.status, 'ready');
+    assert.equal(chat.messages.length, 2);
+    assert.equal(texts(assistant(chat)), 'You said: Hello there');
+    return chat;
+  },
+
+  // Usage reaches message.metadata (start: createdAt; finish: usage,
+  // model, finishReason), and the stored conversation returns the same.
+  async metadata() {
+    const chat = newChat();
+    const before = Date.now();
+    await chat.sendMessage({ text: 'Hello there' });
+    await settled(chat);
+    const md = assistant(chat).metadata;
+    assert.ok(md, 'the reply has metadata');
+    assert.deepEqual(md.usage, { inputTokens: 2, outputTokens: 4, totalTokens: 6 });
+    assert.equal(md.model, 'agentui-demo');
+    assert.equal(md.finishReason, 'stop');
+    assert.ok(md.createdAt >= before - 1000 && md.createdAt <= Date.now(), `createdAt ${md.createdAt}`);
+    if (!history) return chat;
+    const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+    const reloaded = new Chat({ id: chat.id, messages: stored, transport: new DefaultChatTransport({ api: base + '/api/chat', fetch: checkingFetch }) });
+    assert.deepEqual(assistant(reloaded).metadata, md, 'the reloaded reply has the same metadata');
+    return reloaded;
+  },
+
+  async reasoning() {
+    const chat = newChat();
+    await chat.sendMessage({ text: 'think about it' });
+    await settled(chat);
+    const m = assistant(chat);
+    const reasoning = m.parts.find((p) => p.type === 'reasoning');
+    assert.equal(reasoning.text, 'Thinking about: think about it');
+    assert.equal(reasoning.state, 'done');
+    assert.equal(texts(m), 'You said: think about it');
+    return chat;
+  },
+
+  async serverTool() {
+    const chat = newChat();
+    await chat.sendMessage({ text: 'What is the weather in Paris?' });
+    await settled(chat);
+    const m = assistant(chat);
+    const tool = toolPart(m, 'get_weather');
+    assert.equal(tool.state, 'output-available');
+    assert.deepEqual(tool.input, { city: 'Paris' });
+    assert.deepEqual(tool.output, { city: 'Paris', forecast: 'sunny', temperature_c: 21 });
+    assert.equal(texts(m), 'The weather in Paris is sunny, 21°C.');
+    assert.equal(m.parts.filter((p) => p.type === 'step-start').length, 2);
+    return chat;
+  },
+
+  // A tool that streams: research sends three progress updates, each a
+  // preliminary tool-output-available (valid by the SDK's schema; the Chat
+  // shows it as the part's output), then its result; the Chat ends with
+  // the result, not preliminary, and the stored conversation has only it.
+  async streamingTool() {
+    const chat = newChat();
+    const shown = []; // the tool part's outputs as the Chat showed them (useChat's own subscription)
+    const unsubscribe = chat['~registerMessagesCallback'](() => {
+      const part = assistant(chat) && toolPart(assistant(chat), 'research');
+      const out = part?.output && JSON.stringify({ step: part.output.step ?? 'final', preliminary: !!part.preliminary });
+      if (out && shown.at(-1) !== out) shown.push(out);
+    });
+    await chat.sendMessage({ text: 'research owls' });
+    await settled(chat);
+    unsubscribe();
+    const { chunks } = await checks.at(-1);
+    const outputs = chunks.filter((c) => c.type === 'tool-output-available');
+    assert.deepEqual(outputs.map((c) => [c.output.step ?? 'final', !!c.preliminary]), [[1, true], [2, true], [3, true], ['final', false]]);
+    assert.equal(outputs[2].output.status, 'Summarizing');
+    assert.deepEqual(shown.map((s) => JSON.parse(s)), [1, 2, 3, 'final'].map((step) => ({ step, preliminary: step !== 'final' })), 'the Chat showed each output');
+    const tool = toolPart(assistant(chat), 'research');
+    assert.equal(tool.state, 'output-available');
+    assert.ok(!tool.preliminary, 'the final output is not preliminary');
+    assert.deepEqual(tool.output, { topic: 'owls', summary: '3 sources agree that owls is worth a closer look.', sources: 3 });
+    assert.equal(texts(assistant(chat)), 'Research on owls: 3 sources agree that owls is worth a closer look.');
+    const source = assistant(chat).parts.find((p) => p.type === 'source-url');
+    assert.equal(source?.url, 'https://example.com/research/owls', 'the tool cited its source');
+    assert.equal(source.title, 'owls: an overview');
+    if (history) {
+      const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+      const storedTool = toolPart(stored.at(-1), 'research');
+      assert.deepEqual(storedTool.output, tool.output, 'the stored call has the final result');
+      assert.ok(!JSON.stringify(stored).includes('Reading 3 sources'), 'no progress is stored');
+      assert.equal(stored.at(-1).parts.find((p) => p.type === 'source-url')?.url, source.url, 'the source is stored');
+    }
+    return chat;
+  },
+
+  // With the fake OpenAI-compatible model of lineBreaks_test.go: tool
+  // arguments, a tool output and text that hold LF, CRLF and U+2028, as a
+  // real model may send them, each event still one data line.
+  async lineBreaks() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'weather' });
+    await settled(chat);
+    const weather = toolPart(assistant(chat), 'get_weather');
+    assert.equal(weather.state, 'output-available');
+    assert.deepEqual(weather.input, { city: ODD });
+    assert.equal(weather.output.city, ODD);
+    assert.equal(texts(assistant(chat)), ODD_TEXT);
+    // The odd input goes back in the next request, and its approval's
+    // signature must verify against it.
+    await chat.sendMessage({ text: 'delete' });
+    await settled(chat);
+    const asked = toolPart(assistant(chat), 'delete_file');
+    assert.equal(asked.state, 'approval-requested');
+    assert.deepEqual(asked.input, { path: ODD });
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
+    await until(() => chat.status === 'ready' && toolPart(assistant(chat), 'delete_file').state === 'output-available', 'the approved call to run');
+    await settled(chat);
+    assert.deepEqual(toolPart(assistant(chat), 'delete_file').output, { deleted: ODD });
+    return chat;
+  },
+
+  // Attack (issue 11, defect 1): the client adds a second delete_file part
+  // with the signed call's id and other input, then approves. The request
+  // is refused (400) and nothing runs; the genuine approval then runs the
+  // call that was asked about, once.
+  async duplicateCallIds() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'delete /tmp/x.txt' });
+    await settled(chat);
+    const m = assistant(chat);
+    const asked = toolPart(m, 'delete_file');
+    assert.equal(asked.state, 'approval-requested');
+    chat.messages = [...chat.messages.slice(0, -1), { ...m, parts: [...m.parts, { ...asked, input: { path: '/etc/passwd' } }] }];
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
+    await until(() => chat.status === 'error', 'the forged request to be refused');
+    assert.match(chat.error.message, /two tool calls share one id/);
+    const forged = assistant(chat);
+    chat.messages = [...chat.messages.slice(0, -1), { ...forged, parts: forged.parts.slice(0, -1) }];
+    await chat.sendMessage();
+    await until(() => chat.status === 'ready' && texts(assistant(chat)) !== '', 'the genuine continuation');
+    await settled(chat);
+    const done = assistant(chat).parts.filter((p) => p.type === 'tool-delete_file');
+    assert.equal(done.length, 1);
+    assert.deepEqual(done[0].output, { deleted: '/tmp/x.txt' });
+    assert.equal(texts(assistant(chat)), 'Deleted /tmp/x.txt.');
+    return chat;
+  },
+
+  async approvalGranted() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'delete /tmp/x.txt' });
+    await settled(chat);
+    const asked = toolPart(assistant(chat), 'delete_file');
+    assert.equal(asked.state, 'approval-requested');
+    assert.ok(asked.approval.signature, 'the approval request is signed');
+    const id = assistant(chat).id;
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
+    await until(() => chat.status === 'ready' && texts(assistant(chat)) !== '', 'the continuation');
+    await settled(chat);
+    const m = assistant(chat);
+    assert.equal(chat.messages.length, 2, 'the continuation continues the same message');
+    assert.equal(m.id, id);
+    assert.equal(toolPart(m, 'delete_file').state, 'output-available');
+    assert.deepEqual(toolPart(m, 'delete_file').output, { deleted: '/tmp/x.txt' });
+    assert.equal(texts(m), 'Deleted /tmp/x.txt.');
+    await approvalResponseChunk({ approvalId: asked.approval.id, approved: true });
+    return chat;
+  },
+
+  async approvalDenied() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'delete /tmp/x.txt' });
+    await settled(chat);
+    const asked = toolPart(assistant(chat), 'delete_file');
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: false, reason: 'user said no' });
+    await until(() => chat.status === 'ready' && texts(assistant(chat)) !== '', 'the continuation');
+    await settled(chat);
+    const m = assistant(chat);
+    assert.equal(chat.messages.length, 2);
+    assert.equal(toolPart(m, 'delete_file').state, 'output-denied');
+    assert.equal(texts(m), 'Okay, I did not delete /tmp/x.txt (reason: user said no).');
+    await approvalResponseChunk({ approvalId: asked.approval.id, approved: false, reason: 'user said no' });
+    return chat;
+  },
+
+  // The policy flows run against a server with the demo policies
+  // (conformance TestVercelPolicy, internal/testutil DemoPolicies).
+  // A call the policy denies never asks for approval: it ends in an
+  // error that says the policy refused it, and the reply says so.
+  async policyDenied() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'delete /etc/passwd' });
+    await settled(chat);
+    const m = assistant(chat);
+    const call = toolPart(m, 'delete_file');
+    assert.equal(call.state, 'output-error');
+    assert.equal(call.approval, undefined, 'no approval was asked');
+    assert.equal(call.errorText, 'This tool call was denied by policy: files may be deleted only under /tmp');
+    assert.match(texts(m), /failed: This tool call was denied by policy: files may be deleted only under \/tmp/);
+    assert.equal(chat.messages.length, 2);
+    return chat;
+  },
+
+  // A policy makes a tool that needs no approval wait for one.
+  async policyApproval() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'weather in Area 51' });
+    await settled(chat);
+    const asked = toolPart(assistant(chat), 'get_weather');
+    assert.equal(asked.state, 'approval-requested');
+    assert.ok(asked.approval.signature, 'the approval request is signed');
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
+    await until(() => chat.status === 'ready' && texts(assistant(chat)) !== '', 'the continuation');
+    await settled(chat);
+    const m = assistant(chat);
+    assert.equal(toolPart(m, 'get_weather').state, 'output-available');
+    assert.equal(texts(m), 'The weather in Area 51 is sunny, 21°C.');
+    if (history) {
+      // The result's label is stored with the reply and shows on reload.
+      const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+      assert.deepEqual(stored.at(-1).metadata.labels, ['external']);
+    }
+    return chat;
+  },
+
+  // The card number is redacted before the model sees it; a denied
+  // message is refused (403) with the policy's reason, and one a policy
+  // failed on with no detail.
+  async policyInput() {
+    const chat = newChat();
+    await chat.sendMessage({ text: 'my card is 4111 1111 1111 1111' });
+    await settled(chat);
+    assert.equal(texts(assistant(chat)), 'You said: my card is [card number]');
+    if (history) {
+      const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+      assert.deepEqual(stored[0].metadata, { labels: ['PII'] });
+      assert.equal(stored[0].parts[0].text, 'my card is [card number]');
+    }
+    await chat.sendMessage({ text: 'my password: hunter2' });
+    await until(() => chat.status === 'error', 'the denial');
+    assert.match(chat.error.message, /do not paste passwords into the chat/);
+    await Promise.all(checks);
+    chat.clearError();
+    await chat.sendMessage({ text: 'please break the policy' });
+    await until(() => chat.status === 'error', 'the refusal');
+    assert.match(chat.error.message, /a policy could not be evaluated/);
+    await Promise.all(checks);
+    chat.clearError();
+    return chat;
+  },
+
+  async clientTool() {
+    let chat;
+    chat = newChat({
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
+      onToolCall: ({ toolCall }) => {
+        if (toolCall.toolName === 'get_location') {
+          chat.addToolOutput({ tool: 'get_location', toolCallId: toolCall.toolCallId, output: { city: 'Paris' } });
+        }
+      },
+    });
+    await chat.sendMessage({ text: 'Where am I?' });
+    await until(() => chat.status === 'ready' && texts(assistant(chat)) !== '', 'the client tool round trip');
+    await settled(chat);
+    const m = assistant(chat);
+    assert.equal(chat.messages.length, 2);
+    assert.equal(toolPart(m, 'get_location').state, 'output-available');
+    assert.equal(texts(m), 'You are in Paris.');
+    return chat;
+  },
+
+  async regenerate() {
+    const chat = newChat();
+    await chat.sendMessage({ text: 'Say something' });
+    await settled(chat);
+    const first = assistant(chat).id;
+    await chat.regenerate();
+    await settled(chat);
+    assert.equal(chat.messages.length, 2);
+    assert.notEqual(assistant(chat).id, first, 'a regenerated message has a new id');
+    assert.equal(texts(assistant(chat)), 'You said: Say something');
+    return chat;
+  },
+
+  async count5000() {
+    const chat = newChat();
+    await chat.sendMessage({ text: 'count to 5000' });
+    await settled(chat);
+    const want = Array.from({ length: 5000 }, (_, i) => `${i + 1} `).join('');
+    assert.equal(texts(assistant(chat)), want);
+    const { chunks } = await checks.at(-1);
+    assert.equal(chunks.filter((c) => c.type === 'text-delta').length, 5000);
+    return chat;
+  },
+
+  async modelError() {
+    const chat = newChat();
+    await chat.sendMessage({ text: 'fail' });
+    await settled(chat);
+    assert.equal(chat.status, 'error');
+    assert.equal(chat.error.message, 'An error occurred.');
+    assert.equal(texts(assistant(chat)), 'Working on it', 'the partial message is kept');
+    const { chunks, errors } = await checks.at(-1);
+    assert.deepEqual(chunks.find((c) => c.type === 'error'), { type: 'error', errorText: 'An error occurred.' });
+    assert.equal(errors.length, 1);
+    return chat;
+  },
+
+  async clientAbort() {
+    const chat = newChat();
+    const sent = chat.sendMessage({ text: 'wait 5000 ms' });
+    // The start chunk adds the assistant message (status stays 'submitted'
+    // until content arrives, as with the SDK's own server).
+    await until(() => chat.messages.length === 2, 'the stream to start');
+    const started = Date.now();
+    if (history) {
+      // With history a run outlives its request: aborting the fetch
+      // leaves it running, and Stop asks the server to stop it.
+      const res = await cookieFetch(`${base}/api/chat/${chat.id}/stop`, { method: 'POST' });
+      assert.equal(res.status, 202, 'the stop endpoint accepts');
+    }
+    await chat.stop();
+    await sent;
+    await until(() => chat.status === 'ready', 'the chat to stop');
+    assert.ok(Date.now() - started < 2000, 'stop returns promptly');
+    // The server keeps serving.
+    await chat.sendMessage({ text: 'still there?' });
+    await until(() => chat.status === 'ready' && texts(assistant(chat)) === 'You said: still there?', 'the next reply');
+    return chat;
+  },
+  // A reload mid-reply: the first Chat's fetch is cut (the run goes on);
+  // a new Chat with the stored messages resumes the stream (what
+  // useChat({resume: true}) does on mount) and shows the whole reply
+  // once; a second resume finds no run (204) and changes nothing.
+  async resume() {
+    if (!history) {
+      const res = await cookieFetch(`${base}/api/chat/anything/stream`);
+      assert.equal(res.status, 404, 'a server without history has no runs to resume');
+      const chat = newChat();
+      await chat.sendMessage({ text: 'hello' });
+      await settled(chat);
+      return chat;
+    }
+    const chat = newChat();
+    // Long enough that the reply is still going when a loaded machine gets to look.
+    const sent = chat.sendMessage({ text: 'think: wait 4000 ms' });
+    await until(() => assistant(chat)?.parts.some((p) => p.type === 'reasoning' && p.text.endsWith('ms')), 'the reasoning');
+    await chat.stop(); // the page goes away
+    await sent;
+    const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+    assert.deepEqual(stored.map((m) => m.role), ['user'], 'the reply is not stored yet');
+    const reloaded = new Chat({
+      id: chat.id,
+      messages: stored,
+      transport: new DefaultChatTransport({ api: base + '/api/chat', fetch: checkingFetch }),
+    });
+    await reloaded.resumeStream();
+    await settled(reloaded);
+    assert.equal(reloaded.status, 'ready', String(reloaded.error));
+    assert.deepEqual(reloaded.messages.map((m) => m.role), ['user', 'assistant']);
+    const reply = assistant(reloaded);
+    assert.deepEqual(reply.parts.map((p) => p.type), ['step-start', 'reasoning', 'text'], 'each part once');
+    assert.equal(reply.parts[1].text, 'Thinking about: think: wait 4000 ms');
+    assert.equal(texts(reply), 'done');
+    const again = await cookieFetch(`${base}/api/chat/${chat.id}/stream`);
+    assert.equal(again.status, 204, 'no run to resume once it is over');
+    await reloaded.resumeStream();
+    assert.equal(reloaded.status, 'ready');
+    assert.equal(reloaded.messages.length, 2);
+    // The stored reply is the one that streamed, under the same id.
+    const after = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+    assert.equal(after.at(-1).id, reply.id);
+    return reloaded;
+  },
+  // A reload while a continuation runs (the reply after an approval; the
+  // server's demo model pauses between words): useChat starts a resumed
+  // message empty, so the resumed stream must carry what the continued
+  // message held before it (the approved call) as well as what the
+  // continuation adds, each once.
+  async resumeContinuation() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'delete /tmp/slow.txt' });
+    await settled(chat);
+    const asked = toolPart(assistant(chat), 'delete_file');
+    assert.equal(asked.state, 'approval-requested');
+    const id = assistant(chat).id;
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
+    await until(() => texts(assistant(chat)).startsWith('Deleted'), 'the continuation to start');
+    await chat.stop(); // the page goes away; the run goes on
+    const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+    assert.equal(toolPart(stored.at(-1), 'delete_file').state, 'approval-requested', 'the continuation is not stored yet');
+    const reloaded = new Chat({
+      id: chat.id,
+      messages: stored,
+      transport: new DefaultChatTransport({ api: base + '/api/chat', fetch: checkingFetch }),
+    });
+    const resumed = checks.length;
+    await reloaded.resumeStream();
+    await settled(reloaded);
+    assert.equal(checks.length, resumed + 1, 'the continuation was resumed, not found over');
+    assert.equal(reloaded.status, 'ready', String(reloaded.error));
+    assert.deepEqual(reloaded.messages.map((m) => m.role), ['user', 'assistant']);
+    const m = assistant(reloaded);
+    assert.equal(m.id, id);
+    assert.deepEqual(m.parts.map((p) => p.type), ['step-start', 'tool-delete_file', 'step-start', 'text'], 'each part once');
+    assert.equal(toolPart(m, 'delete_file').state, 'output-available');
+    assert.deepEqual(toolPart(m, 'delete_file').output, { deleted: '/tmp/slow.txt' });
+    assert.equal(texts(m), 'Deleted /tmp/slow.txt.');
+    return reloaded;
+  },
+};
+
+try {
+  const run = flows[flow];
+  if (!run) throw new Error('unknown flow ' + flow);
+  const chat = await run();
+  const results = await Promise.all(checks);
+  // readUIMessageStream reports what it cannot process to onError rather
+  // than throwing: only the error flow may see any.
+  if (flow !== 'modelError') {
+    results.forEach((r, i) => assert.deepEqual(r.errors.map(String), [], `response ${i + 1}: readUIMessageStream errors`));
+  }
+  // What the chat holds is valid by the SDK's own message validation.
+  await validateUIMessages({ messages: chat.messages });
+  console.log(JSON.stringify({ flow, ok: true, ai: aiVersion, node: process.version, responses: results.length, chunks: results.reduce((n, r) => n + r.chunks.length, 0) }));
+  process.exit(0);
+} catch (e) {
+  console.error(`flow ${flow} failed:`, e?.stack ?? e);
+  process.exit(1);
+}

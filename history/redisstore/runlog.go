@@ -428,7 +428,8 @@ func (l *RunLog) Read(ctx context.Context, key history.Key, run string, after in
 }
 
 // decodeEntries unpacks stream entries into the log entries after seq
-// after (a stream entry may start before it).
+// after (a stream entry may start before it, or repeat entries of an
+// earlier one), each once, in order.
 func decodeEntries(msgs []goredis.XMessage, after int64) ([]runlog.Entry, error) {
 	var out []runlog.Entry
 	for _, m := range msgs {
@@ -475,8 +476,12 @@ func decodeEntries(msgs []goredis.XMessage, after int64) ([]runlog.Entry, error)
 					part = d
 				}
 			}
+			// An append that timed out may have landed before it was sent
+			// again with more: its entries are then there twice, and only
+			// the first counts.
 			if seq > after {
 				out = append(out, e)
+				after = seq
 			}
 		}
 	}

@@ -145,13 +145,12 @@ func Run(t *testing.T, newLog func(t *testing.T) runlog.Log) {
 	})
 	t.Run("a new run replaces the log", func(t *testing.T) {
 		l, k := newLog(t), key()
+		// The chat's log is the new run's. (A log may keep a replaced
+		// run's for its readers until it expires: runlog.Memory does.)
 		_ = l.Begin(ctx, k, runlog.Header{Run: "old"})
 		_ = l.Append(ctx, k, "old", texts(1, "x")...)
 		_ = l.Begin(ctx, k, runlog.Header{Run: "new"})
-		if _, err := l.Read(ctx, k, "old", 0, time.Millisecond); !errors.Is(err, runlog.ErrNoRun) {
-			t.Fatalf("Read of the replaced run: %v, want ErrNoRun", err)
-		}
-		_ = l.Append(ctx, k, "old", texts(2, "late")...) // dropped
+		_ = l.Append(ctx, k, "old", texts(2, "late")...) // not the new run's
 		if h, _ := l.Current(ctx, k); h.Run != "new" {
 			t.Fatalf("Current = %q, want new", h.Run)
 		}
