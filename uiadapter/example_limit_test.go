@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
+	"github.com/agentui/agentui/limit"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 )
@@ -18,7 +19,7 @@ import (
 // the count between replicas.)
 func ExampleWithLimiter() {
 	loop, _ := agent.New(demo.New())
-	limiter := uiadapter.NewMemoryLimiter(uiadapter.Limits{Runs: uiadapter.Rate{N: 2, Per: time.Hour}})
+	limiter := limit.NewMemoryLimiter(limit.Limits{Runs: limit.Rate{N: 2, Per: time.Hour}})
 	h, _ := vercelai.Handler(loop, uiadapter.WithLimiter(limiter))
 	srv := httptest.NewServer(h)
 	defer srv.Close()

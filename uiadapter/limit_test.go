@@ -14,6 +14,7 @@ import (
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/limit"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -32,7 +33,7 @@ func (c *fakeClock) add(d time.Duration) {
 
 // LimiterContract checks a Limiter with runs 2 and tokens 10 per minute,
 // whose clock is clock: the windows, the counts, the keys kept apart.
-func limiterContract(t *testing.T, l uiadapter.Limiter, clock *fakeClock) {
+func limiterContract(t *testing.T, l limit.Limiter, clock *fakeClock) {
 	ctx := context.Background()
 	allow := func(key string) time.Duration {
 		t.Helper()
@@ -83,13 +84,13 @@ func limiterContract(t *testing.T, l uiadapter.Limiter, clock *fakeClock) {
 // Both limiters keep the same contract; the Redis one is shared by every
 // replica on that Redis.
 func TestLimiters(t *testing.T) {
-	limits := func(clock *fakeClock) uiadapter.Limits {
-		return uiadapter.Limits{Runs: uiadapter.Rate{N: 2, Per: time.Minute}, Tokens: uiadapter.Rate{N: 10, Per: time.Minute}, Clock: clock.now}
+	limits := func(clock *fakeClock) limit.Limits {
+		return limit.Limits{Runs: limit.Rate{N: 2, Per: time.Minute}, Tokens: limit.Rate{N: 10, Per: time.Minute}, Clock: clock.now}
 	}
 	start := time.Unix(1_800_000_000, 0).Truncate(time.Minute).Add(20 * time.Second)
 	t.Run("memory", func(t *testing.T) {
 		clock := &fakeClock{t: start}
-		limiterContract(t, uiadapter.NewMemoryLimiter(limits(clock)), clock)
+		limiterContract(t, limit.NewMemoryLimiter(limits(clock)), clock)
 	})
 	t.Run("redis", func(t *testing.T) {
 		rdb := testutil.Redis(t)
@@ -110,7 +111,7 @@ func TestLimiters(t *testing.T) {
 		}
 	})
 
-	for _, bad := range []uiadapter.Limits{{Runs: uiadapter.Rate{N: 1}}, {}, {Runs: uiadapter.Rate{N: -1, Per: time.Minute}}} {
+	for _, bad := range []limit.Limits{{Runs: limit.Rate{N: 1}}, {}, {Runs: limit.Rate{N: -1, Per: time.Minute}}} {
 		if bad.Check() == nil {
 			t.Errorf("%+v passes its check", bad)
 		}
@@ -121,7 +122,7 @@ func TestLimiters(t *testing.T) {
 // Retry-After and a JSON error, on both protocols (one limiter), per
 // scope; a request without a scope is counted by its address.
 func TestRateLimitRefusesWith429(t *testing.T) {
-	l := uiadapter.NewMemoryLimiter(uiadapter.Limits{Runs: uiadapter.Rate{N: 1, Per: time.Hour}})
+	l := limit.NewMemoryLimiter(limit.Limits{Runs: limit.Rate{N: 1, Per: time.Hour}})
 	f := newHistoryFixture(t, history.NewMemory(), uiadapter.WithLimiter(l))
 	f.chat("alice", testutil.UserMessage("c1", "u1", "hello"))
 	for path, body := range map[string]string{
@@ -157,7 +158,7 @@ func TestRateLimitRefusesWith429(t *testing.T) {
 // frames, the reply so far is stored (stop reason aborted), and the next
 // run waits for the window.
 func TestTokenBudgetStopsARunMidway(t *testing.T) {
-	l := uiadapter.NewMemoryLimiter(uiadapter.Limits{Tokens: uiadapter.Rate{N: 1, Per: time.Hour}})
+	l := limit.NewMemoryLimiter(limit.Limits{Tokens: limit.Rate{N: 1, Per: time.Hour}})
 	f := newHistoryFixture(t, history.NewMemory(), uiadapter.WithLimiter(l))
 	chunks := f.chat("alice", testutil.UserMessage("c1", "u1", "weather in Paris"))
 	var types []string
@@ -189,15 +190,15 @@ func TestTokenBudgetStopsARunMidway(t *testing.T) {
 }
 
 func TestParseRate(t *testing.T) {
-	for in, want := range map[string]uiadapter.Rate{
+	for in, want := range map[string]limit.Rate{
 		"20/m": {N: 20, Per: time.Minute}, "100000/h": {N: 100000, Per: time.Hour}, "5/10s": {N: 5, Per: 10 * time.Second}, "1/d": {N: 1, Per: 24 * time.Hour},
 	} {
-		if got, err := uiadapter.ParseRate(in); err != nil || got != want {
+		if got, err := limit.ParseRate(in); err != nil || got != want {
 			t.Errorf("%s: %+v %v", in, got, err)
 		}
 	}
 	for _, bad := range []string{"", "20", "0/m", "-1/m", "x/m", "20/", "20/fortnight", "20/-1s", "20/0s"} {
-		if _, err := uiadapter.ParseRate(bad); err == nil {
+		if _, err := limit.ParseRate(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/limit"
 	"github.com/agentui/agentui/runlog"
 )
 
@@ -37,7 +38,7 @@ type config struct {
 	runLog          runlog.Log
 	runRetention    time.Duration
 	metadata        func(*http.Request, *agent.RunFinished) map[string]any
-	limiter         Limiter
+	limiter         limit.Limiter
 	runLimits       *RunLimits
 	guard           agent.Guard
 	subject         func(*http.Request) (*cmf.SubjectExtension, error)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/agentui/agentui/internal/gctune"
 	"github.com/agentui/agentui/internal/server"
+	"github.com/agentui/agentui/limit"
 	"github.com/agentui/agentui/telemetry"
 	"github.com/agentui/agentui/uiadapter"
 	"github.com/agentui/agentui/webui"
@@ -158,9 +159,9 @@ func run(args []string) error {
 	if o.secret != "" && len(o.secret) < minSecret {
 		return fmt.Errorf("-secret is %d bytes: use at least %d random bytes (openssl rand -base64 32)", len(o.secret), minSecret)
 	}
-	var scopeLimit uiadapter.Rate
+	var scopeLimit limit.Rate
 	if o.scopeLimit != "off" {
-		if scopeLimit, err = uiadapter.ParseRate(o.scopeLimit); err != nil {
+		if scopeLimit, err = limit.ParseRate(o.scopeLimit); err != nil {
 			return fmt.Errorf("-scope-limit: %w (or off)", err)
 		}
 	}
@@ -194,15 +195,15 @@ func run(args []string) error {
 	}
 	defer gctune.MinHeap(minHeap)()
 
-	var limits uiadapter.Limits
+	var limits limit.Limits
 	for _, r := range []struct {
 		flag, value string
-		p           *uiadapter.Rate
+		p           *limit.Rate
 	}{{"-rate-limit", o.rateLimit, &limits.Runs}, {"-token-limit", o.tokenLimit, &limits.Tokens}} {
 		if r.value == "" {
 			continue
 		}
-		if *r.p, err = uiadapter.ParseRate(r.value); err != nil {
+		if *r.p, err = limit.ParseRate(r.value); err != nil {
 			return fmt.Errorf("%s: %w", r.flag, err)
 		}
 	}

@@ -5,12 +5,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentui/agentui/limit"
 	goredis "github.com/redis/go-redis/v9"
-
-	"github.com/agentui/agentui/uiadapter"
 )
 
-// Limiter is a uiadapter.Limiter that counts in Redis, so every replica
+// Limiter is a limit.Limiter that counts in Redis, so every replica
 // shares one count per key: <prefix>limit:{<key>}:runs:<window> and
 // …:tokens:<window>, each expiring when its window ends (the braces keep a
 // key's two counters in one Cluster slot). Windows are the limits' fixed
@@ -18,12 +17,12 @@ import (
 type Limiter struct {
 	rdb    goredis.UniversalClient
 	prefix string
-	limits uiadapter.Limits
+	limits limit.Limits
 }
 
 // NewLimiter returns a limiter on rdb whose keys start with prefix (""
 // for DefaultPrefix). It fails when the limits cannot work.
-func NewLimiter(rdb goredis.UniversalClient, prefix string, limits uiadapter.Limits) (*Limiter, error) {
+func NewLimiter(rdb goredis.UniversalClient, prefix string, limits limit.Limits) (*Limiter, error) {
 	if err := limits.Check(); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/internal/testutil"
-	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/limit"
 )
 
 // browserHeaders are what Chromium sends with a page's fetch to its own
@@ -82,7 +82,7 @@ func TestBrowserGetsAScopeOnItsFirstAPIRequest(t *testing.T) {
 // a clear 429 with Retry-After, and nothing is issued. A client with a
 // scope is not affected.
 func TestScopeMintingIsBounded(t *testing.T) {
-	ts := newTestServer(t, Config{Secret: "s", ScopeLimit: uiadapter.Rate{N: 3, Per: time.Hour}})
+	ts := newTestServer(t, Config{Secret: "s", ScopeLimit: limit.Rate{N: 3, Per: time.Hour}})
 	kept := browser(t, ts.URL)                                                                                    // 1
 	if resp, _ := send(t, http.DefaultClient, http.MethodPost, ts.URL+"/api/token", ""); resp.StatusCode != 200 { // 2
 		t.Fatalf("token: %d", resp.StatusCode)

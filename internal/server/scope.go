@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentui/agentui/limit"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -30,7 +31,7 @@ type cookieScope struct {
 	key []byte
 	// mint bounds the scopes issued per client address (nil: no bound):
 	// each new scope is a fresh budget under the per-scope rate limits.
-	mint uiadapter.Limiter
+	mint limit.Limiter
 	log  *slog.Logger
 }
 

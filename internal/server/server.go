@@ -22,6 +22,7 @@ import (
 	"github.com/agentui/agentui/agent/openai"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redisstore"
+	"github.com/agentui/agentui/limit"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/runlog"
@@ -71,13 +72,13 @@ type Config struct {
 	// Limits bound runs and tokens per scope (uiadapter.WithLimiter),
 	// counted in Redis when the history is there, else in memory; zero
 	// Rates: no limit.
-	Limits uiadapter.Limits
+	Limits limit.Limits
 	// Guard decides each turn's input, tool calls, results and output
 	// (uiadapter.WithGuard; a policy.Engine). Nil: none.
 	Guard agent.Guard
 	// ScopeLimit bounds the anonymous scopes issued to one client address
 	// (cookies and tokens), counted like Limits; zero: no bound.
-	ScopeLimit uiadapter.Rate
+	ScopeLimit limit.Rate
 	// AllowedHosts are the Host values the server answers to
 	// (uiadapter.AllowHosts; "*" any); nil: no check. The probes
 	// (/healthz, /readyz) answer any Host.
@@ -150,7 +151,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	scope := &cookieScope{key: key, log: cfg.Logger}
 	if cfg.ScopeLimit.N > 0 {
-		if scope.mint, err = s.limiter(cfg, uiadapter.Limits{Runs: cfg.ScopeLimit}); err != nil {
+		if scope.mint, err = s.limiter(cfg, limit.Limits{Runs: cfg.ScopeLimit}); err != nil {
 			return nil, fmt.Errorf("-scope-limit: %w", err)
 		}
 	}
@@ -302,14 +303,14 @@ func (s *Server) redisRunLog(cfg Config, rdb goredis.UniversalClient, where stri
 
 // limiter counts limits in the history's Redis, shared by the replicas,
 // or in memory.
-func (s *Server) limiter(cfg Config, limits uiadapter.Limits) (uiadapter.Limiter, error) {
+func (s *Server) limiter(cfg Config, limits limit.Limits) (limit.Limiter, error) {
 	if err := limits.Check(); err != nil {
 		return nil, err
 	}
 	if s.rdb != nil {
 		return redisstore.NewLimiter(s.rdb, cfg.HistoryPrefix, limits)
 	}
-	return uiadapter.NewMemoryLimiter(limits), nil
+	return limit.NewMemoryLimiter(limits), nil
 }
 
 // newStore builds the history store -history names: "memory" (the
