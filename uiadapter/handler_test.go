@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/agentui/agentui/history"
 	"io"
 	"iter"
 	"log/slog"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentui/agentui/history"
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"

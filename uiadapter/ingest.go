@@ -18,38 +18,9 @@ import (
 	"github.com/agentui/agentui/internal/ids"
 )
 
-// WithGuard gives every run a guard (a policy.Engine): it decides each
-// new user message before the model sees it or it is stored (a denial is
-// a 403 whose error is the guard's reason), and the agent loop asks it
-// about each tool call, result and finished text part (see
-// [agent.Guard]). The default is none, which costs nothing.
-func WithGuard(g agent.Guard) Option { return func(c *config) { c.guard = g } }
-
-// WithSubject authenticates a request as a subject (id, type, roles,
-// permissions, teams, claims): policies see it on every message of the
-// request and its run, and the subject's id is the request's scope, as
-// [WithScope] would return it (use one of the two). Its errors mean what
-// the scope function's do; a nil subject or one without an id is a 401.
-func WithSubject(fn func(*http.Request) (*cmf.SubjectExtension, error)) Option {
-	return func(c *config) { c.subject = fn }
-}
-
-// WithEnvironment names the deployment ("production", "staging") in the
-// request extension of every message, for policies that differ by it.
-// The default is none.
-func WithEnvironment(env string) Option { return func(c *config) { c.environment = env } }
-
 // DefaultRecordedHeaders are the request headers a new user message
 // keeps in its http extension by default.
 var DefaultRecordedHeaders = []string{"User-Agent", "Accept-Language", "Origin"}
-
-// WithRecordedHeaders replaces the request headers a new user message
-// keeps in its http extension (stored with it; policies read them with
-// cmf.CapReadHeaders). Credentials are never kept: naming Authorization,
-// Cookie, Proxy-Authorization or X-Api-Key is a configuration error.
-func WithRecordedHeaders(names ...string) Option {
-	return func(c *config) { c.headers = slices.Clone(names) }
-}
 
 // maxHeaderValue bounds a recorded header value.
 const maxHeaderValue = 512

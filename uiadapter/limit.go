@@ -5,16 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/agentui/agentui/limit"
 )
-
-// WithLimiter bounds runs and tokens per scope (see [limit.Limiter]): a
-// run over the runs limit is refused with 429 and Retry-After; a run
-// whose scope has used its tokens stops after its step. A request
-// without a scope (served without history) is counted by its client's
-// address. The default is no limit.
-func WithLimiter(l limit.Limiter) Option { return func(c *config) { c.limiter = l } }
 
 // limitKey is what a request is counted under: its scope, or without one
 // the address it came from.

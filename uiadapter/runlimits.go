@@ -114,8 +114,3 @@ func (l *RunLimits) Running() int {
 	defer l.mu.Unlock()
 	return l.n
 }
-
-// WithRunLimits bounds runs (see [RunLimits]); one RunLimits given to
-// several handlers bounds them together. The default is a RunLimits of
-// the handler's own with every default.
-func WithRunLimits(l *RunLimits) Option { return func(c *config) { c.runLimits = l } }
