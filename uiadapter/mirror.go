@@ -265,7 +265,9 @@ func (h *Handler) recoverDead(key history.Key, run string) bool {
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), h.cfg.storeTimeout)
 		defer cancel()
-		_ = h.cfg.locker.Release(ctx, key, token)
+		if err := h.cfg.locker.Release(ctx, key, token); err != nil {
+			h.log.Warn("could not release the lock taken to finish a dead run; it expires on its own", "chat", key.Chat, "error", err)
+		}
 	}()
 	hdr, err := h.shared.Current(ctx, key)
 	if err != nil || hdr.Run != run {

@@ -79,7 +79,9 @@ func (h *Handler) start(req *request, in *agent.Input, sess *session) *run {
 	}
 	rn.ctx, rn.cancel = context.WithCancelCause(h.withRunInfo(req, context.WithoutCancel(req.r.Context())))
 	rn.ctx, rn.stopTimer = context.WithTimeoutCause(rn.ctx, h.cfg.runLimits.maxDuration(), errRunTooLong)
-	_ = h.local.Begin(rn.ctx, rn.key, rn.header)
+	if err := h.local.Begin(rn.ctx, rn.key, rn.header); err != nil {
+		req.log.Error("could not begin the run's log", "error", err) // a memory log does not fail
+	}
 	h.runs.add(rn)
 	rn.flight = h.inflight.enterRun(rn.cancel)
 	if h.shared != nil {
@@ -128,7 +130,9 @@ func (rn *run) main() {
 		// reads finish, and must not find the chat locked.
 		sess.release()
 	}
-	_ = h.local.End(context.Background(), rn.key, rn.header.Run, h.cfg.runRetention, last...)
+	if err := h.local.End(context.Background(), rn.key, rn.header.Run, h.cfg.runRetention, last...); err != nil {
+		log.Error("could not end the run's log", "error", err)
+	}
 	rn.cancel(nil)
 }
 
@@ -159,7 +163,9 @@ func (rn *run) publish(ev agent.Event) {
 			break
 		}
 	}
-	_ = rn.h.local.Append(rn.ctx, rn.key, rn.header.Run, e)
+	if err := rn.h.local.Append(rn.ctx, rn.key, rn.header.Run, e); err != nil {
+		rn.req.log.Error("could not log the run's event", "error", err)
+	}
 }
 
 // paced reports that the stream that started the run has written up to

@@ -197,6 +197,8 @@ func (l *RunLog) End(ctx context.Context, key history.Key, run string, retention
 	var encErr error
 	var bs entryBatches
 	defer bs.release()
+	// The XADDs' and the script's own results are read below: the
+	// pipeline's first error would not say which failed.
 	_, _ = l.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		if encErr = bs.add(ctx, p, stream, last); encErr != nil {
 			return encErr
@@ -387,6 +389,9 @@ func (l *RunLog) Read(ctx context.Context, key history.Key, run string, after in
 	from := "(0-" + strconv.FormatInt(after, 10)
 	var rng *goredis.XMessageSliceCmd
 	var hdr *goredis.StringCmd
+	// Each command's own result says how it went (a missing header is
+	// redis.Nil, not a failure), so the pipeline's first error is not
+	// the answer.
 	_, _ = l.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		hdr = p.HGet(ctx, l.headerKey(key), "run")
 		rng = p.XRangeN(ctx, stream, from, "+", readBatch)

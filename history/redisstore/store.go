@@ -364,6 +364,8 @@ func cutCached(old cached, keep int) cached {
 func (s *Store) cas(ctx context.Context, op string, script *goredis.Script, key history.Key, keys []string, args []any) (history.Version, error) {
 	index := s.indexKey(key.Scope)
 	var run *goredis.Cmd
+	// The script's result is read below; the index's ZADD is best
+	// effort (List checks what it lists exists).
 	_, _ = s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		run = script.EvalSha(ctx, p, keys, args...)
 		p.ZAdd(ctx, index, goredis.Z{Score: float64(time.Now().UnixMilli()), Member: key.Chat})
