@@ -49,6 +49,8 @@ var errUsage = errors.New("usage")
 type options struct {
 	addr, model, history, historyPrefix, secret, logLevel, debugAddr, corsOrigins string
 	rateLimit, tokenLimit, gcMinHeap, scopeLimit, allowedHosts                    string
+	runsPerUser, runsTotal, maxRunOutput                                          string
+	maxRunTime                                                                    time.Duration
 	historyTTL, demoDelay                                                         time.Duration
 	bodyTimeout, writeTimeout, idleTimeout, shutdownGrace, lockTTL                time.Duration
 	envErrs                                                                       map[string]error // by flag name
@@ -113,6 +115,12 @@ func newFlags() (*flag.FlagSet, *options, error) {
 	str(&o.tokenLimit, "token-limit", "", "tokens each user's runs may use, as N/unit (100000/h); a run that uses up the rest stops after its step; unlimited when empty")
 	str(&o.scopeLimit, "scope-limit", "60/h", "anonymous scopes (browser cookies, tokens) one client address may be issued, as N/unit; over it 429; off: no bound")
 	str(&o.allowedHosts, "allowed-hosts", "", "comma-separated Host names the server answers to besides localhost, 127.0.0.1 and ::1 (chat.example.com, *.example.com, host:port; * for any); on a loopback -addr only those three when empty, else any")
+	str(&o.runsPerUser, "runs-per-user", strconv.Itoa(uiadapter.DefaultRunsPerScope), "replies one user (scope; without one, client address) may have going at once with history; over it a new turn gets 429")
+	str(&o.runsTotal, "runs-total", strconv.Itoa(uiadapter.DefaultRunsTotal), "replies this server may have going at once with history, all users together; over it a new turn gets 429")
+	str(&o.maxRunOutput, "max-run-output", "4MiB", "text, reasoning and tool arguments one reply may stream (KiB, MiB); past it the reply is cut, what it said kept")
+	if err := dur(&o.maxRunTime, "max-run-time", uiadapter.DefaultMaxRunDuration.String(), "how long one reply may run; past it the reply is cut, what it said kept"); err != nil {
+		return nil, nil, err
+	}
 	if err := dur(&o.historyTTL, "history-ttl", "24h", "conversations expire this long after their last write; 0 keeps them"); err != nil {
 		return nil, nil, err
 	}
@@ -193,6 +201,10 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("-gc-min-heap: %w", err)
 	}
+	runLimits, err := o.runLimits()
+	if err != nil {
+		return err
+	}
 	defer gctune.MinHeap(minHeap)()
 
 	var limits limit.Limits
@@ -213,7 +225,7 @@ func run(args []string) error {
 		Secret: o.secret, DemoDelay: o.demoDelay, Logger: logger,
 		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL,
 		CORSOrigins: splitList(o.corsOrigins), Limits: limits, Telemetry: otelProviders != nil,
-		ScopeLimit: scopeLimit, AllowedHosts: hosts,
+		ScopeLimit: scopeLimit, AllowedHosts: hosts, RunLimits: runLimits,
 	})
 	if err != nil {
 		return err
@@ -369,4 +381,28 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// runLimits reads the bounds of runs from their flags.
+func (o *options) runLimits() (*uiadapter.RunLimits, error) {
+	l := &uiadapter.RunLimits{MaxDuration: o.maxRunTime}
+	for _, f := range []struct {
+		name, value string
+		p           *int
+	}{{"-runs-per-user", o.runsPerUser, &l.PerScope}, {"-runs-total", o.runsTotal, &l.Total}} {
+		n, err := strconv.Atoi(f.value)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s %q: want a whole number, 1 or more", f.name, f.value)
+		}
+		*f.p = n
+	}
+	if o.maxRunTime <= 0 {
+		return nil, fmt.Errorf("-max-run-time %s: want a positive duration", o.maxRunTime)
+	}
+	n, err := parseSize(o.maxRunOutput)
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("-max-run-output %q: want a size, e.g. 4MiB", o.maxRunOutput)
+	}
+	l.MaxOutput = int64(n)
+	return l, nil
 }

@@ -168,6 +168,10 @@ func TestStartupFailures(t *testing.T) {
 		{"bad rate", nil, []string{"-rate-limit", "20 per minute"}, 1, `agentui: -rate-limit: rate "20 per minute": want N/unit`},
 		{"bad token unit", []string{"AGENTUI_TOKEN_LIMIT=5/fortnight"}, nil, 1, `agentui: -token-limit: rate "5/fortnight": the unit is`},
 		{"bad size", []string{"AGENTUI_GC_MIN_HEAP=64M"}, nil, 1, `agentui: -gc-min-heap: size "64M": want a number of bytes, KiB, MiB or GiB`},
+		{"runs per user", nil, []string{"-runs-per-user", "0"}, 1, `agentui: -runs-per-user "0": want a whole number, 1 or more`},
+		{"runs total", []string{"AGENTUI_RUNS_TOTAL=many"}, nil, 1, `agentui: -runs-total "many": want a whole number, 1 or more`},
+		{"run output", nil, []string{"-max-run-output", "4MB"}, 1, `agentui: -max-run-output "4MB": want a size, e.g. 4MiB`},
+		{"run time", nil, []string{"-max-run-time", "0s"}, 1, `agentui: -max-run-time 0s: want a positive duration`},
 		{"unknown flag", nil, []string{"-bogus"}, 2, "flag provided but not defined: -bogus"},
 		{"duration without a unit", nil, []string{"-history-ttl", "1day"}, 2, `invalid value "1day" for flag -history-ttl: "1day" is not a duration: write a number and a unit, h, m, s or ms`},
 	} {

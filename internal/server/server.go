@@ -69,6 +69,10 @@ type Config struct {
 	// Telemetry traces and measures the server (package telemetry) with
 	// otel's global providers: telemetry.FromEnv sets them up.
 	Telemetry bool
+	// RunLimits bound the replies going at once, and each one's time and
+	// output (uiadapter.WithRunLimits), for both protocols together; nil:
+	// the defaults.
+	RunLimits *uiadapter.RunLimits
 	// Limits bound runs and tokens per scope (uiadapter.WithLimiter),
 	// counted in Redis when the history is there, else in memory; zero
 	// Rates: no limit.
@@ -170,6 +174,7 @@ func New(cfg Config) (*Server, error) {
 		uiadapter.WithScope(scope.scope),
 		uiadapter.WithReplayGuard(replay),
 		uiadapter.WithBodyTimeout(cfg.BodyTimeout),
+		uiadapter.WithRunLimits(runLimits(cfg.RunLimits)),
 		uiadapter.WithWriteTimeout(cfg.WriteTimeout),
 	}
 	if store != nil {
@@ -450,4 +455,13 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = w.Write([]byte("ok\n"))
+}
+
+// runLimits are the limits both protocols share: one count of the runs
+// going on.
+func runLimits(l *uiadapter.RunLimits) *uiadapter.RunLimits {
+	if l == nil {
+		return &uiadapter.RunLimits{}
+	}
+	return l
 }
