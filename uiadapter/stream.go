@@ -385,7 +385,8 @@ func (h *Handler) startStream(w http.ResponseWriter, resumable bool) *SSEWriter 
 }
 
 // follow writes a run's log to a stream until the log ends, the client
-// goes away, or the log is lost. Entries up to mute are
+// goes away, or the log is lost, a page at a time (runlog.Cursor: a
+// remote log's reader holds one page, not the run). Entries up to mute are
 // encoded but not written: a stream resumed after an event needs the
 // encoder in the state that event left it in. remote says the log is
 // another process's run: then a run that goes quiet for long is checked
@@ -402,8 +403,9 @@ func (h *Handler) follow(r *http.Request, sse *SSEWriter, enc Encoder, l runlog.
 		wait = min(wait, h.cfg.lockTTL/10)
 	}
 	var after int64
+	cur := runlog.NewCursor(l, key, run, 0)
 	for {
-		es, err := l.Read(ctx, key, run, after, wait)
+		es, err := cur.Next(ctx, wait)
 		switch {
 		case err != nil && ctx.Err() != nil && shuttingDown(r):
 			// Shutdown cuts the run too: follow it to its end, which
