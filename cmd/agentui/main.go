@@ -48,6 +48,7 @@ var errUsage = errors.New("usage")
 type options struct {
 	addr, model, history, historyPrefix, secret, logLevel, debugAddr, corsOrigins string
 	rateLimit, tokenLimit, gcMinHeap                                              string
+	maxResumes                                                                    int
 	historyTTL, demoDelay                                                         time.Duration
 	bodyTimeout, writeTimeout, idleTimeout, shutdownGrace, lockTTL                time.Duration
 	envErrs                                                                       map[string]error // by flag name
@@ -109,6 +110,16 @@ func newFlags() (*flag.FlagSet, *options, error) {
 	str(&o.rateLimit, "rate-limit", "", "runs each user (scope; without one, client address) may start, as N/unit (20/m, 500/h); over it a request gets 429; unlimited when empty")
 	str(&o.gcMinHeap, "gc-min-heap", "64MiB", "the garbage collector lets the heap grow to at least this (KiB, MiB, GiB) before it runs, however small the live heap; above it GOGC applies as usual; 0: Go's own floor (4 MB)")
 	str(&o.tokenLimit, "token-limit", "", "tokens each user's runs may use, as N/unit (100000/h); a run that uses up the rest stops after its step; unlimited when empty")
+	num := func(p *int, name string, def int, usage string) {
+		env := "AGENTUI_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		n, err := strconv.Atoi(envOr(env, strconv.Itoa(def)))
+		if err != nil {
+			o.envErrs[name] = fmt.Errorf("%s: %w", env, err)
+			n = def
+		}
+		fs.IntVar(p, name, n, usage+" (env "+env+")")
+	}
+	num(&o.maxResumes, "max-resumes", uiadapter.DefaultMaxResumes, "streams of running replies each user (scope) may have resumed at once, per protocol (a reload, another tab or device); over it a resume gets 429; 0: no bound")
 	if err := dur(&o.historyTTL, "history-ttl", "24h", "conversations expire this long after their last write; 0 keeps them"); err != nil {
 		return nil, nil, err
 	}
@@ -167,6 +178,13 @@ func run(args []string) error {
 		logger.Info("telemetry on: " + otelProviders.Desc)
 	}
 
+	if o.maxResumes < 0 {
+		return fmt.Errorf("-max-resumes: %d: want 0 (no bound) or more", o.maxResumes)
+	}
+	maxResumes := o.maxResumes
+	if maxResumes == 0 {
+		maxResumes = -1 // server.Config: negative is no bound
+	}
 	minHeap, err := parseSize(o.gcMinHeap)
 	if err != nil {
 		return fmt.Errorf("-gc-min-heap: %w", err)
@@ -189,7 +207,7 @@ func run(args []string) error {
 	srv, err := server.New(server.Config{
 		Page: webui.Handler(), Model: o.model, History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix,
 		Secret: o.secret, DemoDelay: o.demoDelay, Logger: logger,
-		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL,
+		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL, MaxResumes: maxResumes,
 		CORSOrigins: splitList(o.corsOrigins), Limits: limits, Telemetry: otelProviders != nil,
 	})
 	if err != nil {

@@ -116,7 +116,7 @@ func TestConfigurationDocumented(t *testing.T) {
 			t.Errorf("-%s's usage does not name %s", f.Name, env)
 		}
 	})
-	if n != 18 {
+	if n != 19 {
 		t.Fatalf("%d flags", n)
 	}
 	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS", "OPENAI_ADMIN_KEY", "OPENAI_WEBHOOK_SECRET"} {
@@ -161,6 +161,8 @@ func TestStartupFailures(t *testing.T) {
 		{"bad rate", nil, []string{"-rate-limit", "20 per minute"}, 1, `agentui: -rate-limit: rate "20 per minute": want N/unit`},
 		{"bad token unit", []string{"AGENTUI_TOKEN_LIMIT=5/fortnight"}, nil, 1, `agentui: -token-limit: rate "5/fortnight": the unit is`},
 		{"bad size", []string{"AGENTUI_GC_MIN_HEAP=64M"}, nil, 1, `agentui: -gc-min-heap: size "64M": want a number of bytes, KiB, MiB or GiB`},
+		{"negative bound", nil, []string{"-max-resumes", "-1"}, 1, `agentui: -max-resumes: -1: want 0 (no bound) or more`},
+		{"bad number", []string{"AGENTUI_MAX_RESUMES=lots"}, nil, 1, `agentui: AGENTUI_MAX_RESUMES: strconv.Atoi: parsing "lots"`},
 		{"unknown flag", nil, []string{"-bogus"}, 2, "flag provided but not defined: -bogus"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
