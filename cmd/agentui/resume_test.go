@@ -252,7 +252,8 @@ func processCPU(t testing.TB, pid int) time.Duration {
 // once (remote-50: an op is 50 resumes). cpu-ms/resume is that
 // replica's CPU per resume, read from /proc (the client's, in this
 // process, is not counted; nor is Redis's); peak-rss-MiB the replica's
-// peak resident memory after the sub-benchmark.
+// peak resident memory after the sub-benchmark. The reply's log is kept
+// for the default retention, a minute: keep to -benchtime 20x or less.
 func BenchmarkReplicaResumeCPU(b *testing.B) {
 	p := startReplicaPair(b, []string{"AGENTUI_MAX_RESUMES=50"})
 	resp := p.do(b, http.MethodPost, p.a.URL+"/api/chat", testutil.UserMessage("big", "u1", "count to 100000"))
