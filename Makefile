@@ -99,7 +99,8 @@ bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./uiadapter ./history/... ./protocols/...
 
 # Durable runs (issue 13): S1 with the Redis run log against the local
-# one, resume time-to-first-byte, idle-stream memory with the log on.
+# one, resume time-to-first-byte, idle-stream memory with the log on, the
+# CPU of a long reply's resume from another replica against a local one.
 # Five rounds, each running every sub-benchmark once, so ratios compare
 # neighbours. Results and method: docs/benchmarks.md.
 bench-runs:
@@ -108,6 +109,7 @@ bench-runs:
 	  for round in 1 2 3 4 5; do \
 	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'RunLogStream|ResumeTTFB' -test.benchtime 400x | grep '^Benchmark'; \
 	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'IdleStreamsWithRunLog' -test.benchtime 1x | grep '^Benchmark'; \
+	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'ResumeCPU' -test.benchtime 40x | grep '^Benchmark'; \
 	  done
 
 # Telemetry's cost (issue 16): S1 with telemetry off and on (spans to an

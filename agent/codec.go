@@ -97,13 +97,13 @@ func AppendEvent(b []byte, ev Event) ([]byte, error) {
 		b = jsonw.StringField(b, "Delta", e.Delta)
 		return append(b, '}'), nil
 	case *PartEnded:
-		if t, ok := e.Part.(cmf.Text); ok && e.InputError == "" && len(e.Labels) == 0 {
+		if t, ok := e.Part.(cmf.Text); ok && t.Opaque == nil && e.InputError == "" && len(e.Labels) == 0 {
 			// A reply's whole text, once per part: written by hand in
 			// the form CMF's codec writes, which would escape and
 			// compact the text once per level of nesting.
 			b = strconv.AppendInt(append(b, `{"Kind":`...), int64(e.Kind), 10)
 			b = jsonw.StringField(b, "ID", e.ID)
-			b = append(b, `,"Part":{"schema_version":"`+cmf.SchemaVersion+`","role":"assistant","content":[{"content_type":"text","text":`...)
+			b = append(b, textPartPrefix...)
 			return append(jsonw.String(b, t.Text), "}]}}"...), nil
 		}
 		w := partEndedJSON{Kind: e.Kind, ID: e.ID, InputError: e.InputError, Labels: e.Labels}
@@ -137,6 +137,9 @@ func UnmarshalEvent(typ string, data []byte) (Event, error) {
 		}
 		ev = &PartDelta{}
 	case TypePartEnded:
+		if e, ok := parsePartEnded(data); ok {
+			return e, nil
+		}
 		var w partEndedJSON
 		if err := json.Unmarshal(data, &w); err != nil {
 			return nil, fmt.Errorf("agent: event %s: %w", typ, err)
@@ -180,23 +183,7 @@ func UnmarshalEvent(typ string, data []byte) (Event, error) {
 // reflection: {"Kind":N,"ID":"…","Delta":"…"}. Anything else is left to
 // encoding/json.
 func parsePartDelta(b []byte) (*PartDelta, bool) {
-	rest, ok := bytes.CutPrefix(b, []byte(`{"Kind":`))
-	if !ok {
-		return nil, false
-	}
-	i := bytes.IndexByte(rest, ',')
-	if i < 1 || i > 3 {
-		return nil, false
-	}
-	kind, err := strconv.Atoi(string(rest[:i]))
-	if err != nil || kind < 0 || kind > 255 {
-		return nil, false
-	}
-	rest, ok = bytes.CutPrefix(rest[i:], []byte(`,"ID":`))
-	if !ok {
-		return nil, false
-	}
-	id, rest, ok := jsonw.ReadString(rest)
+	kind, id, rest, ok := parseKindID(b)
 	if !ok {
 		return nil, false
 	}
@@ -208,5 +195,52 @@ func parsePartDelta(b []byte) (*PartDelta, bool) {
 	if !ok || string(rest) != "}" {
 		return nil, false
 	}
-	return &PartDelta{Kind: PartKind(kind), ID: id, Delta: delta}, true
+	return &PartDelta{Kind: kind, ID: id, Delta: delta}, true
+}
+
+// textPartPrefix is what AppendEvent writes between a finished text
+// part's ID and its text.
+const textPartPrefix = `,"Part":{"schema_version":"` + cmf.SchemaVersion + `","role":"assistant","content":[{"content_type":"text","text":`
+
+// parsePartEnded reads what AppendEvent writes by hand for a finished
+// text part, without reflection: it holds the part's whole text, which
+// CMF's codec would scan three times (a reply of 100,000 words took a
+// third of a resume's decoding). Anything else is left to encoding/json.
+func parsePartEnded(b []byte) (*PartEnded, bool) {
+	kind, id, rest, ok := parseKindID(b)
+	if !ok {
+		return nil, false
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(textPartPrefix))
+	if !ok {
+		return nil, false
+	}
+	text, rest, ok := jsonw.ReadString(rest)
+	if !ok || string(rest) != "}]}}" {
+		return nil, false
+	}
+	return &PartEnded{Kind: kind, ID: id, Part: cmf.Text{Text: text}}, true
+}
+
+// parseKindID reads the start both hand-written forms share,
+// {"Kind":N,"ID":"…", and returns what follows.
+func parseKindID(b []byte) (PartKind, string, []byte, bool) {
+	rest, ok := bytes.CutPrefix(b, []byte(`{"Kind":`))
+	if !ok {
+		return 0, "", nil, false
+	}
+	i := bytes.IndexByte(rest, ',')
+	if i < 1 || i > 3 {
+		return 0, "", nil, false
+	}
+	kind, err := strconv.Atoi(string(rest[:i]))
+	if err != nil || kind < 0 || kind > 255 {
+		return 0, "", nil, false
+	}
+	rest, ok = bytes.CutPrefix(rest[i:], []byte(`,"ID":`))
+	if !ok {
+		return 0, "", nil, false
+	}
+	id, rest, ok := jsonw.ReadString(rest)
+	return PartKind(kind), id, rest, ok
 }

@@ -18,6 +18,8 @@ func codecEvents() []agent.Event {
 		&agent.PartStarted{Kind: agent.PartToolCall, ID: "c1", ToolName: "weather", MessageID: "m2"},
 		&agent.PartDelta{Kind: agent.PartText, ID: "t1", Delta: "héllo \"x\"\n"},
 		&agent.PartEnded{Kind: agent.PartText, ID: "t1", Part: cmf.Text{Text: "héllo"}},
+		&agent.PartEnded{Kind: agent.PartText, ID: "t2", Part: cmf.Text{Text: "signed", Opaque: &cmf.Opaque{Provider: "google", Model: "gemini-x", Data: "sig"}}},
+		&agent.PartEnded{Kind: agent.PartText, ID: "t3", Part: cmf.Text{Text: "kept"}, Labels: []string{"pii"}},
 		&agent.PartEnded{Kind: agent.PartThinking, ID: "r1", Part: cmf.Thinking{Text: "hm", Opaque: &cmf.Opaque{Provider: "anthropic", Model: "claude-x", Data: "sig"}}},
 		&agent.PartEnded{Kind: agent.PartRedactedThinking, ID: "x1", Part: cmf.RedactedThinking{Opaque: cmf.Opaque{Provider: "anthropic", Model: "claude-x", Data: "enc"}}},
 		&agent.PartEnded{Kind: agent.PartToolCall, ID: "c1", Part: cmf.ToolCall{ToolCallID: "c1", Name: "weather", Arguments: raw(`{"city":"Oslo","n":12345678901234567890}`)}, InputError: "bad"},
@@ -78,15 +80,31 @@ func FuzzEventCodec(f *testing.F) {
 	}
 	f.Add(agent.TypePartDelta, []byte(`{"Kind":1,"ID":"a\"b","Delta":"\u00e9\n\ud83d\ude00"}`))
 	f.Add(agent.TypePartDelta, []byte(`{"Kind":1,"ID":"a","Delta":"x"} `))
+	f.Add(agent.TypePartEnded, []byte(`{"Kind":1,"ID":"a","Part":{"schema_version":"`+cmf.SchemaVersion+`","role":"assistant","content":[{"content_type":"text","text":"\u00e9\n"}]}}`))
 	f.Fuzz(func(t *testing.T, typ string, data []byte) {
 		ev, err := agent.UnmarshalEvent(typ, data)
 		if err != nil {
 			return
 		}
-		if typ == agent.TypePartDelta { // the hand-written reader agrees with encoding/json
+		switch typ { // the hand-written readers agree with encoding/json
+		case agent.TypePartDelta:
 			var std agent.PartDelta
 			if json.Unmarshal(data, &std) == nil && !reflect.DeepEqual(ev, &std) {
 				t.Fatalf("%s: read %#v, encoding/json %#v", data, ev, &std)
+			}
+		case agent.TypePartEnded:
+			var w struct {
+				Kind       agent.PartKind
+				ID         string
+				Part       *cmf.Message
+				InputError string
+				Labels     []string
+			}
+			if json.Unmarshal(data, &w) == nil && w.Part != nil && len(w.Part.Content) == 1 {
+				std := &agent.PartEnded{Kind: w.Kind, ID: w.ID, Part: w.Part.Content[0], InputError: w.InputError, Labels: w.Labels}
+				if !reflect.DeepEqual(ev, std) {
+					t.Fatalf("%s: read %#v, encoding/json %#v", data, ev, std)
+				}
 			}
 		}
 		typ2, data2, err := agent.MarshalEvent(ev)

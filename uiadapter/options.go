@@ -45,6 +45,7 @@ type config struct {
 	subject         func(*http.Request) (*cmf.SubjectExtension, error)
 	environment     string
 	headers         []string // recorded on user messages; nil: DefaultRecordedHeaders
+	resumes         *scopeSlots
 }
 
 // DefaultApprovalTTL is how long an approval request stays answerable
@@ -98,6 +99,7 @@ func defaults() config {
 		storeTimeout: DefaultStoreTimeout,
 		approvalTTL:  DefaultApprovalTTL,
 		runRetention: runlog.DefaultRetention,
+		resumes:      newScopeSlots(DefaultMaxResumes),
 
 		maxChatMessages: DefaultMaxChatMessages,
 		maxChatBytes:    DefaultMaxChatBytes,

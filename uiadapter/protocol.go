@@ -50,7 +50,10 @@ type TailDecoder interface {
 // steps, and a run cut off has had its open parts ended), so an encoder
 // maps events and keeps only its protocol's own rules.
 type Encoder interface {
-	// Encode writes the frames for one event (zero or more).
+	// Encode writes the frames for one event (zero or more). A text
+	// delta's event (*agent.PartDelta) is valid only during the call: a
+	// run replayed from a shared log reuses its memory for the next
+	// (runlog.Cursor). Keep what its fields hold, never the event.
 	Encode(ev agent.Event) error
 	// Fail writes the protocol's error frames with a message for the
 	// client (never internal error text), ending the step and run.

@@ -163,8 +163,14 @@ func (h *Handler) ResumeHandler(chatID func(*http.Request) string) http.Handler 
 }
 
 // replay streams a run's log to a reader that did not start it, after
-// the events of first.
+// the events of first, holding one of the scope's resume slots
+// (WithMaxResumes) while it lasts: 429 when none is free.
 func (h *Handler) replay(w http.ResponseWriter, r *http.Request, turn *Turn, l runlog.Log, key history.Key, hdr runlog.Header, after int64, remote bool, first ...agent.Event) {
+	if !h.cfg.resumes.take(key.Scope) {
+		writeError(w, h.log.With("chat", key.Chat), tooManyResumes(w))
+		return
+	}
+	defer h.cfg.resumes.release(key.Scope)
 	sse := h.startStream(w, true)
 	w.Header().Set(RunHeader, hdr.Run)
 	w.WriteHeader(http.StatusOK)

@@ -374,7 +374,8 @@ func (h *Handler) startStream(w http.ResponseWriter, resumable bool) *SSEWriter 
 }
 
 // follow writes a run's log to a stream until the log ends, the client
-// goes away, or the log is lost. Entries up to mute are
+// goes away, or the log is lost, a page at a time (runlog.Cursor: a
+// remote log's reader holds one page, not the run). Entries up to mute are
 // encoded but not written: a stream resumed after an event needs the
 // encoder in the state that event left it in. remote says the log is
 // another process's run: then a run that goes quiet for long is checked
@@ -392,8 +393,9 @@ func (h *Handler) follow(r *http.Request, sse *SSEWriter, enc Encoder, l runlog.
 	}
 	var after int64
 	var failing time.Time // since when the shared log has not answered
+	cur := runlog.NewCursor(l, key, run, 0)
 	for {
-		es, err := l.Read(ctx, key, run, after, wait)
+		es, err := cur.Next(ctx, wait)
 		if remote && err != nil && ctx.Err() == nil && !errors.Is(err, runlog.ErrNoRun) {
 			// The shared store may be back soon (a failover, a pause): the
 			// run goes on meanwhile, so its reader waits too, for as long

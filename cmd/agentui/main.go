@@ -48,8 +48,8 @@ var errUsage = errors.New("usage")
 // options are the binary's settings.
 type options struct {
 	addr, model, history, historyPrefix, secret, logLevel, debugAddr, corsOrigins string
-	rateLimit, tokenLimit, gcMinHeap, scopeLimit, allowedHosts                    string
-	runsPerUser, runsTotal, maxRunOutput                                          string
+	rateLimit, tokenLimit, gcMinHeap, scopeLimit, allowedHosts, maxRunOutput      string
+	runsPerUser, runsTotal, maxResumes                                            int
 	maxRunTime                                                                    time.Duration
 	historyTTL, demoDelay                                                         time.Duration
 	bodyTimeout, writeTimeout, idleTimeout, shutdownGrace, lockTTL                time.Duration
@@ -115,8 +115,18 @@ func newFlags() (*flag.FlagSet, *options, error) {
 	str(&o.tokenLimit, "token-limit", "", "tokens each user's runs may use, as N/unit (100000/h); a run that uses up the rest stops after its step; unlimited when empty")
 	str(&o.scopeLimit, "scope-limit", "60/h", "anonymous scopes (browser cookies, tokens) one client address may be issued, as N/unit; over it 429; off: no bound")
 	str(&o.allowedHosts, "allowed-hosts", "", "comma-separated Host names the server answers to besides localhost, 127.0.0.1 and ::1 (chat.example.com, *.example.com, host:port; * for any); on a loopback -addr only those three when empty, else any")
-	str(&o.runsPerUser, "runs-per-user", strconv.Itoa(uiadapter.DefaultRunsPerScope), "replies one user (scope; without one, client address) may have going at once with history; over it a new turn gets 429")
-	str(&o.runsTotal, "runs-total", strconv.Itoa(uiadapter.DefaultRunsTotal), "replies this server may have going at once with history, all users together; over it a new turn gets 429")
+	num := func(p *int, name string, def int, usage string) {
+		env := "AGENTUI_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		n, err := strconv.Atoi(envOr(env, strconv.Itoa(def)))
+		if err != nil {
+			o.envErrs[name] = fmt.Errorf("%s: %w", env, err)
+			n = def
+		}
+		fs.IntVar(p, name, n, usage+" (env "+env+")")
+	}
+	num(&o.maxResumes, "max-resumes", uiadapter.DefaultMaxResumes, "streams of running replies each user (scope) may have resumed at once, per protocol (a reload, another tab or device); over it a resume gets 429; 0: no bound")
+	num(&o.runsPerUser, "runs-per-user", uiadapter.DefaultRunsPerScope, "replies one user (scope; without one, client address) may have going at once with history; over it a new turn gets 429")
+	num(&o.runsTotal, "runs-total", uiadapter.DefaultRunsTotal, "replies this server may have going at once with history, all users together; over it a new turn gets 429")
 	str(&o.maxRunOutput, "max-run-output", "4MiB", "text, reasoning and tool arguments one reply may stream (KiB, MiB); past it the reply is cut, what it said kept")
 	if err := dur(&o.maxRunTime, "max-run-time", uiadapter.DefaultMaxRunDuration.String(), "how long one reply may run; past it the reply is cut, what it said kept"); err != nil {
 		return nil, nil, err
@@ -197,6 +207,13 @@ func run(args []string) error {
 		logger.Info("telemetry on: " + otelProviders.Desc)
 	}
 
+	if o.maxResumes < 0 {
+		return fmt.Errorf("-max-resumes: %d: want 0 (no bound) or more", o.maxResumes)
+	}
+	maxResumes := o.maxResumes
+	if maxResumes == 0 {
+		maxResumes = -1 // server.Config: negative is no bound
+	}
 	minHeap, err := parseSize(o.gcMinHeap)
 	if err != nil {
 		return fmt.Errorf("-gc-min-heap: %w", err)
@@ -223,7 +240,7 @@ func run(args []string) error {
 	srv, err := server.New(server.Config{
 		Page: webui.Handler(), Model: o.model, History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix,
 		Secret: o.secret, DemoDelay: o.demoDelay, Logger: logger,
-		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL,
+		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL, MaxResumes: maxResumes,
 		CORSOrigins: splitList(o.corsOrigins), Limits: limits, Telemetry: otelProviders != nil,
 		ScopeLimit: scopeLimit, AllowedHosts: hosts, RunLimits: runLimits,
 	})
@@ -387,15 +404,14 @@ func splitList(s string) []string {
 func (o *options) runLimits() (*uiadapter.RunLimits, error) {
 	l := &uiadapter.RunLimits{MaxDuration: o.maxRunTime}
 	for _, f := range []struct {
-		name, value string
-		p           *int
-	}{{"-runs-per-user", o.runsPerUser, &l.PerScope}, {"-runs-total", o.runsTotal, &l.Total}} {
-		n, err := strconv.Atoi(f.value)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%s %q: want a whole number, 1 or more", f.name, f.value)
+		name string
+		n    int
+	}{{"-runs-per-user", o.runsPerUser}, {"-runs-total", o.runsTotal}} {
+		if f.n < 1 {
+			return nil, fmt.Errorf("%s %d: want 1 or more", f.name, f.n)
 		}
-		*f.p = n
 	}
+	l.PerScope, l.Total = o.runsPerUser, o.runsTotal
 	if o.maxRunTime <= 0 {
 		return nil, fmt.Errorf("-max-run-time %s: want a positive duration", o.maxRunTime)
 	}

@@ -117,7 +117,7 @@ func TestConfigurationDocumented(t *testing.T) {
 			t.Errorf("-%s's usage does not name %s", f.Name, env)
 		}
 	})
-	if n != 20 {
+	if n != 21 {
 		t.Fatalf("%d flags", n)
 	}
 	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS", "OPENAI_ADMIN_KEY", "OPENAI_WEBHOOK_SECRET"} {
@@ -168,10 +168,12 @@ func TestStartupFailures(t *testing.T) {
 		{"bad rate", nil, []string{"-rate-limit", "20 per minute"}, 1, `agentui: -rate-limit: rate "20 per minute": want N/unit`},
 		{"bad token unit", []string{"AGENTUI_TOKEN_LIMIT=5/fortnight"}, nil, 1, `agentui: -token-limit: rate "5/fortnight": the unit is`},
 		{"bad size", []string{"AGENTUI_GC_MIN_HEAP=64M"}, nil, 1, `agentui: -gc-min-heap: size "64M": want a number of bytes, KiB, MiB or GiB`},
-		{"runs per user", nil, []string{"-runs-per-user", "0"}, 1, `agentui: -runs-per-user "0": want a whole number, 1 or more`},
-		{"runs total", []string{"AGENTUI_RUNS_TOTAL=many"}, nil, 1, `agentui: -runs-total "many": want a whole number, 1 or more`},
+		{"runs per user", nil, []string{"-runs-per-user", "0"}, 1, `agentui: -runs-per-user 0: want 1 or more`},
+		{"runs total", []string{"AGENTUI_RUNS_TOTAL=many"}, nil, 1, `agentui: AGENTUI_RUNS_TOTAL: strconv.Atoi: parsing "many"`},
 		{"run output", nil, []string{"-max-run-output", "4MB"}, 1, `agentui: -max-run-output "4MB": want a size, e.g. 4MiB`},
 		{"run time", nil, []string{"-max-run-time", "0s"}, 1, `agentui: -max-run-time 0s: want a positive duration`},
+		{"negative bound", nil, []string{"-max-resumes", "-1"}, 1, `agentui: -max-resumes: -1: want 0 (no bound) or more`},
+		{"bad number", []string{"AGENTUI_MAX_RESUMES=lots"}, nil, 1, `agentui: AGENTUI_MAX_RESUMES: strconv.Atoi: parsing "lots"`},
 		{"unknown flag", nil, []string{"-bogus"}, 2, "flag provided but not defined: -bogus"},
 		{"duration without a unit", nil, []string{"-history-ttl", "1day"}, 2, `invalid value "1day" for flag -history-ttl: "1day" is not a duration: write a number and a unit, h, m, s or ms`},
 	} {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -379,12 +380,78 @@ func (l *RunLog) Current(ctx context.Context, key history.Key) (runlog.Header, e
 // earlier version (a JSON string). Its run is treated as gone.
 func isWrongType(err error) bool { return err != nil && goredis.HasErrorPrefix(err, "WRONGTYPE") }
 
-// readBatch bounds the entries one Read returns.
-const readBatch = 1024
+// readPage bounds the stream entries one read takes from Redis, about
+// maxEntryBytes each: a reader far behind (a resume of a long reply)
+// reads ~128 KiB a round trip.
+const readPage = 16
+
+// chunkEntries bounds the entries a cursor decodes at a time. A page of
+// text deltas is ~7,000 entries, ~18 bytes each in the stream and ~130
+// decoded: a reader that held a page decoded while its client drained
+// the frames held ~1 MB, and 50 resumes at once took a replica's peak
+// memory to 300 MiB (120 MiB in chunks).
+const chunkEntries = 512
+
+var _ runlog.Cursors = (*RunLog)(nil)
 
 // Read implements runlog.Log: XRANGE for what is there (with the header,
-// in one round trip), then XREAD BLOCK to wait for more.
+// in one round trip), then XREAD BLOCK to wait for more; readPage stream
+// entries at most.
 func (l *RunLog) Read(ctx context.Context, key history.Key, run string, after int64, wait time.Duration) ([]runlog.Entry, error) {
+	msgs, err := l.fetch(ctx, key, run, after, wait)
+	if err != nil || len(msgs) == 0 {
+		return nil, err
+	}
+	return decodeEntries(msgs, after)
+}
+
+// Cursor implements runlog.Cursors. A reader catching up on a long log
+// holds a page of the stream and chunkEntries decoded entries, decoded
+// into the memory of the chunk before, text deltas' events too (fresh
+// memory for each chunk was a third of a resume's CPU: the writes to it,
+// and the collections it set off).
+func (l *RunLog) Cursor(key history.Key, run string, after int64) runlog.Cursor {
+	return &cursor{l: l, key: key, run: run, after: after}
+}
+
+type cursor struct {
+	l     *RunLog
+	key   history.Key
+	run   string
+	after int64
+	page  entryDecoder // what is left of the page last read
+	full  bool         // that page was full: more is there at once
+	// The last chunk's memory, while more follows at once.
+	chunk  []runlog.Entry
+	deltas []agent.PartDelta
+}
+
+func (c *cursor) Next(ctx context.Context, wait time.Duration) ([]runlog.Entry, error) {
+	if c.page.done() {
+		msgs, err := c.l.fetch(ctx, c.key, c.run, c.after, wait)
+		if err != nil || len(msgs) == 0 {
+			c.chunk, c.deltas = nil, nil
+			return nil, err
+		}
+		c.page.reset(msgs, c.after)
+		c.full = len(msgs) == readPage
+	}
+	es, deltas, err := c.page.decode(c.chunk, c.deltas, chunkEntries)
+	if len(es) > 0 {
+		c.after = es[len(es)-1].Seq
+	}
+	// A reader that has caught up waits for a running run's next events,
+	// often for long: it holds no chunk meanwhile.
+	c.chunk, c.deltas = nil, nil
+	if !c.page.done() || c.full {
+		c.chunk, c.deltas = es, deltas
+	}
+	return es, err
+}
+
+// fetch reads the stream entries that hold entries after seq after, at
+// most readPage: what is there, or what comes within wait.
+func (l *RunLog) fetch(ctx context.Context, key history.Key, run string, after int64, wait time.Duration) ([]goredis.XMessage, error) {
 	stream := l.streamKey(key, run)
 	from := "(0-" + strconv.FormatInt(after, 10)
 	var rng *goredis.XMessageSliceCmd
@@ -394,7 +461,7 @@ func (l *RunLog) Read(ctx context.Context, key history.Key, run string, after in
 	// the answer.
 	_, _ = l.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		hdr = p.HGet(ctx, l.headerKey(key), "run")
-		rng = p.XRangeN(ctx, stream, from, "+", readBatch)
+		rng = p.XRangeN(ctx, stream, from, "+", readPage)
 		return nil
 	})
 	cur, err := hdr.Result()
@@ -411,11 +478,11 @@ func (l *RunLog) Read(ctx context.Context, key history.Key, run string, after in
 		return nil, storeError("run log: read", err)
 	}
 	if len(msgs) > 0 {
-		return decodeEntries(msgs, after)
+		return msgs, nil
 	}
 	streams, err := l.rdb.XRead(ctx, &goredis.XReadArgs{
 		Streams: []string{stream, "0-" + strconv.FormatInt(after, 10)},
-		Count:   readBatch,
+		Count:   readPage,
 		Block:   max(wait, time.Millisecond),
 	}).Result()
 	switch {
@@ -429,68 +496,163 @@ func (l *RunLog) Read(ctx context.Context, key history.Key, run string, after in
 	case len(streams) == 0:
 		return nil, nil
 	}
-	return decodeEntries(streams[0].Messages, after)
+	return streams[0].Messages, nil
 }
 
-// decodeEntries unpacks stream entries into the log entries after seq
-// after (a stream entry may start before it, or repeat entries of an
-// earlier one), each once, in order.
-func decodeEntries(msgs []goredis.XMessage, after int64) ([]runlog.Entry, error) {
-	var out []runlog.Entry
-	for _, m := range msgs {
-		batch, _ := m.Values["b"].(string)
-		var (
-			ms    int64
-			part  *agent.PartDelta
-			lines int
-		)
-		corrupt := func() error { return fmt.Errorf("history/redisstore: run log: corrupt entry in %s", m.ID) }
-		for batch != "" {
-			line, rest, _ := strings.Cut(batch, "\n")
-			batch = rest
-			seqText, line, _ := strings.Cut(line, " ")
-			msText, line, _ := strings.Cut(line, " ")
-			typ, data, _ := strings.Cut(line, " ")
-			seq, err := strconv.ParseInt(seqText, 10, 64)
-			if err != nil || typ == "" {
-				return nil, corrupt()
-			}
-			if msText != sameTime {
-				if ms, err = strconv.ParseInt(msText, 10, 64); err != nil {
-					return nil, corrupt()
-				}
-			} else if lines == 0 {
-				return nil, corrupt()
-			}
-			lines++
-			e := runlog.Entry{Seq: seq, Time: time.UnixMilli(ms), Type: typ}
-			if typ == samePart {
-				delta, rest, ok := jsonw.ReadString([]byte(data))
-				if part == nil || !ok || len(rest) != 0 {
-					return nil, corrupt()
-				}
-				e.Type, e.Event = agent.TypePartDelta, &agent.PartDelta{Kind: part.Kind, ID: part.ID, Delta: delta}
-			} else {
-				if data != "" {
-					e.Data = json.RawMessage(data)
-				}
-				if err := e.Decode(); err != nil {
-					return nil, fmt.Errorf("history/redisstore: run log: entry %d: %w", seq, err)
-				}
-				if d, ok := e.Event.(*agent.PartDelta); ok {
-					part = d
-				}
-			}
-			// An append that timed out may have landed before it was sent
-			// again with more: its entries are then there twice, and only
-			// the first counts.
-			if seq > after {
-				out = append(out, e)
-				after = seq
-			}
+// entryDecoder unpacks stream entries into the log entries after seq
+// after (a stream entry may start before it), as many at a time as
+// asked. A page is mostly text deltas, so it is decoded with a few
+// allocations, not a few per line: the deltas' events come from one
+// block, and a delta without escapes is a substring of its stream
+// entry.
+type entryDecoder struct {
+	msgs  []goredis.XMessage // the stream entries not yet begun
+	after int64
+	id    string           // the stream entry being decoded
+	lines string           // what is left of its lines
+	t     time.Time        // the time of its last line
+	part  *agent.PartDelta // its last part_delta
+	first bool             // none of its lines decoded yet
+}
+
+func (d *entryDecoder) reset(msgs []goredis.XMessage, after int64) {
+	*d = entryDecoder{msgs: msgs, after: after}
+}
+
+func (d *entryDecoder) done() bool { return d.lines == "" && len(d.msgs) == 0 }
+
+// decode appends up to n entries (n < 1: all there are) to buf[:0], the
+// events of text deltas into deltas[:0] as far as it has room; it
+// returns the delta block it used last.
+func (d *entryDecoder) decode(buf []runlog.Entry, deltas []agent.PartDelta, n int) ([]runlog.Entry, []agent.PartDelta, error) {
+	size := n
+	if n < 1 {
+		size = strings.Count(d.lines, "\n")
+		for _, m := range d.msgs {
+			b, _ := m.Values["b"].(string)
+			size += strings.Count(b, "\n")
 		}
 	}
-	return out, nil
+	out := slices.Grow(buf[:0], size)
+	deltas = deltas[:0]
+	corrupt := func() error { return fmt.Errorf("history/redisstore: run log: corrupt entry in %s", d.id) }
+	for n < 1 || len(out) < n {
+		if d.lines == "" {
+			if len(d.msgs) == 0 {
+				d.msgs = nil // a reader waiting for more holds none of the page
+				break
+			}
+			m := d.msgs[0]
+			d.msgs = d.msgs[1:]
+			d.lines, _ = m.Values["b"].(string)
+			d.id, d.part, d.first = m.ID, nil, true
+			continue
+		}
+		line, rest, _ := strings.Cut(d.lines, "\n")
+		d.lines = rest
+		seq, line, ok := cutSeq(line)
+		if !ok {
+			return nil, nil, corrupt()
+		}
+		// The bulk of a reply: a delta of the last part, at the same time.
+		if data, ok := strings.CutPrefix(line, sameTime+" "+samePart+" "); ok && !d.first && d.part != nil {
+			delta, ok := readDelta(data)
+			if !ok {
+				return nil, nil, corrupt()
+			}
+			if seq > d.after { // an append that timed out may have left entries twice: the first counts
+				d.after = seq
+				if len(deltas) == cap(deltas) {
+					deltas = make([]agent.PartDelta, 0, max(size-len(out), 1))
+				}
+				deltas = append(deltas, agent.PartDelta{Kind: d.part.Kind, ID: d.part.ID, Delta: delta})
+				out = append(out, runlog.Entry{Seq: seq, Time: d.t, Type: agent.TypePartDelta, Event: &deltas[len(deltas)-1]})
+			}
+			continue
+		}
+		msText, line, _ := strings.Cut(line, " ")
+		typ, data, _ := strings.Cut(line, " ")
+		switch {
+		case typ == "":
+			return nil, nil, corrupt()
+		case msText != sameTime:
+			ms, err := strconv.ParseInt(msText, 10, 64)
+			if err != nil {
+				return nil, nil, corrupt()
+			}
+			d.t = time.UnixMilli(ms)
+		case d.first:
+			return nil, nil, corrupt()
+		}
+		d.first = false
+		e := runlog.Entry{Seq: seq, Time: d.t, Type: typ}
+		if typ == samePart {
+			delta, ok := readDelta(data)
+			if d.part == nil || !ok {
+				return nil, nil, corrupt()
+			}
+			e.Type, e.Event = agent.TypePartDelta, &agent.PartDelta{Kind: d.part.Kind, ID: d.part.ID, Delta: delta}
+		} else {
+			if data != "" {
+				e.Data = json.RawMessage(data)
+			}
+			if err := e.Decode(); err != nil {
+				return nil, nil, fmt.Errorf("history/redisstore: run log: entry %d: %w", seq, err)
+			}
+			if p, ok := e.Event.(*agent.PartDelta); ok {
+				d.part = p
+			}
+		}
+		if seq > d.after {
+			d.after = seq
+			out = append(out, e)
+		}
+	}
+	return out, deltas, nil
+}
+
+// decodeEntries decodes stream entries whole, into fresh memory.
+func decodeEntries(msgs []goredis.XMessage, after int64) ([]runlog.Entry, error) {
+	var d entryDecoder
+	d.reset(msgs, after)
+	es, _, err := d.decode(nil, nil, 0)
+	return es, err
+}
+
+// cutSeq reads the sequence number a line starts with, and the space
+// after it.
+func cutSeq(line string) (int64, string, bool) {
+	var seq int64
+	for i := 0; i < len(line) && i < 19; i++ {
+		c := line[i]
+		switch {
+		case c >= '0' && c <= '9':
+			seq = seq*10 + int64(c-'0')
+		case c == ' ' && i > 0:
+			return seq, line[i+1:], true
+		default:
+			return 0, "", false
+		}
+	}
+	return 0, "", false
+}
+
+// readDelta reads a "+" line's data, a JSON string and nothing else. One
+// of printable ASCII without escapes (a reply's text, mostly) is taken
+// as it stands, a substring of data; others go through jsonw.ReadString.
+func readDelta(data string) (string, bool) {
+	if len(data) >= 2 && data[0] == '"' && data[len(data)-1] == '"' {
+		s := data[1 : len(data)-1]
+		i := 0
+		for i < len(s) && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\' {
+			i++
+		}
+		if i == len(s) {
+			return s, true
+		}
+	}
+	delta, rest, ok := jsonw.ReadString([]byte(data))
+	return delta, ok && len(rest) == 0
 }
 
 type stopRequest struct {

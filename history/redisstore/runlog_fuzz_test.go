@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,7 +12,8 @@ import (
 )
 
 // FuzzDecodeEntries: whatever a run-log stream entry holds, decoding it
-// never panics; what encodeBatch writes decodes to the same entries.
+// never panics, and decoding it in chunks gives what decoding it whole
+// does; what encodeBatch writes decodes to the same entries.
 func FuzzDecodeEntries(f *testing.F) {
 	good, _ := encodeBatch([]runlog.Entry{
 		{Seq: 1, Time: time.UnixMilli(5), Event: &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "a \"b\"\n"}},
@@ -26,16 +28,56 @@ func FuzzDecodeEntries(f *testing.F) {
 	f.Add("x y z\n", int64(0))
 	f.Add("1 = + \"a\"\n", int64(0))
 	f.Add("1 2 + \"a\"\n", int64(0))
-	f.Fuzz(func(t *testing.T, batch string, after int64) {
-		msgs := []goredis.XMessage{{ID: "0-9", Values: map[string]any{"b": batch}}}
+	f.Add("1 2 part_delta {\"Kind\":1,\"ID\":\"t\",\"Delta\":\"a\"}\n2 = + \"b\"\n3 = + \"\\u00e9\"\n", int64(1))
+	f.Add("-1 2 run_ended \n", int64(-5))
+	f.Add(string(good)+"\x1e6 7 part_delta {\"Kind\":1,\"ID\":\"u\",\"Delta\":\"e\"}\n7 = + \"f\"\n\x1e8 = + \"g\"\n", int64(3))
+	f.Fuzz(func(t *testing.T, page string, after int64) {
+		// A page of stream entries, split at \x1e: each starts afresh
+		// (its first time in full, its first delta of a part in full).
+		var msgs []goredis.XMessage
+		for _, batch := range strings.Split(page, "\x1e") {
+			msgs = append(msgs, goredis.XMessage{ID: "0-9", Values: map[string]any{"b": batch}})
+		}
 		es, err := decodeEntries(msgs, after)
 		if err != nil {
 			return
+		}
+		// In chunks, each into the memory of the one before: the same
+		// entries.
+		for _, n := range []int{1, 2, 7} {
+			var d entryDecoder
+			d.reset(msgs, after)
+			chunk := make([]runlog.Entry, n+1)
+			for i := range chunk {
+				chunk[i] = runlog.Entry{Seq: -1, Type: "stale", Data: []byte("{}"), Event: &agent.PartDelta{ID: "stale"}}
+			}
+			deltas := []agent.PartDelta{{ID: "stale"}, {ID: "stale"}}
+			var got []runlog.Entry
+			for !d.done() {
+				c, ds, err := d.decode(chunk, deltas, n)
+				if err != nil || len(c) > n {
+					t.Fatalf("chunks of %d: %d entries, %v", n, len(c), err)
+				}
+				for _, e := range c { // copied: the next chunk reuses the events
+					if p, ok := e.Event.(*agent.PartDelta); ok {
+						cp := *p
+						e.Event = &cp
+					}
+					got = append(got, e)
+				}
+				chunk, deltas = c, ds
+			}
+			if len(got) != len(es) || len(es) > 0 && !reflect.DeepEqual(got, es) {
+				t.Fatalf("in chunks of %d: %+v; whole %+v", n, got, es)
+			}
 		}
 		for _, e := range es {
 			if e.Seq <= after {
 				t.Fatalf("entry %d returned after %d", e.Seq, after)
 			}
+		}
+		if len(msgs) > 1 {
+			return // encodeBatch writes one stream entry
 		}
 		again, err := encodeBatch(es)
 		if err != nil {

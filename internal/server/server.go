@@ -60,6 +60,10 @@ type Config struct {
 	// LockTTL is how long a chat stays locked by a run whose process died
 	// (0: uiadapter.DefaultLockTTL).
 	LockTTL time.Duration
+	// MaxResumes bounds the resumed streams a scope may have open at
+	// once per protocol (uiadapter.WithMaxResumes; 0:
+	// uiadapter.DefaultMaxResumes, negative: no bound).
+	MaxResumes int
 	// CORSOrigins are the other origins whose pages may use the API
 	// (uiadapter.CORS); none: same-origin only.
 	CORSOrigins []string
@@ -182,6 +186,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.LockTTL > 0 {
 		opts = append(opts, uiadapter.WithLockTTL(cfg.LockTTL))
+	}
+	if cfg.MaxResumes != 0 {
+		opts = append(opts, uiadapter.WithMaxResumes(cfg.MaxResumes))
 	}
 	if cfg.Limits.Runs.N > 0 || cfg.Limits.Tokens.N > 0 {
 		l, err := s.limiter(cfg, cfg.Limits)

@@ -62,6 +62,9 @@ func RunProgram(t testing.TB, dir string, env []string, args ...string) *Program
 	return p
 }
 
+// PID is the program's process id.
+func (p *Program) PID() int { return p.cmd.Process.Pid }
+
 // Signal sends sig to the program.
 func (p *Program) Signal(t testing.TB, sig os.Signal) {
 	t.Helper()

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -203,6 +204,59 @@ func Run(t *testing.T, newLog func(t *testing.T) runlog.Log) {
 			_, rerr := l.Read(ctx, k, "r", 0, time.Millisecond)
 			return errors.Is(err, runlog.ErrNoRun) && errors.Is(rerr, runlog.ErrNoRun)
 		})
+	})
+	t.Run("a cursor reads a long log in order", func(t *testing.T) {
+		l, k := newLog(t), key()
+		const n = 5000
+		words := make([]string, n)
+		for i := range words {
+			words[i] = strconv.Itoa(i+1) + " "
+		}
+		if err := l.Begin(ctx, k, runlog.Header{Run: "r"}, texts(1, words[:700]...)...); err != nil {
+			t.Fatal(err)
+		}
+		for i := 700; i < n; i += 700 {
+			if err := l.Append(ctx, k, "r", texts(int64(i+1), words[i:min(i+700, n)]...)...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The entries and delta events of a Next are the reader's until
+		// the next: what it keeps, it copies.
+		read := func(c runlog.Cursor, upTo int64) (seqs []int64, got []string) {
+			t.Helper()
+			for len(seqs) == 0 || seqs[len(seqs)-1] < upTo {
+				es, err := c.Next(ctx, time.Second)
+				if err != nil || len(es) == 0 {
+					t.Fatalf("Next after %d of %d: %d entries, %v", len(seqs), upTo, len(es), err)
+				}
+				s, w := deltas(t, es)
+				seqs, got = append(seqs, s...), append(got, w...)
+			}
+			return seqs, got
+		}
+		for _, from := range []int64{0, 2500} {
+			seqs, got := read(runlog.NewCursor(l, k, "r", from), n)
+			for i, seq := range seqs {
+				if want := from + int64(i) + 1; seq != want || got[i] != words[want-1] {
+					t.Fatalf("from %d, entry %d: %d %q, want %d %q", from, i, seq, got[i], want, words[want-1])
+				}
+			}
+		}
+		// At the end it waits for what comes next, and gets it.
+		c := runlog.NewCursor(l, k, "r", n)
+		if es, err := c.Next(ctx, 20*time.Millisecond); err != nil || len(es) != 0 {
+			t.Fatalf("Next at the end: %d entries, %v; want none after the wait", len(es), err)
+		}
+		if err := l.End(ctx, k, "r", time.Minute, runlog.Entry{Seq: n + 1, Time: time.Now(), Type: runlog.TypeEnded}); err != nil {
+			t.Fatal(err)
+		}
+		if es, err := c.Next(ctx, time.Second); err != nil || len(es) != 1 || es[0].Type != runlog.TypeEnded {
+			t.Fatalf("Next after the end: %+v, %v", es, err)
+		}
+		_ = l.Begin(ctx, k, runlog.Header{Run: "next"})
+		if _, err := c.Next(ctx, time.Millisecond); !errors.Is(err, runlog.ErrNoRun) {
+			t.Fatalf("Next once another run began: %v, want ErrNoRun", err)
+		}
 	})
 	t.Run("stop reaches every watcher", func(t *testing.T) {
 		l, k := newLog(t), key()
