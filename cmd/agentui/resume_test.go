@@ -50,7 +50,7 @@ func startReplicaPair(t testing.TB, envB []string) *replicaPair {
 	prefix := testutil.KeyPrefix()
 	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
 	args := []string{"-addr", "127.0.0.1:0", "-history", testutil.RedisURL(t), "-history-prefix", prefix,
-		"-secret", "resume test secret", "-demo-delay", "0s", "-log-level", "warn"}
+		"-secret", "resume test secret, 32 bytes or more", "-demo-delay", "0s", "-log-level", "warn"}
 	p := &replicaPair{a: testutil.RunProgram(t, ".", nil, args...), b: testutil.RunProgram(t, ".", envB, args...)}
 	jar, _ := cookiejar.New(nil)
 	p.client = &http.Client{Jar: jar}
