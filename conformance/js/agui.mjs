@@ -21,6 +21,7 @@ const legacy = mode === 'legacy';
 // The chat page's HttpAgent subclass (connect, stop), on this client.
 const HttpAgent = agentuiAgent(legacy ? legacyClient : current);
 const checks = [];
+const sent = []; // the RunAgentInput bodies the agent posted
 // What the fake model of lineBreaks_test.go sends (lineBreaks flow).
 const ODD = 'Ber\nlin\r\n\u2028x';
 const ODD_TEXT = 'Line one\nline two\r\nthree\u2028four';
@@ -40,6 +41,7 @@ async function checkingFetch(input, init) {
   if (!res.ok || !res.body || !init.body) return res; // not a stream (stop)
   const [forClient, forCheck] = res.body.tee();
   const body = JSON.parse(init.body);
+  sent.push(structuredClone(body));
   body.connect = String(input).endsWith('/connect');
   const check = checkStream(res.headers, forCheck, body).catch((e) => {
     if (init.signal?.aborted) return { aborted: true, events: [] };
@@ -292,6 +294,52 @@ const flows = {
 
   async approve() {
     return interruptFlow({ approved: true }, 'Deleted /tmp/x.txt.');
+  },
+
+  // Against a server without history whose model is Gemini behind its
+  // validating fake (sealed_test.go): each part's provider values arrive
+  // sealed in REASONING_ENCRYPTED_VALUE events, which the client keeps as
+  // the encryptedValue of the reasoning message, the tool call or the
+  // assistant message, and sends back unchanged with the resume and with
+  // the next message. sealedTampered alters the call's before resuming:
+  // the run goes on (the server drops the value; sealed_test.go checks
+  // what reached the model).
+  async sealed() {
+    const agent = newAgent();
+    agent.messages = [user('delete /tmp/x.txt')];
+    await agent.runAgent();
+    const [interrupt] = (await eventsOf(0)).at(-1).outcome.interrupts;
+    const sealedValue = /^[A-Za-z0-9_-]{40,}$/;
+    const reasoning = agent.messages.find((m) => m.role === 'reasoning');
+    const call = agent.messages.find((m) => m.toolCalls?.length).toolCalls[0];
+    assert.equal(reasoning.content, "Deleting needs the user's approval.");
+    assert.match(reasoning.encryptedValue ?? '', sealedValue, 'the reasoning message carries its sealed value');
+    assert.match(call.encryptedValue ?? '', sealedValue, 'the tool call carries its sealed value');
+    let callValue = call.encryptedValue;
+    if (flow === 'sealedTampered') {
+      const i = callValue.length >> 1;
+      callValue = callValue.slice(0, i) + (callValue[i] === 'A' ? 'B' : 'A') + callValue.slice(i + 1);
+      agent.messages = agent.messages.map((m) =>
+        m.toolCalls?.length ? { ...m, toolCalls: m.toolCalls.map((c) => ({ ...c, encryptedValue: callValue })) } : m);
+    }
+    await agent.runAgent({ resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] });
+    assert.equal(lastAssistant(agent), 'Deleted /tmp/x.txt.');
+    const reply = agent.messages.filter((m) => m.role === 'assistant' && m.content).at(-1);
+    assert.match(reply.encryptedValue ?? '', sealedValue, "the reply's signature is sealed too");
+    agent.messages = [...agent.messages, user('thanks')];
+    await agent.runAgent();
+    assert.equal(lastAssistant(agent), 'You are welcome.');
+    // What the agent sent back: each value as the server sealed it (or as
+    // the client altered it), with its message or call.
+    assert.equal(sent.length, 3);
+    for (const body of sent.slice(1)) {
+      assert.equal(body.messages.find((m) => m.role === 'reasoning').encryptedValue, reasoning.encryptedValue);
+      assert.equal(body.messages.find((m) => m.toolCalls?.length).toolCalls[0].encryptedValue, callValue);
+    }
+    assert.equal(sent[2].messages.find((m) => m.id === reply.id).encryptedValue, reply.encryptedValue);
+  },
+  async sealedTampered() {
+    return flows.sealed();
   },
   async deny() {
     return interruptFlow({ approved: false, reason: 'no' }, 'Okay, I did not delete /tmp/x.txt (reason: no).');

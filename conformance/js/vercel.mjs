@@ -28,6 +28,7 @@ const [base, flow] = process.argv.slice(2);
 const aiVersion = JSON.parse(readFileSync(new URL('../package.json', import.meta.resolve('ai')), 'utf8')).version;
 const v7Chunks = process.env.AISDK7 === '1';
 const checks = [];
+const sent = []; // the request bodies the Chat posted
 // What the fake model of lineBreaks_test.go sends (lineBreaks flow).
 const ODD = 'Ber\nlin\r\n\u2028x';
 const ODD_TEXT = 'Line one\nline two\r\nthree\u2028four';
@@ -38,6 +39,7 @@ async function checkingFetch(input, init) {
   const res = await cookieFetch(input, init);
   if (!res.ok || !res.body) return res;
   const body = init.body ? JSON.parse(init.body) : { messages: [] }; // GET: a resumed stream
+  if (init.body) sent.push(body);
   const last = body.messages.at(-1);
   const [forClient, forCheck] = res.body.tee();
   const check = checkStream(res.headers, forCheck, last?.role === 'assistant' ? last : undefined).catch((e) => {
@@ -277,6 +279,60 @@ const flows = {
     assert.deepEqual(done[0].output, { deleted: '/tmp/x.txt' });
     assert.equal(texts(assistant(chat)), 'Deleted /tmp/x.txt.');
     return chat;
+  },
+
+  // Against a server without history whose model is Gemini behind its
+  // validating fake (sealed_test.go): the provider values of each part
+  // travel sealed, as the part's providerMetadata (a call's as its
+  // callProviderMetadata), opaque to the client, and go back unchanged
+  // with the approval and with the next message. sealedTampered alters
+  // the call's before approving: the run goes on (the server drops the
+  // value; sealed_test.go checks what reached the model).
+  async sealed() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'delete /tmp/x.txt' });
+    await settled(chat);
+    const sealedOf = (md) => md?.agentui?.sealed;
+    let m = assistant(chat);
+    assert.deepEqual(m.parts.map((p) => p.type), ['step-start', 'reasoning', 'tool-delete_file']);
+    const [thought, asked] = [m.parts[1], toolPart(m, 'delete_file')];
+    assert.equal(asked.state, 'approval-requested');
+    for (const v of [sealedOf(thought.providerMetadata), sealedOf(asked.callProviderMetadata)]) {
+      assert.match(v ?? '', /^[A-Za-z0-9_-]{40,}$/, 'a sealed value, base64url');
+    }
+    assert.deepEqual(Object.keys(thought.providerMetadata), ['agentui'], 'nothing but the sealed value');
+    let callValue = sealedOf(asked.callProviderMetadata);
+    if (flow === 'sealedTampered') {
+      const i = callValue.length >> 1;
+      callValue = callValue.slice(0, i) + (callValue[i] === 'A' ? 'B' : 'A') + callValue.slice(i + 1);
+      const tampered = { ...asked, callProviderMetadata: { agentui: { sealed: callValue } } };
+      chat.messages = [...chat.messages.slice(0, -1), { ...m, parts: m.parts.map((p) => (p === asked ? tampered : p)) }];
+    }
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
+    await until(() => chat.status === 'ready' && texts(assistant(chat)) !== '', 'the continuation');
+    await settled(chat);
+    m = assistant(chat);
+    assert.equal(texts(m), 'Deleted /tmp/x.txt.');
+    assert.deepEqual(toolPart(m, 'delete_file').output, { deleted: '/tmp/x.txt' });
+    const reply = m.parts.findLast((p) => p.type === 'text');
+    assert.match(sealedOf(reply.providerMetadata) ?? '', /^[A-Za-z0-9_-]{40,}$/, "the reply's signature is sealed too");
+    await chat.sendMessage({ text: 'thanks' });
+    await settled(chat);
+    assert.equal(texts(assistant(chat)), 'You are welcome.');
+    // What the Chat sent back: each value as the server sealed it (or as
+    // the client altered it), with its part.
+    assert.equal(sent.length, 3);
+    const back = (body) => body.messages.find((x) => x.role === 'assistant').parts;
+    for (const body of sent.slice(1)) {
+      const parts = back(body);
+      assert.equal(sealedOf(parts[1].providerMetadata), sealedOf(thought.providerMetadata));
+      assert.equal(sealedOf(toolPart({ parts }, 'delete_file').callProviderMetadata), callValue);
+    }
+    assert.equal(sealedOf(back(sent[2]).findLast((p) => p.type === 'text').providerMetadata), sealedOf(reply.providerMetadata));
+    return chat;
+  },
+  async sealedTampered() {
+    return flows.sealed();
   },
 
   async approvalGranted() {

@@ -42,6 +42,9 @@ type ToolCall struct {
 	ID       string       `json:"id"`
 	Type     string       `json:"type"` // "function"
 	Function FunctionCall `json:"function"`
+	// EncryptedValue is read for the provider value the server sealed
+	// for the call (server without history); never written.
+	EncryptedValue string `json:"encryptedValue,omitempty"`
 }
 
 // FunctionCall names the tool and carries its arguments as a JSON string.
