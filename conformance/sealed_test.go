@@ -3,42 +3,212 @@ package conformance
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/agent/anthropic"
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/agent/gemini"
-	fake "github.com/agentui/agentui/internal/fakes/gemini"
+	"github.com/agentui/agentui/agent/openai/responses"
+	anthropicfake "github.com/agentui/agentui/internal/fakes/anthropic"
+	geminifake "github.com/agentui/agentui/internal/fakes/gemini"
+	responsesfake "github.com/agentui/agentui/internal/fakes/responses"
 	"github.com/agentui/agentui/internal/testutil"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 )
 
-const sealedModel = "gemini-3-flash-preview"
+// A sealed flow (js/vercel.mjs, js/agui.mjs "sealed" and
+// "sealedTampered") runs three requests without history: "delete
+// /tmp/x.txt", which the model answers with reasoning and a call that
+// needs approval; the approval, after which it says "Deleted
+// /tmp/x.txt."; and "thanks", to which it says "You are welcome.". Each
+// provider scripts its fake for that and checks what reached it.
+type sealedProvider struct {
+	name string
+	// start starts the fake, scripted, and returns the model that talks
+	// to it and the check of its requests.
+	start func(t *testing.T) (agent.Model, func(t *testing.T, tampered bool))
+}
 
-// sealedServer serves both protocols without history, its model Gemini
-// 3 behind the validating fake, which is scripted for the sealed flows
-// (js/vercel.mjs, js/agui.mjs): a signed thought and a call that needs
-// approval; after the approval, a reply (signed on its last part); then
-// the reply to a second message.
-func sealedServer(t *testing.T) (*httptest.Server, *fake.Server, *testutil.LogBuffer) {
-	t.Helper()
-	f := fake.New(t, fake.WithAPIKey("AIza-conformance"))
+var sealedProviders = []sealedProvider{
+	{"gemini", startGemini},
+	{"anthropic", startAnthropic},
+	{"openai-responses", startResponses},
+}
+
+const geminiModel = "gemini-3-flash-preview"
+
+// Gemini 3 signs its thought and the call. Every request after the first
+// must carry both back on their parts, byte-exact; a call of the current
+// turn without its signature gets the value Google documents for one
+// that has none.
+func startGemini(t *testing.T) (agent.Model, func(*testing.T, bool)) {
+	f := geminifake.New(t, geminifake.WithAPIKey("AIza-conformance"))
 	f.Script(
-		fake.Reply{Parts: []fake.ReplyPart{{Text: "Deleting needs the user's approval.", Thought: true, Sign: true}, fake.CallPart("delete_file", `{"path":"/tmp/x.txt"}`)}},
-		fake.Say("Deleted ", "/tmp/x.txt."),
-		fake.Say("You are welcome."),
+		geminifake.Reply{Parts: []geminifake.ReplyPart{{Text: "Deleting needs the user's approval.", Thought: true, Sign: true}, geminifake.CallPart("delete_file", `{"path":"/tmp/x.txt"}`)}},
+		geminifake.Say("Deleted ", "/tmp/x.txt."),
+		geminifake.Say("You are welcome."),
 	)
-	model, err := gemini.New(sealedModel, gemini.WithBaseURL(f.URL), gemini.WithAPIKey("AIza-conformance"), gemini.WithMaxRetries(0))
+	model, err := gemini.New(geminiModel, gemini.WithBaseURL(f.URL), gemini.WithAPIKey("AIza-conformance"), gemini.WithMaxRetries(0))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return model, func(t *testing.T, tampered bool) {
+		reqs := f.Requests()
+		if len(reqs) != 3 || f.Pending() != 0 {
+			t.Fatalf("the fake got %d requests, %d replies left", len(reqs), f.Pending())
+		}
+		for i, r := range reqs {
+			if r.Status != http.StatusOK {
+				t.Fatalf("request %d refused: %d %s\n%s", i+1, r.Status, r.Message, r.Body)
+			}
+		}
+		thought := geminifake.Part{Text: ptr("Deleting needs the user's approval."), Thought: true}
+		call := geminifake.Part{FunctionCall: &geminifake.FunctionCall{Name: "delete_file", Args: json.RawMessage(`{"path":"/tmp/x.txt"}`)}}
+		for i, r := range reqs[1:] {
+			var step *geminifake.Content
+			for j := range r.Parsed.Contents {
+				if r.Parsed.Contents[j].Role == "model" {
+					step = &r.Parsed.Contents[j]
+					break
+				}
+			}
+			if step == nil || len(step.Parts) != 2 || step.Parts[1].FunctionCall == nil {
+				t.Fatalf("request %d: the step went back as %s", i+2, r.Body)
+			}
+			want := []string{f.Sign(geminiModel, thought), f.Sign(geminiModel, call)}
+			switch {
+			case tampered && i == 0: // the current turn's call
+				want[1] = base64.StdEncoding.EncodeToString([]byte("skip_thought_signature_validator"))
+			case tampered: // an earlier turn's call needs none
+				want[1] = ""
+			}
+			got := []string{step.Parts[0].ThoughtSignature, step.Parts[1].ThoughtSignature}
+			if !slices.Equal(got, want) {
+				t.Errorf("request %d: the step's signatures are %q, want %q", i+2, got, want)
+			}
+		}
+	}
+}
+
+// Claude with manual thinking thinks, has part of it redacted, thinks
+// again, and calls: the tool continuation must start with the turn's
+// thinking, every block signed and in its place (the fake checks each
+// signature against the blocks before it), the redacted block included.
+// When the client alters the last value (the second thinking block's,
+// which carries the redacted block), both go; the first block still
+// starts the turn, so thinking stays on.
+func startAnthropic(t *testing.T) (agent.Model, func(*testing.T, bool)) {
+	f := anthropicfake.New(t, anthropicfake.WithAPIKey("sk-ant-conformance"), anthropicfake.WithPrefixCheck())
+	f.Reply(
+		anthropicfake.Reply{Content: []anthropicfake.Block{
+			anthropicfake.Thinking("The user wants a file deleted."),
+			anthropicfake.RedactedThinking("what the safety system hid"),
+			anthropicfake.Thinking("That needs approval."),
+			anthropicfake.ToolUse("toolu_01", "delete_file", `{"path":"/tmp/x.txt"}`),
+		}},
+		anthropicfake.Reply{Content: []anthropicfake.Block{anthropicfake.Text("Deleted /tmp/x.txt.")}},
+		anthropicfake.Reply{Content: []anthropicfake.Block{anthropicfake.Text("You are welcome.")}},
+	)
+	model, err := anthropic.New("claude-conformance", anthropic.WithAPIKey("sk-ant-conformance"), anthropic.WithBaseURL(f.URL),
+		anthropic.WithMaxRetries(0), anthropic.WithThinkingBudget(1024))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return model, func(t *testing.T, tampered bool) {
+		reqs := f.Requests()
+		if len(reqs) != 3 || f.Pending() != 0 {
+			t.Fatalf("the fake got %d requests, %d replies left", len(reqs), f.Pending())
+		}
+		for i, r := range reqs {
+			if r.Status != http.StatusOK {
+				t.Fatalf("request %d refused: %d %s\n%s", i+1, r.Status, r.Error, r.Body)
+			}
+		}
+		want := []string{"thinking", "redacted_thinking", "thinking", "tool_use"}
+		if tampered {
+			want = []string{"thinking", "tool_use"}
+		}
+		for i, r := range reqs[1:] {
+			var blocks []string
+			content, _ := r.Messages()[1]["content"].([]any)
+			for _, b := range content {
+				if b, ok := b.(map[string]any); ok {
+					blocks = append(blocks, fmt.Sprint(b["type"]))
+				}
+			}
+			if !slices.Equal(blocks, want) {
+				t.Errorf("request %d: the step went back as %q, want %q", i+2, blocks, want)
+			}
+			if th, _ := r.Params["thinking"].(map[string]any); th["type"] != "enabled" {
+				t.Errorf("request %d: thinking %v", i+2, r.Params["thinking"])
+			}
+		}
+	}
+}
+
+// GPT-5 reasons before its call (a reasoning item whose encrypted
+// content, stored nowhere at OpenAI, is the only way back to it): every
+// request after the first must send the item back, byte-exact, before
+// the call; altered, it is left out, and the call goes without it.
+func startResponses(t *testing.T) (agent.Model, func(*testing.T, bool)) {
+	f := responsesfake.New(t, responsesfake.WithAPIKey("sk-conformance"))
+	f.Enqueue(
+		responsesfake.Reply{Output: []responsesfake.Item{responsesfake.Reasoning("Deleting needs the user's approval."), responsesfake.Call("delete_file", `{"path":"/tmp/x.txt"}`)}},
+		responsesfake.Reply{Output: []responsesfake.Item{responsesfake.Text("Deleted /tmp/x.txt.")}},
+		responsesfake.Reply{Output: []responsesfake.Item{responsesfake.Text("You are welcome.")}},
+	)
+	model, err := responses.New("gpt-5", responses.WithBaseURL(f.URL), responses.WithAPIKey("sk-conformance"), responses.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return model, func(t *testing.T, tampered bool) {
+		reqs := f.Requests()
+		if len(reqs) != 3 || f.Pending() != 0 {
+			t.Fatalf("the fake got %d requests, %d replies left", len(reqs), f.Pending())
+		}
+		for i, r := range reqs {
+			if r.Status != http.StatusOK || r.Error != nil {
+				t.Fatalf("request %d refused: %d %+v\n%s", i+1, r.Status, r.Error, r.Body)
+			}
+		}
+		var issued map[string]any
+		if err := json.Unmarshal(reqs[0].Output[0], &issued); err != nil || issued["type"] != "reasoning" {
+			t.Fatalf("the first reply's reasoning item: %s, %v", reqs[0].Output[0], err)
+		}
+		for i, r := range reqs[1:] {
+			items := r.Items()
+			var kinds []string
+			for _, it := range items[:3] {
+				kinds = append(kinds, fmt.Sprint(it["type"]))
+			}
+			want := []string{"<nil>", "reasoning", "function_call"} // the user message has no type
+			if tampered {
+				want = []string{"<nil>", "function_call", "function_call_output"}
+			}
+			if !slices.Equal(kinds, want) {
+				t.Errorf("request %d: items %q, want %q\n%s", i+2, kinds, want, r.Body)
+				continue
+			}
+			if !tampered && (items[1]["id"] != issued["id"] || items[1]["encrypted_content"] != issued["encrypted_content"]) {
+				t.Errorf("request %d: the reasoning item went back as %v, not as issued", i+2, items[1])
+			}
+		}
+	}
+}
+
+// sealedServer serves both protocols without history, with model.
+func sealedServer(t *testing.T, model agent.Model) (*httptest.Server, *testutil.LogBuffer) {
+	t.Helper()
 	loop, err := agent.New(model, agent.WithTools(demo.Tools()...))
 	if err != nil {
 		t.Fatal(err)
@@ -58,77 +228,18 @@ func sealedServer(t *testing.T) (*httptest.Server, *fake.Server, *testutil.LogBu
 		ts.Close()
 		testutil.ShutdownNow(chat, aguiChat)
 	})
-	return ts, f, logs
-}
-
-// checkSealedRequests checks what reached the model in a sealed flow:
-// every request was valid; the continuation after the approval and the
-// next turn carried the step's thought signatures back byte-exact, the
-// call's included, or, when the client tampered with the call's sealed
-// value, the server dropped it: the call then carries the value Google
-// documents for a call without one, and the server logged the drop.
-func checkSealedRequests(t *testing.T, f *fake.Server, logs *testutil.LogBuffer, tampered bool) {
-	t.Helper()
-	reqs := f.Requests()
-	if len(reqs) != 3 || f.Pending() != 0 {
-		t.Fatalf("the fake got %d requests, %d replies left", len(reqs), f.Pending())
-	}
-	for i, r := range reqs {
-		if r.Status != http.StatusOK {
-			t.Fatalf("request %d refused: %d %s\n%s", i+1, r.Status, r.Message, r.Body)
-		}
-	}
-	thought := fake.Part{Text: ptr("Deleting needs the user's approval."), Thought: true}
-	call := fake.Part{FunctionCall: &fake.FunctionCall{Name: "delete_file", Args: json.RawMessage(`{"path":"/tmp/x.txt"}`)}}
-	wantThought, wantCall := f.Sign(sealedModel, thought), f.Sign(sealedModel, call)
-	for i, r := range reqs[1:] {
-		step := firstModelContent(t, r)
-		var got []string
-		for _, p := range step.Parts {
-			got = append(got, p.ThoughtSignature)
-		}
-		want := []string{wantThought, wantCall}
-		if tampered && i == 0 {
-			// The current turn's call without its signature: the model
-			// sends the value Google documents for that.
-			want[1] = base64.StdEncoding.EncodeToString([]byte("skip_thought_signature_validator"))
-		} else if tampered {
-			want[1] = "" // an earlier turn's call needs none
-		}
-		if strings.Join(got, " ") != strings.Join(want, " ") {
-			t.Errorf("request %d: the step's signatures are %q, want %q", i+2, got, want)
-		}
-	}
-	dropped := strings.Contains(logs.String(), `msg="dropped sealed provider values that did not open"`)
-	if dropped != tampered {
-		t.Errorf("a sealed value was dropped: %v, want %v; log:\n%s", dropped, tampered, logs)
-	}
-}
-
-// firstModelContent is the first content of the model in a request: the
-// step that called delete_file.
-func firstModelContent(t *testing.T, r *fake.Request) fake.Content {
-	t.Helper()
-	for _, c := range r.Parsed.Contents {
-		if c.Role == "model" {
-			if len(c.Parts) != 2 || c.Parts[1].FunctionCall == nil {
-				t.Fatalf("the step went back as %s", r.Body)
-			}
-			return c
-		}
-	}
-	t.Fatalf("no model content in %s", r.Body)
-	return fake.Content{}
+	return ts, logs
 }
 
 func ptr[T any](v T) *T { return &v }
 
-// TestSealedProviderValues runs a stateless chat with Gemini through the
-// real clients: ai@6's Chat, ai@7's, and @ag-ui/client's HttpAgent keep
-// the values the server sealed with each part and send them back
-// unchanged, so the continuation of an approved call and the next turn
-// carry the model's thought signatures; a value the client alters is
-// dropped, and the request to the model is still valid.
+// TestSealedProviderValues runs a stateless chat with each native model
+// through the real clients: ai@6's Chat, ai@7's, and @ag-ui/client's
+// HttpAgent keep the values the server sealed with each part and send
+// them back unchanged, so the continuation of an approved call and the
+// next turn carry the model's reasoning back as it came (the validating
+// fakes accept nothing else); a value the client alters is dropped and
+// logged, and the request to the model is still valid.
 func TestSealedProviderValues(t *testing.T) {
 	node := testutil.Node(t)
 	testutil.NodeModules(t, "js")
@@ -137,28 +248,39 @@ func TestSealedProviderValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, flow := range []string{"sealed", "sealedTampered"} {
-		tampered := flow == "sealedTampered"
-		t.Run("ai6/"+flow, func(t *testing.T) {
-			t.Parallel()
-			ts, f, logs := sealedServer(t)
-			t.Log(runNode(t, node, []string{"HISTORY=0"}, "vercel.mjs", ts.URL, flow))
-			checkSealedRequests(t, f, logs, tampered)
-		})
-		t.Run("ai7/"+flow, func(t *testing.T) {
-			t.Parallel()
-			ts, f, logs := sealedServer(t)
-			out := runNodeIn(t, "js7", node7, []string{"HISTORY=0"}, "--preserve-symlinks", "--preserve-symlinks-main", "vercel.mjs", ts.URL, flow)
+	clients := []struct {
+		name string
+		run  func(t *testing.T, base, flow string) string
+	}{
+		{"ai6", func(t *testing.T, base, flow string) string {
+			return runNode(t, node, []string{"HISTORY=0"}, "vercel.mjs", base, flow)
+		}},
+		{"ai7", func(t *testing.T, base, flow string) string {
+			out := runNodeIn(t, "js7", node7, []string{"HISTORY=0"}, "--preserve-symlinks", "--preserve-symlinks-main", "vercel.mjs", base, flow)
 			if !strings.Contains(out, `"ai":"7.`) {
 				t.Fatalf("not AI SDK 7: %s", out)
 			}
-			checkSealedRequests(t, f, logs, tampered)
-		})
-		t.Run("ag-ui/"+flow, func(t *testing.T) {
-			t.Parallel()
-			ts, f, logs := sealedServer(t)
-			t.Log(runNode(t, node, []string{"HISTORY=0"}, "agui.mjs", ts.URL+"/api/agui", flow))
-			checkSealedRequests(t, f, logs, tampered)
-		})
+			return out
+		}},
+		{"ag-ui", func(t *testing.T, base, flow string) string {
+			return runNode(t, node, []string{"HISTORY=0"}, "agui.mjs", base+"/api/agui", flow)
+		}},
+	}
+	for _, p := range sealedProviders {
+		for _, c := range clients {
+			for _, flow := range []string{"sealed", "sealedTampered"} {
+				t.Run(p.name+"/"+c.name+"/"+flow, func(t *testing.T) {
+					t.Parallel()
+					model, check := p.start(t)
+					ts, logs := sealedServer(t, model)
+					t.Log(c.run(t, ts.URL, flow))
+					tampered := flow == "sealedTampered"
+					check(t, tampered)
+					if dropped := strings.Contains(logs.String(), `msg="dropped sealed provider values that did not open"`); dropped != tampered {
+						t.Errorf("a sealed value was dropped: %v, want %v; log:\n%s", dropped, tampered, logs)
+					}
+				})
+			}
+		}
 	}
 }

@@ -113,6 +113,9 @@ function newAgent(options = {}) {
   });
 }
 
+// sealedValues lists the encryptedValues of messages and their tool
+// calls, in order.
+const sealedValues = (msgs) => msgs.flatMap((m) => [m.encryptedValue, ...(m.toolCalls ?? []).map((c) => c.encryptedValue)]).filter(Boolean);
 const user = (content) => ({ id: 'u-' + Math.random().toString(36).slice(2), role: 'user', content });
 const assistantText = (agent) =>
   agent.messages.filter((m) => m.role === 'assistant').map((m) => m.content ?? '').join('');
@@ -296,47 +299,44 @@ const flows = {
     return interruptFlow({ approved: true }, 'Deleted /tmp/x.txt.');
   },
 
-  // Against a server without history whose model is Gemini behind its
-  // validating fake (sealed_test.go): each part's provider values arrive
-  // sealed in REASONING_ENCRYPTED_VALUE events, which the client keeps as
-  // the encryptedValue of the reasoning message, the tool call or the
-  // assistant message, and sends back unchanged with the resume and with
-  // the next message. sealedTampered alters the call's before resuming:
-  // the run goes on (the server drops the value; sealed_test.go checks
-  // what reached the model).
+  // Against a server without history whose model (Gemini, Anthropic)
+  // talks to its validating fake (sealed_test.go): each part's provider
+  // values arrive sealed in REASONING_ENCRYPTED_VALUE events, which the
+  // client keeps as the encryptedValue of the reasoning message, the tool
+  // call or the assistant message, and sends back unchanged with the
+  // resume and with the next message. sealedTampered alters the step's
+  // last value before resuming: the run goes on (the server drops it;
+  // sealed_test.go checks what reached the model).
   async sealed() {
     const agent = newAgent();
     agent.messages = [user('delete /tmp/x.txt')];
     await agent.runAgent();
     const [interrupt] = (await eventsOf(0)).at(-1).outcome.interrupts;
-    const sealedValue = /^[A-Za-z0-9_-]{40,}$/;
-    const reasoning = agent.messages.find((m) => m.role === 'reasoning');
-    const call = agent.messages.find((m) => m.toolCalls?.length).toolCalls[0];
-    assert.equal(reasoning.content, "Deleting needs the user's approval.");
-    assert.match(reasoning.encryptedValue ?? '', sealedValue, 'the reasoning message carries its sealed value');
-    assert.match(call.encryptedValue ?? '', sealedValue, 'the tool call carries its sealed value');
-    let callValue = call.encryptedValue;
+    // The step: the messages after the user's.
+    const values = sealedValues(agent.messages.slice(1));
+    assert.ok(values.length > 0, 'the step carries sealed values: ' + JSON.stringify(agent.messages));
+    for (const v of values) assert.match(v, /^[A-Za-z0-9_-]{40,}$/, 'a sealed value is base64url');
     if (flow === 'sealedTampered') {
-      const i = callValue.length >> 1;
-      callValue = callValue.slice(0, i) + (callValue[i] === 'A' ? 'B' : 'A') + callValue.slice(i + 1);
-      agent.messages = agent.messages.map((m) =>
-        m.toolCalls?.length ? { ...m, toolCalls: m.toolCalls.map((c) => ({ ...c, encryptedValue: callValue })) } : m);
+      const v = values.at(-1);
+      const i = v.length >> 1;
+      const bad = v.slice(0, i) + (v[i] === 'A' ? 'B' : 'A') + v.slice(i + 1);
+      values[values.length - 1] = bad;
+      const swap = (x) => (x.encryptedValue === v ? { ...x, encryptedValue: bad } : x);
+      agent.messages = agent.messages.map((m) => swap(m.toolCalls ? { ...m, toolCalls: m.toolCalls.map(swap) } : m));
     }
     await agent.runAgent({ resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] });
     assert.equal(lastAssistant(agent), 'Deleted /tmp/x.txt.');
-    const reply = agent.messages.filter((m) => m.role === 'assistant' && m.content).at(-1);
-    assert.match(reply.encryptedValue ?? '', sealedValue, "the reply's signature is sealed too");
     agent.messages = [...agent.messages, user('thanks')];
     await agent.runAgent();
     assert.equal(lastAssistant(agent), 'You are welcome.');
-    // What the agent sent back: each value as the server sealed it (or as
-    // the client altered it), with its message or call.
+    // What the agent sent back: the step's values as the server sealed
+    // them (or as the client altered them), each with its message or call.
     assert.equal(sent.length, 3);
     for (const body of sent.slice(1)) {
-      assert.equal(body.messages.find((m) => m.role === 'reasoning').encryptedValue, reasoning.encryptedValue);
-      assert.equal(body.messages.find((m) => m.toolCalls?.length).toolCalls[0].encryptedValue, callValue);
+      const end = body.messages.findIndex((m) => m.role === 'tool');
+      const step = body.messages.slice(1, end < 0 ? undefined : end);
+      assert.deepEqual(sealedValues(step), values);
     }
-    assert.equal(sent[2].messages.find((m) => m.id === reply.id).encryptedValue, reply.encryptedValue);
   },
   async sealedTampered() {
     return flows.sealed();

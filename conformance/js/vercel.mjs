@@ -111,6 +111,9 @@ function newChat(options = {}) {
   });
 }
 
+const sealedOf = (md) => md?.agentui?.sealed;
+// sealedValues lists the sealed values of parts, in order.
+const sealedValues = (parts) => parts.map((p) => sealedOf(p.providerMetadata ?? p.callProviderMetadata)).filter(Boolean);
 const assistant = (chat) => chat.messages.filter((m) => m.role === 'assistant').at(-1);
 const texts = (m) => m.parts.filter((p) => p.type === 'text').map((p) => p.text).join('');
 const toolPart = (m, name) => m.parts.find((p) => p.type === 'tool-' + name);
@@ -281,54 +284,53 @@ const flows = {
     return chat;
   },
 
-  // Against a server without history whose model is Gemini behind its
-  // validating fake (sealed_test.go): the provider values of each part
-  // travel sealed, as the part's providerMetadata (a call's as its
-  // callProviderMetadata), opaque to the client, and go back unchanged
-  // with the approval and with the next message. sealedTampered alters
-  // the call's before approving: the run goes on (the server drops the
-  // value; sealed_test.go checks what reached the model).
+  // Against a server without history whose model (Gemini, Anthropic)
+  // talks to its validating fake (sealed_test.go): the provider values of
+  // each part travel sealed, as the part's providerMetadata (a call's as
+  // its callProviderMetadata), opaque to the client, and go back
+  // unchanged with the approval and with the next message.
+  // sealedTampered alters the step's last value before approving: the
+  // run goes on (the server drops it; sealed_test.go checks what reached
+  // the model).
   async sealed() {
     const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
     await chat.sendMessage({ text: 'delete /tmp/x.txt' });
     await settled(chat);
-    const sealedOf = (md) => md?.agentui?.sealed;
-    let m = assistant(chat);
-    assert.deepEqual(m.parts.map((p) => p.type), ['step-start', 'reasoning', 'tool-delete_file']);
-    const [thought, asked] = [m.parts[1], toolPart(m, 'delete_file')];
+    const m = assistant(chat);
+    const asked = toolPart(m, 'delete_file');
     assert.equal(asked.state, 'approval-requested');
-    for (const v of [sealedOf(thought.providerMetadata), sealedOf(asked.callProviderMetadata)]) {
-      assert.match(v ?? '', /^[A-Za-z0-9_-]{40,}$/, 'a sealed value, base64url');
+    const values = sealedValues(m.parts);
+    assert.ok(values.length > 0, 'the step carries sealed values: ' + JSON.stringify(m.parts));
+    for (const v of values) assert.match(v, /^[A-Za-z0-9_-]{40,}$/, 'a sealed value is base64url');
+    for (const p of m.parts) {
+      const md = p.providerMetadata ?? p.callProviderMetadata;
+      if (md) assert.deepEqual(Object.keys(md), ['agentui'], 'nothing but the sealed value');
     }
-    assert.deepEqual(Object.keys(thought.providerMetadata), ['agentui'], 'nothing but the sealed value');
-    let callValue = sealedOf(asked.callProviderMetadata);
     if (flow === 'sealedTampered') {
-      const i = callValue.length >> 1;
-      callValue = callValue.slice(0, i) + (callValue[i] === 'A' ? 'B' : 'A') + callValue.slice(i + 1);
-      const tampered = { ...asked, callProviderMetadata: { agentui: { sealed: callValue } } };
-      chat.messages = [...chat.messages.slice(0, -1), { ...m, parts: m.parts.map((p) => (p === asked ? tampered : p)) }];
+      const last = m.parts.findLast((p) => sealedOf(p.providerMetadata ?? p.callProviderMetadata));
+      const key = last.callProviderMetadata ? 'callProviderMetadata' : 'providerMetadata';
+      const v = values.at(-1);
+      const i = v.length >> 1;
+      values[values.length - 1] = v.slice(0, i) + (v[i] === 'A' ? 'B' : 'A') + v.slice(i + 1);
+      const tampered = { ...last, [key]: { agentui: { sealed: values.at(-1) } } };
+      chat.messages = [...chat.messages.slice(0, -1), { ...m, parts: m.parts.map((p) => (p === last ? tampered : p)) }];
     }
     await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
     await until(() => chat.status === 'ready' && texts(assistant(chat)) !== '', 'the continuation');
     await settled(chat);
-    m = assistant(chat);
-    assert.equal(texts(m), 'Deleted /tmp/x.txt.');
-    assert.deepEqual(toolPart(m, 'delete_file').output, { deleted: '/tmp/x.txt' });
-    const reply = m.parts.findLast((p) => p.type === 'text');
-    assert.match(sealedOf(reply.providerMetadata) ?? '', /^[A-Za-z0-9_-]{40,}$/, "the reply's signature is sealed too");
+    assert.equal(texts(assistant(chat)), 'Deleted /tmp/x.txt.');
+    assert.deepEqual(toolPart(assistant(chat), 'delete_file').output, { deleted: '/tmp/x.txt' });
     await chat.sendMessage({ text: 'thanks' });
     await settled(chat);
     assert.equal(texts(assistant(chat)), 'You are welcome.');
-    // What the Chat sent back: each value as the server sealed it (or as
-    // the client altered it), with its part.
+    // What the Chat sent back: the step's values as the server sealed
+    // them (or as the client altered them), each with its part.
     assert.equal(sent.length, 3);
-    const back = (body) => body.messages.find((x) => x.role === 'assistant').parts;
     for (const body of sent.slice(1)) {
-      const parts = back(body);
-      assert.equal(sealedOf(parts[1].providerMetadata), sealedOf(thought.providerMetadata));
-      assert.equal(sealedOf(toolPart({ parts }, 'delete_file').callProviderMetadata), callValue);
+      const parts = body.messages.find((x) => x.role === 'assistant').parts;
+      const second = parts.findIndex((p, i) => i > 0 && p.type === 'step-start');
+      assert.deepEqual(sealedValues(second < 0 ? parts : parts.slice(0, second)), values);
     }
-    assert.equal(sealedOf(back(sent[2]).findLast((p) => p.type === 'text').providerMetadata), sealedOf(reply.providerMetadata));
     return chat;
   },
   async sealedTampered() {
