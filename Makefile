@@ -65,7 +65,7 @@ FUZZ_TARGETS = \
 	./agent/openai/responses:FuzzStream ./agent/openai/responses:FuzzInput ./internal/fakes/responses:FuzzValidate \
 	./agent/anthropic:FuzzStream ./agent/anthropic:FuzzRequest \
 	./agent/gemini:FuzzStream ./agent/gemini:FuzzReplay ./agent/gemini:FuzzSpan \
-	./uiadapter:FuzzCheckID ./telemetry:FuzzClean
+	./uiadapter:FuzzCheckID ./telemetry:FuzzClean ./uiadapter:FuzzOpenSealed
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t%%:*} $${t##*:}"; \
