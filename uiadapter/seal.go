@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"slices"
 	"unicode/utf8"
 
@@ -183,18 +182,119 @@ type sealedBody struct {
 	// Step names the step the part belongs to (random), and Seq is the
 	// value's place among the values sealed in that step: a value opens
 	// only after all those before it in its step.
-	Step uint64 `json:"s"`
-	Seq  int    `json:"n"`
+	Step uint64
+	Seq  int
 	// Opaque is the part's own value, if any.
-	Opaque *cmf.Opaque `json:"o,omitempty"`
+	Opaque *cmf.Opaque
 	// Redacted is the redacted thinking that came right before the part
 	// in its step, in order.
-	Redacted []cmf.Opaque `json:"r,omitempty"`
+	Redacted []cmf.Opaque
+}
+
+// marshal writes the plaintext: the step (8 bytes), the sequence number
+// (uvarint), 1 or 0 and the part's value, the number of redacted values
+// (uvarint) and each; a value is its provider, model, id and data, each
+// length-prefixed.
+func (b *sealedBody) marshal() []byte {
+	n := 8 + 2*binary.MaxVarintLen64 + 1 + opaqueSize(b.Opaque)
+	for i := range b.Redacted {
+		n += opaqueSize(&b.Redacted[i])
+	}
+	out := binary.BigEndian.AppendUint64(make([]byte, 0, n), b.Step)
+	out = binary.AppendUvarint(out, uint64(b.Seq))
+	if b.Opaque != nil {
+		out = appendOpaque(append(out, 1), b.Opaque)
+	} else {
+		out = append(out, 0)
+	}
+	out = binary.AppendUvarint(out, uint64(len(b.Redacted)))
+	for i := range b.Redacted {
+		out = appendOpaque(out, &b.Redacted[i])
+	}
+	return out
+}
+
+func opaqueSize(o *cmf.Opaque) int {
+	if o == nil {
+		return 0
+	}
+	return 4*binary.MaxVarintLen64 + len(o.Provider) + len(o.Model) + len(o.ID) + len(o.Data)
+}
+
+func appendOpaque(b []byte, o *cmf.Opaque) []byte {
+	return appendField(appendField(appendField(appendField(b, o.Provider), o.Model), o.ID), o.Data)
+}
+
+// unmarshal reads what marshal wrote; false for anything else.
+func (b *sealedBody) unmarshal(p []byte) bool {
+	r := plainReader{p: p}
+	if len(p) < 8 {
+		return false
+	}
+	b.Step, r.p = binary.BigEndian.Uint64(p), p[8:]
+	seq := r.uvarint()
+	if seq > uint64(maxSealedBytes) {
+		return false
+	}
+	b.Seq = int(seq)
+	if r.byte() == 1 {
+		o := r.opaque()
+		b.Opaque = &o
+	}
+	n := r.uvarint()
+	if n > uint64(len(r.p)) { // each value takes at least a byte
+		return false
+	}
+	for range n {
+		b.Redacted = append(b.Redacted, r.opaque())
+	}
+	return !r.bad && len(r.p) == 0
+}
+
+// plainReader reads a plaintext, remembering whether it ran short.
+type plainReader struct {
+	p   []byte
+	bad bool
+}
+
+func (r *plainReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.p)
+	if n <= 0 {
+		r.bad, r.p = true, nil
+		return 0
+	}
+	r.p = r.p[n:]
+	return v
+}
+
+func (r *plainReader) byte() byte {
+	if len(r.p) == 0 {
+		r.bad = true
+		return 0
+	}
+	c := r.p[0]
+	r.p = r.p[1:]
+	return c
+}
+
+func (r *plainReader) field() string {
+	n := r.uvarint()
+	if n > uint64(len(r.p)) {
+		r.bad, r.p = true, nil
+		return ""
+	}
+	f := string(r.p[:n])
+	r.p = r.p[n:]
+	return f
+}
+
+func (r *plainReader) opaque() cmf.Opaque {
+	return cmf.Opaque{Provider: r.field(), Model: r.field(), ID: r.field(), Data: r.field()}
 }
 
 // seal returns the sealed form of body for the part p at its place.
 func (c *chatSeal) seal(body *sealedBody, messageID string, p cmf.Part, ordinal int) string {
-	plain, _ := json.Marshal(body) // strings and numbers only: cannot fail
+	plain := body.marshal()
 	out := make([]byte, 1+c.aead.NonceSize(), 1+c.aead.NonceSize()+len(plain)+c.aead.Overhead())
 	out[0] = sealVersion
 	nonce := out[1:]
@@ -223,7 +323,7 @@ func (c *chatSeal) open(sealed, messageID string, p cmf.Part, ordinal int) (seal
 		return sealedBody{}, false
 	}
 	var body sealedBody
-	if json.Unmarshal(plain, &body) != nil || body.Seq < 0 || withOpaque(p, body.Opaque).Validate() != nil {
+	if !body.unmarshal(plain) || withOpaque(p, body.Opaque).Validate() != nil {
 		return sealedBody{}, false
 	}
 	for _, r := range body.Redacted {

@@ -135,7 +135,7 @@ type sealedStep struct {
 // sealStep seals an assistant message's parts as an encoder does (its
 // ordinals counted per kind), and puts the bare message at index 1 of a
 // thread after a user message, with a tool result after it.
-func sealStep(t *testing.T, c *chatSeal, id string, parts ...cmf.Part) sealedStep {
+func sealStep(t testing.TB, c *chatSeal, id string, parts ...cmf.Part) sealedStep {
 	t.Helper()
 	s := &Sealer{seal: c}
 	st := sealedStep{parts: parts}
@@ -359,9 +359,20 @@ func FuzzOpenSealed(f *testing.F) {
 		f.Add(v[:len(v)-1]+"A", pl.message, pl.kind, pl.text, pl.ordinal)
 	}
 	f.Add("AQ", "m", byte(1), "t", 0)
+	plain := (&sealedBody{Step: 7, Seq: 1, Opaque: opaque("gemini", "x"), Redacted: []cmf.Opaque{*opaque("anthropic", "r")}}).marshal()
+	f.Add(string(plain), "m", byte(1), "t", 0)
 	f.Fuzz(func(t *testing.T, value, message string, kind byte, text string, ordinal int) {
 		if ordinal < 0 {
 			ordinal = 0
+		}
+		// The plaintext's reader, on anything: it never panics, and what
+		// it reads writes back to what reads the same.
+		var plain sealedBody
+		if plain.unmarshal([]byte(value)) {
+			var again sealedBody
+			if !again.unmarshal(plain.marshal()) || !reflect.DeepEqual(again, plain) {
+				t.Fatalf("plaintext %q read as %+v, then %+v", value, plain, again)
+			}
 		}
 		part := fuzzPart(kind, text, nil)
 		body, ok := c.open(value, message, part, ordinal)
@@ -388,4 +399,43 @@ func fuzzPart(kind byte, text string, o *cmf.Opaque) cmf.Part {
 		return cmf.ToolCall{ToolCallID: text, Name: "get_weather", Arguments: json.RawMessage(`{}`), Opaque: o}
 	}
 	return cmf.ToolResult{ToolCallID: text, ToolName: "x", Content: json.RawMessage(`1`)}
+}
+
+// BenchmarkSealing is what sealing adds to a request without history:
+// the chat's key (once per request), sealing a step's values as the
+// encoder ends its parts (an Anthropic-sized signature each), and
+// opening them when they come back.
+func BenchmarkSealing(b *testing.B) {
+	sig := strings.Repeat("EqQBCkgIBhABGAIiQL", 24) // ~430 bytes, a thinking signature's size
+	parts := []cmf.Part{
+		cmf.Thinking{Text: strings.Repeat("The user wants the weather. ", 20), Opaque: opaque("anthropic", sig)},
+		cmf.Thinking{Text: "Oslo, then.", Opaque: opaque("anthropic", sig)},
+		cmf.Text{Text: "Let me look.", Opaque: opaque("anthropic", sig)},
+		cmf.ToolCall{ToolCallID: "call-1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Oslo"}`), Opaque: opaque("gemini", sig)},
+	}
+	b.Run("key", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			newChatSeal(sealSecret, "vercel-ai", "alice", "chat-1")
+		}
+	})
+	c := testSeal()
+	b.Run("seal-step", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s := &Sealer{seal: c}
+			for i, p := range parts {
+				s.Seal(&agent.PartEnded{Part: p}, "m1", i)
+			}
+		}
+	})
+	st := sealStep(b, c, "m1", parts...)
+	b.Run("open-step", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if u := c.openAll(st.thread, st.sealed); u.refused != 0 {
+				b.Fatal("refused")
+			}
+		}
+	})
 }
