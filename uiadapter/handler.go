@@ -285,7 +285,9 @@ func (h *Handler) planClient(req *request) (*agent.Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.turn.Sealer = &Sealer{seal: seal}
+	if seal != nil {
+		req.turn.Sealer = &Sealer{seal: seal}
+	}
 	findings.Log(req.log)
 	p.log(req.log)
 	if err := h.verify(req, base, p.resume); err != nil {

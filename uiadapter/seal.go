@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"math"
 	"slices"
 	"unicode/utf8"
 
@@ -59,24 +60,25 @@ type chatSeal struct {
 }
 
 // newChatSeal derives the sealing key of one chat from the handler's
-// secret.
+// secret; nil if it cannot (a secret too short for HMAC in FIPS 140-only
+// mode), and then nothing is sealed or opened.
 func newChatSeal(secret []byte, protocol, scope, chat string) *chatSeal {
 	prk, err := hkdf.Extract(sha256.New, secret, []byte(sealSalt))
 	if err != nil {
-		panic("uiadapter: " + err.Error()) // only for a FIPS-rejected key length, which a 32-byte HMAC key is not
+		return nil
 	}
 	info := appendField(appendField(appendField(nil, protocol), scope), chat)
 	key, err := hkdf.Expand(sha256.New, prk, string(info), 32)
 	if err != nil {
-		panic("uiadapter: " + err.Error()) // 32 bytes is within HKDF-SHA256's limit
+		return nil
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
-		panic("uiadapter: " + err.Error()) // a 32-byte key is valid
+		return nil
 	}
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
-		panic("uiadapter: " + err.Error()) // AES has GCM's block size
+		return nil
 	}
 	return &chatSeal{aead: aead}
 }
@@ -233,7 +235,7 @@ func (b *sealedBody) unmarshal(p []byte) bool {
 	}
 	b.Step, r.p = binary.BigEndian.Uint64(p), p[8:]
 	seq := r.uvarint()
-	if seq > uint64(maxSealedBytes) {
+	if seq > math.MaxInt32 {
 		return false
 	}
 	b.Seq = int(seq)
@@ -371,7 +373,7 @@ type Sealer struct {
 // returns "" and travels with the next part of its step that the
 // encoder seals; if its step has none, it is lost.
 func (s *Sealer) Seal(ev *agent.PartEnded, messageID string, ordinal int) string {
-	if s == nil || ev == nil {
+	if s == nil || s.seal == nil || ev == nil {
 		return ""
 	}
 	if r, ok := ev.Part.(cmf.RedactedThinking); ok {
