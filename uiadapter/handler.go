@@ -280,14 +280,15 @@ func (h *Handler) planClient(req *request) (*agent.Input, error) {
 		return nil, err
 	}
 	kinds, _ := h.agent.(agent.ToolKinds)
-	seal := h.chatSeal(req)
+	var seal *chatSeal
+	if len(req.turn.Sealed) > 0 {
+		seal = h.chatSeal(req)
+	}
 	base, p, findings, err := planClient(req.turn, kinds, &h.cfg.policy, seal)
 	if err != nil {
 		return nil, err
 	}
-	if seal != nil {
-		req.turn.Sealer = &Sealer{seal: seal}
-	}
+	req.turn.Sealer = h.sealer(req, seal)
 	findings.Log(req.log)
 	p.log(req.log)
 	if err := h.verify(req, base, p.resume); err != nil {

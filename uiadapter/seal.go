@@ -362,7 +362,8 @@ type SealedValue struct {
 // A Sealer serves one run, from one goroutine.
 type Sealer struct {
 	seal *chatSeal
-	step uint64       // the open step's id; 0 before its first value
+	key  func() *chatSeal // derives seal on first use, when not given
+	step uint64           // the open step's id; 0 before its first value
 	seq  int          // values sealed in the open step so far
 	held []cmf.Opaque // redacted thinking waiting for the next part of its step
 }
@@ -373,7 +374,7 @@ type Sealer struct {
 // returns "" and travels with the next part of its step that the
 // encoder seals; if its step has none, it is lost.
 func (s *Sealer) Seal(ev *agent.PartEnded, messageID string, ordinal int) string {
-	if s == nil || s.seal == nil || ev == nil {
+	if s == nil || ev == nil {
 		return ""
 	}
 	if r, ok := ev.Part.(cmf.RedactedThinking); ok {
@@ -382,6 +383,12 @@ func (s *Sealer) Seal(ev *agent.PartEnded, messageID string, ordinal int) string
 	}
 	o := opaqueOf(ev.Part)
 	if sealKind(ev.Part) == 0 || (o == nil && len(s.held) == 0) {
+		return ""
+	}
+	if s.key != nil {
+		s.seal, s.key = s.key(), nil
+	}
+	if s.seal == nil {
 		return ""
 	}
 	if s.step == 0 {
@@ -509,4 +516,15 @@ func ordinalOf(content []cmf.Part, i int) int {
 // secret (the approval signer's: one secret serves both).
 func (h *Handler) chatSeal(req *request) *chatSeal {
 	return newChatSeal(h.cfg.signer.key, h.proto.Name(), req.scope, req.turn.ChatID)
+}
+
+// sealer is the Sealer of a request's run: with the chat's key when the
+// request needed it to open what it brought, else deriving it when the
+// run first has a value to seal (a model without provider values never
+// pays for it).
+func (h *Handler) sealer(req *request, seal *chatSeal) *Sealer {
+	if seal != nil {
+		return &Sealer{seal: seal}
+	}
+	return &Sealer{key: func() *chatSeal { return h.chatSeal(req) }}
 }
