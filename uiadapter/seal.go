@@ -364,8 +364,8 @@ type Sealer struct {
 	seal *chatSeal
 	key  func() *chatSeal // derives seal on first use, when not given
 	step uint64           // the open step's id; 0 before its first value
-	seq  int          // values sealed in the open step so far
-	held []cmf.Opaque // redacted thinking waiting for the next part of its step
+	seq  int              // values sealed in the open step so far
+	held []cmf.Opaque     // redacted thinking waiting for the next part of its step
 }
 
 // Seal returns the sealed value for an ended part at its place, or ""
