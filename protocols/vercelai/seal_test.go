@@ -219,3 +219,26 @@ func TestWithHistoryNothingIsSealed(t *testing.T) {
 		t.Fatalf("%d runs", len(a.Inputs()))
 	}
 }
+
+// A request without a scope credential, to a handler that keeps history,
+// is served without it: its whole thread is decoded, and the values go
+// to the client sealed and come back.
+func TestWithoutAScopeCredentialValuesAreSealed(t *testing.T) {
+	noScope := func(*http.Request) (string, error) { return "", uiadapter.ErrNoScope }
+	a, url, logs := sealingServer(t, "one secret", uiadapter.WithStore(history.NewMemory()), uiadapter.WithScope(noScope))
+	first := testutil.PostStream(t, url, testutil.UserMessage("anonymous-chat", "u1", "Weather in Oslo?"))
+	asst := uiMessage(first)
+	if n := len(sealedOf(asst)); n != 5 {
+		t.Fatalf("%d sealed values, want 5", n)
+	}
+	b, _ := json.Marshal(map[string]any{"id": "anonymous-chat", "messages": []any{userMsg("u1", "Weather in Oslo?"), asst, userMsg("u2", "And tomorrow?")}})
+	testutil.PostStream(t, url, string(b))
+	in := a.Inputs()[1]
+	step1, step2 := testutil.SealedReply(1)
+	if got := testutil.AssistantParts(in.History, in.Messages); !reflect.DeepEqual(got, append(step1, step2...)) {
+		t.Fatalf("the model got %+v", got)
+	}
+	if strings.Contains(logs.String(), "did not open") {
+		t.Fatalf("log:\n%s", logs)
+	}
+}
