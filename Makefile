@@ -66,7 +66,8 @@ FUZZ_TARGETS = \
 	./agent/anthropic:FuzzStream ./agent/anthropic:FuzzRequest \
 	./agent/gemini:FuzzStream ./agent/gemini:FuzzReplay ./agent/gemini:FuzzSpan \
 	./uiadapter:FuzzCheckID ./telemetry:FuzzClean \
-	./uiadapter:FuzzNormalizeHost
+	./uiadapter:FuzzNormalizeHost \
+	./uiadapter:FuzzOpenSealed
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t%%:*} $${t##*:}"; \

@@ -295,16 +295,23 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 }
 
 // planClient plans a turn without history: the client's thread is the
-// conversation, sanitized, and its approvals must carry valid signatures.
+// conversation, sanitized, with the provider values it carried sealed
+// opened, and its approvals must carry valid signatures. The run's own
+// provider values go back to the client sealed.
 func (h *Handler) planClient(req *request) (*agent.Input, error) {
 	if err := h.decodeAll(req); err != nil {
 		return nil, err
 	}
 	kinds, _ := h.agent.(agent.ToolKinds)
-	base, p, findings, err := planClient(req.turn, kinds, &h.cfg.policy)
+	var seal *chatSeal
+	if len(req.turn.Sealed) > 0 {
+		seal = h.chatSeal(req)
+	}
+	base, p, findings, err := planClient(req.turn, kinds, &h.cfg.policy, seal)
 	if err != nil {
 		return nil, err
 	}
+	req.turn.Sealer = h.sealer(req, seal)
 	findings.Log(req.log)
 	p.log(req.log)
 	if err := h.verify(req, base, p.resume); err != nil {

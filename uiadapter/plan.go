@@ -156,22 +156,30 @@ func planStored(stored []cmf.Message, t *Turn, size chatSize, policy *SanitizePo
 // history, the call's status read from what the agent would do with it
 // (kinds: nil when the agent cannot say). Approvals still need their
 // signatures verified (verify), which is I/O and so not part of the plan.
-// The base it returns is the sanitized thread; the plan keeps all of it
-// but the new user message, which it adds.
-func planClient(t *Turn, kinds agent.ToolKinds, policy *SanitizePolicy) (base []cmf.Message, p plan, f Findings, err error) {
+// The provider values the client carried sealed are opened with seal
+// (the chat's key; nil opens none) and go back on their parts, and
+// sanitizing keeps them. The base it returns is the sanitized thread; the
+// plan keeps all of it but the new user message, which it adds.
+func planClient(t *Turn, kinds agent.ToolKinds, policy *SanitizePolicy, seal *chatSeal) (base []cmf.Message, p plan, f Findings, err error) {
 	drop, err := answers(&p, t.Resolutions, clientStatuses(t, kinds), true)
 	if err != nil {
 		return nil, plan{}, Findings{}, err
 	}
 	msgs := t.Messages
+	var sealed unsealed
+	if len(t.Sealed) > 0 {
+		sealed = seal.openAll(msgs, t.Sealed)
+		msgs = sealed.msgs
+	}
 	if len(drop) > 0 {
-		msgs = withoutResults(msgs, drop)
+		msgs = withoutResults(msgs, drop) // only after the last assistant message: sealed positions stay
 	}
 	resolved := make(map[string]bool, len(p.resume))
 	for _, res := range p.resume {
 		resolved[res.ToolCallID] = true
 	}
-	base, f = Sanitize(msgs, resolved, *policy)
+	base, f = sanitize(msgs, resolved, *policy, sealed.trusted)
+	f.Sealed = sealed.refused
 	markApprovals(base, p.resume)
 	p.keep = len(base)
 	if t.Intent == Submit && len(base) > 0 && base[len(base)-1].Role == cmf.RoleUser {

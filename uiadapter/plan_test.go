@@ -165,7 +165,7 @@ func TestAnswerRulesWithoutHistory(t *testing.T) {
 	thread := []cmf.Message{textMsg(cmf.RoleUser, "u1", "go"), callMsg("a1", toolCall("ap", "delete_file"), toolCall("cl", "get_location"), toolCall("sv", "get_weather")),
 		resultMsg("sv", "get_weather"), resultMsg("cl", "get_location"), resultMsg("ap", "delete_file")}
 	turn := &Turn{Intent: Continue, Messages: thread, Resolutions: []Resolution{output("sv"), output("cl"), output("ap")}}
-	base, p, _, err := planClient(turn, demoKinds, &SanitizePolicy{})
+	base, p, _, err := planClient(turn, demoKinds, &SanitizePolicy{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,13 +187,13 @@ func TestAnswerRulesWithoutHistory(t *testing.T) {
 	}
 	turn.Resolutions = []Resolution{approve("cl")}
 	turn.Messages = thread[:2]
-	if _, _, _, err := planClient(turn, demoKinds, &SanitizePolicy{}); err != nil {
+	if _, _, _, err := planClient(turn, demoKinds, &SanitizePolicy{}, nil); err != nil {
 		// Signed as an approval of the call: it is the signature
 		// (verify) that refuses it, the rules cannot tell.
 		t.Fatalf("planClient: %v", err)
 	}
 	turn.Resolutions = []Resolution{approve("nope")}
-	if _, _, _, err := planClient(turn, demoKinds, &SanitizePolicy{}); refusalText(err) != "approval for a tool call the server did not request" {
+	if _, _, _, err := planClient(turn, demoKinds, &SanitizePolicy{}, nil); refusalText(err) != "approval for a tool call the server did not request" {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -141,6 +141,14 @@ type Turn struct {
 	// with pending approvals to answer them (AG-UI's interrupt rule); a run
 	// without an answer ends with the protocol's error event.
 	ResumeRequired bool
+	// Sealed are the sealed provider values the client sent back with
+	// parts of Messages, as the decoder found them: untrusted, opened
+	// only by a handler without history.
+	Sealed []SealedValue
+	// Sealer, set by a handler without history, seals the provider values
+	// of the run's parts for the client to carry back; nil with history,
+	// where the server keeps them.
+	Sealer *Sealer
 	// History and Added are the trusted conversation the run starts from,
 	// set by the handler when it keeps history (nil otherwise): what was
 	// stored before this request (shared, read-only), then what the

@@ -38,13 +38,14 @@ type Findings struct {
 	OrphanResults    int      // tool results for calls that are not in the history
 	DuplicateResults int      // a second result for one call
 	Signatures       int      // provider values (signatures, encrypted or redacted reasoning)
+	Sealed           int      // sealed provider values that did not open: altered, moved, replayed elsewhere, or after a gap
 	EmptyMessages    int      // messages left with no content
 }
 
 // Any reports whether anything was dropped.
 func (f *Findings) Any() bool {
 	return f.URLs+f.PrivateHosts+f.InvalidParts+f.SystemMessages+f.DanglingCalls+f.OrphanResults+
-		f.DuplicateResults+f.Signatures+f.EmptyMessages > 0
+		f.DuplicateResults+f.Signatures+f.Sealed+f.EmptyMessages > 0
 }
 
 // Log writes one line per kind of drop.
@@ -73,6 +74,9 @@ func (f *Findings) Log(log *slog.Logger, attrs ...any) {
 	if f.Signatures > 0 {
 		log.Warn("dropped client reasoning signatures", append(attrs, "count", f.Signatures)...)
 	}
+	if f.Sealed > 0 {
+		log.Warn("dropped sealed provider values that did not open", append(attrs, "count", f.Sealed)...)
+	}
 	if f.EmptyMessages > 0 {
 		log.Info("dropped client messages left empty", append(attrs, "count", f.EmptyMessages)...)
 	}
@@ -97,6 +101,13 @@ func (f *Findings) Log(log *slog.Logger, attrs ...any) {
 // and messages left empty are dropped. It returns new messages; the input
 // is not changed.
 func Sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy) ([]cmf.Message, Findings) {
+	return sanitize(msgs, resolved, p, nil)
+}
+
+// sanitize is Sanitize, but keeps the provider values at sealed: the
+// positions (message, part) of the values the server sealed and opened
+// (see openAll).
+func sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy, sealed map[[2]int]bool) ([]cmf.Message, Findings) {
 	var f Findings
 	// A call counts as answered only by a result that is kept: a valid
 	// one, for a valid call. A call whose only result is dropped is
@@ -126,7 +137,7 @@ func Sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy) ([
 		}
 		changed := false
 		content := make([]cmf.Part, 0, len(m.Content))
-		for _, part := range m.Content {
+		for j, part := range m.Content {
 			keep := part
 			if part.Validate() != nil {
 				f.InvalidParts++
@@ -138,7 +149,7 @@ func Sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy) ([
 				if !results[part.ToolCallID] && !resolved[part.ToolCallID] {
 					f.DanglingCalls++
 					keep = nil
-				} else if part.Opaque != nil {
+				} else if part.Opaque != nil && !sealed[[2]int{i, j}] {
 					f.Signatures++
 					part.Opaque = nil
 					keep = part
@@ -155,14 +166,14 @@ func Sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy) ([
 				}
 				answered[part.ToolCallID] = true
 			case cmf.Thinking:
-				if part.Opaque != nil {
+				if part.Opaque != nil && !sealed[[2]int{i, j}] {
 					f.Signatures++
 					part.Opaque = nil
 					keep = part
 					changed = true
 				}
 			case cmf.Text:
-				if part.Opaque != nil {
+				if part.Opaque != nil && !sealed[[2]int{i, j}] {
 					f.Signatures++
 					part.Opaque = nil
 					keep = part
@@ -170,8 +181,10 @@ func Sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy) ([
 				}
 			case cmf.RedactedThinking:
 				// A provider's value only the server may hold.
-				f.Signatures++
-				keep = nil
+				if !sealed[[2]int{i, j}] {
+					f.Signatures++
+					keep = nil
+				}
 			default:
 				if u, ok := urlOf(part); ok && !p.allows(u, &f) {
 					keep = nil

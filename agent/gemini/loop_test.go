@@ -216,6 +216,34 @@ func TestApprovalResumesWithTheSignature(t *testing.T) {
 	allOK(t, f)
 }
 
+// A step split over assistant messages in a row (a stateless AG-UI
+// client holds its reasoning in a message of its own) goes back as one
+// model content, its signed thought and its call together: the API
+// refuses a call turn right after another model turn.
+func TestAssistantMessagesInARowAreOneTurn(t *testing.T) {
+	f, m := start(t)
+	f.Script(fake.Reply{Parts: []fake.ReplyPart{{Text: "Needs approval.", Thought: true, Sign: true}, fake.CallPart("delete_file", `{"path":"/tmp/x"}`)}}, fake.Say("Deleted."))
+	first := runLoop(t, m, &agent.Input{Messages: []cmf.Message{user("Delete /tmp/x")}})
+	if first.err != nil || len(first.msgs) != 1 || len(first.msgs[0].Content) != 2 {
+		t.Fatalf("first run: %v %+v", first.err, first.msgs)
+	}
+	reasoning, step := first.msgs[0], first.msgs[0]
+	reasoning.Content, step.Content = first.msgs[0].Content[:1], first.msgs[0].Content[1:]
+	reasoning.SetID("reasoning-1")
+	calls := toolCalls(step)
+	history := []cmf.Message{user("Delete /tmp/x"), reasoning, step}
+	if second := runLoop(t, m, &agent.Input{History: history, Resume: []agent.Resolution{{ToolCallID: calls[0].ToolCallID, Kind: agent.Approve}}}); second.err != nil {
+		t.Fatal(second.err, f.Last().Message)
+	}
+	c := f.Last().Parsed.Contents
+	thought := fake.Part{Text: text("Needs approval."), Thought: true}
+	if len(c) != 3 || c[1].Role != "model" || len(c[1].Parts) != 2 || c[1].Parts[0].ThoughtSignature != f.Sign(testModel, thought) ||
+		c[1].Parts[1].ThoughtSignature != f.Sign(testModel, callPart("delete_file", `{"path":"/tmp/x"}`)) || c[2].Parts[0].FunctionResponse == nil {
+		t.Fatalf("resumed request %s", f.Last().Body)
+	}
+	allOK(t, f)
+}
+
 // A chat that goes on with another model: the other model's signatures
 // are never sent (the API would refuse them as corrupted); a step of the
 // current turn that the other model made carries Google's documented

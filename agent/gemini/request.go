@@ -185,7 +185,15 @@ func (b *builder) message(m *cmf.Message) error {
 
 func (b *builder) assistant(m *cmf.Message) {
 	parts := make([]*genai.Part, 0, len(m.Content))
-	b.calls = b.calls[:0]
+	// Assistant messages in a row are one model turn (a client's thread
+	// may hold a step's reasoning in a message of its own, as AG-UI's
+	// reasoning messages do): they go as one content, its calls counted
+	// together, since the API wants a call turn right after a user turn.
+	last := len(b.contents) - 1
+	merge := last >= 0 && b.contents[last].Role == genai.RoleModel
+	if !merge {
+		b.calls = b.calls[:0]
+	}
 	own := b.ownStep(m)
 	for _, p := range m.Content {
 		switch p := p.(type) {
@@ -216,7 +224,11 @@ func (b *builder) assistant(m *cmf.Message) {
 			parts = append(parts, part)
 		}
 	}
-	if len(parts) > 0 {
+	switch {
+	case len(parts) == 0:
+	case merge:
+		b.contents[last].Parts = append(b.contents[last].Parts, parts...)
+	default:
 		b.contents = append(b.contents, &genai.Content{Role: genai.RoleModel, Parts: parts})
 	}
 }

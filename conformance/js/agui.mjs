@@ -21,6 +21,7 @@ const legacy = mode === 'legacy';
 // The chat page's HttpAgent subclass (connect, stop), on this client.
 const HttpAgent = agentuiAgent(legacy ? legacyClient : current);
 const checks = [];
+const sent = []; // the RunAgentInput bodies the agent posted
 // What the fake model of lineBreaks_test.go sends (lineBreaks flow).
 const ODD = 'Ber\nlin\r\n\u2028x';
 const ODD_TEXT = 'Line one\nline two\r\nthree\u2028four';
@@ -40,6 +41,7 @@ async function checkingFetch(input, init) {
   if (!res.ok || !res.body || !init.body) return res; // not a stream (stop)
   const [forClient, forCheck] = res.body.tee();
   const body = JSON.parse(init.body);
+  sent.push(structuredClone(body));
   body.connect = String(input).endsWith('/connect');
   const check = checkStream(res.headers, forCheck, body).catch((e) => {
     if (init.signal?.aborted) return { aborted: true, events: [] };
@@ -111,6 +113,9 @@ function newAgent(options = {}) {
   });
 }
 
+// sealedValues lists the encryptedValues of messages and their tool
+// calls, in order.
+const sealedValues = (msgs) => msgs.flatMap((m) => [m.encryptedValue, ...(m.toolCalls ?? []).map((c) => c.encryptedValue)]).filter(Boolean);
 const user = (content) => ({ id: 'u-' + Math.random().toString(36).slice(2), role: 'user', content });
 const assistantText = (agent) =>
   agent.messages.filter((m) => m.role === 'assistant').map((m) => m.content ?? '').join('');
@@ -297,6 +302,49 @@ const flows = {
 
   async approve() {
     return interruptFlow({ approved: true }, 'Deleted /tmp/x.txt.');
+  },
+
+  // Against a server without history whose model (Gemini, Anthropic)
+  // talks to its validating fake (sealed_test.go): each part's provider
+  // values arrive sealed in REASONING_ENCRYPTED_VALUE events, which the
+  // client keeps as the encryptedValue of the reasoning message, the tool
+  // call or the assistant message, and sends back unchanged with the
+  // resume and with the next message. sealedTampered alters the step's
+  // last value before resuming: the run goes on (the server drops it;
+  // sealed_test.go checks what reached the model).
+  async sealed() {
+    const agent = newAgent();
+    agent.messages = [user('delete /tmp/x.txt')];
+    await agent.runAgent();
+    const [interrupt] = (await eventsOf(0)).at(-1).outcome.interrupts;
+    // The step: the messages after the user's.
+    const values = sealedValues(agent.messages.slice(1));
+    assert.ok(values.length > 0, 'the step carries sealed values: ' + JSON.stringify(agent.messages));
+    for (const v of values) assert.match(v, /^[A-Za-z0-9_-]{40,}$/, 'a sealed value is base64url');
+    if (flow === 'sealedTampered') {
+      const v = values.at(-1);
+      const i = v.length >> 1;
+      const bad = v.slice(0, i) + (v[i] === 'A' ? 'B' : 'A') + v.slice(i + 1);
+      values[values.length - 1] = bad;
+      const swap = (x) => (x.encryptedValue === v ? { ...x, encryptedValue: bad } : x);
+      agent.messages = agent.messages.map((m) => swap(m.toolCalls ? { ...m, toolCalls: m.toolCalls.map(swap) } : m));
+    }
+    await agent.runAgent({ resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] });
+    assert.equal(lastAssistant(agent), 'Deleted /tmp/x.txt.');
+    agent.messages = [...agent.messages, user('thanks')];
+    await agent.runAgent();
+    assert.equal(lastAssistant(agent), 'You are welcome.');
+    // What the agent sent back: the step's values as the server sealed
+    // them (or as the client altered them), each with its message or call.
+    assert.equal(sent.length, 3);
+    for (const body of sent.slice(1)) {
+      const end = body.messages.findIndex((m) => m.role === 'tool');
+      const step = body.messages.slice(1, end < 0 ? undefined : end);
+      assert.deepEqual(sealedValues(step), values);
+    }
+  },
+  async sealedTampered() {
+    return flows.sealed();
   },
   async deny() {
     return interruptFlow({ approved: false, reason: 'no' }, 'Okay, I did not delete /tmp/x.txt (reason: no).');

@@ -28,6 +28,7 @@ const [base, flow] = process.argv.slice(2);
 const aiVersion = JSON.parse(readFileSync(new URL('../package.json', import.meta.resolve('ai')), 'utf8')).version;
 const v7Chunks = process.env.AISDK7 === '1';
 const checks = [];
+const sent = []; // the request bodies the Chat posted
 // What the fake model of lineBreaks_test.go sends (lineBreaks flow).
 const ODD = 'Ber\nlin\r\n\u2028x';
 const ODD_TEXT = 'Line one\nline two\r\nthree\u2028four';
@@ -38,6 +39,7 @@ async function checkingFetch(input, init) {
   const res = await cookieFetch(input, init);
   if (!res.ok || !res.body) return res;
   const body = init.body ? JSON.parse(init.body) : { messages: [] }; // GET: a resumed stream
+  if (init.body) sent.push(body);
   const last = body.messages.at(-1);
   const [forClient, forCheck] = res.body.tee();
   const check = checkStream(res.headers, forCheck, last?.role === 'assistant' ? last : undefined).catch((e) => {
@@ -109,6 +111,9 @@ function newChat(options = {}) {
   });
 }
 
+const sealedOf = (md) => md?.agentui?.sealed;
+// sealedValues lists the sealed values of parts, in order.
+const sealedValues = (parts) => parts.map((p) => sealedOf(p.providerMetadata ?? p.callProviderMetadata)).filter(Boolean);
 const assistant = (chat) => chat.messages.filter((m) => m.role === 'assistant').at(-1);
 const texts = (m) => m.parts.filter((p) => p.type === 'text').map((p) => p.text).join('');
 const toolPart = (m, name) => m.parts.find((p) => p.type === 'tool-' + name);
@@ -277,6 +282,59 @@ const flows = {
     assert.deepEqual(done[0].output, { deleted: '/tmp/x.txt' });
     assert.equal(texts(assistant(chat)), 'Deleted /tmp/x.txt.');
     return chat;
+  },
+
+  // Against a server without history whose model (Gemini, Anthropic)
+  // talks to its validating fake (sealed_test.go): the provider values of
+  // each part travel sealed, as the part's providerMetadata (a call's as
+  // its callProviderMetadata), opaque to the client, and go back
+  // unchanged with the approval and with the next message.
+  // sealedTampered alters the step's last value before approving: the
+  // run goes on (the server drops it; sealed_test.go checks what reached
+  // the model).
+  async sealed() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'delete /tmp/x.txt' });
+    await settled(chat);
+    const m = assistant(chat);
+    const asked = toolPart(m, 'delete_file');
+    assert.equal(asked.state, 'approval-requested');
+    const values = sealedValues(m.parts);
+    assert.ok(values.length > 0, 'the step carries sealed values: ' + JSON.stringify(m.parts));
+    for (const v of values) assert.match(v, /^[A-Za-z0-9_-]{40,}$/, 'a sealed value is base64url');
+    for (const p of m.parts) {
+      const md = p.providerMetadata ?? p.callProviderMetadata;
+      if (md) assert.deepEqual(Object.keys(md), ['agentui'], 'nothing but the sealed value');
+    }
+    if (flow === 'sealedTampered') {
+      const last = m.parts.findLast((p) => sealedOf(p.providerMetadata ?? p.callProviderMetadata));
+      const key = last.callProviderMetadata ? 'callProviderMetadata' : 'providerMetadata';
+      const v = values.at(-1);
+      const i = v.length >> 1;
+      values[values.length - 1] = v.slice(0, i) + (v[i] === 'A' ? 'B' : 'A') + v.slice(i + 1);
+      const tampered = { ...last, [key]: { agentui: { sealed: values.at(-1) } } };
+      chat.messages = [...chat.messages.slice(0, -1), { ...m, parts: m.parts.map((p) => (p === last ? tampered : p)) }];
+    }
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
+    await until(() => chat.status === 'ready' && texts(assistant(chat)) !== '', 'the continuation');
+    await settled(chat);
+    assert.equal(texts(assistant(chat)), 'Deleted /tmp/x.txt.');
+    assert.deepEqual(toolPart(assistant(chat), 'delete_file').output, { deleted: '/tmp/x.txt' });
+    await chat.sendMessage({ text: 'thanks' });
+    await settled(chat);
+    assert.equal(texts(assistant(chat)), 'You are welcome.');
+    // What the Chat sent back: the step's values as the server sealed
+    // them (or as the client altered them), each with its part.
+    assert.equal(sent.length, 3);
+    for (const body of sent.slice(1)) {
+      const parts = body.messages.find((x) => x.role === 'assistant').parts;
+      const second = parts.findIndex((p, i) => i > 0 && p.type === 'step-start');
+      assert.deepEqual(sealedValues(second < 0 ? parts : parts.slice(0, second)), values);
+    }
+    return chat;
+  },
+  async sealedTampered() {
+    return flows.sealed();
   },
 
   async approvalGranted() {

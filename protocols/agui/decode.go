@@ -96,8 +96,12 @@ func (p *Protocol) read(in *RunAgentInput, body []byte) (*uiadapter.Turn, error)
 			return nil, uiadapter.BadRequest("messages[" + strconv.Itoa(i) + "]: " + err.Error())
 		}
 		if m != nil {
+			for _, sv := range d.pending {
+				turn.Sealed = append(turn.Sealed, uiadapter.SealedValue{Message: len(turn.Messages), Part: sv.Part, Value: sv.Value})
+			}
 			turn.Messages = append(turn.Messages, *m)
 		}
+		d.pending = d.pending[:0]
 	}
 	nameResults(turn.Messages)
 	// Tool messages after the last assistant message answer its client
@@ -255,7 +259,10 @@ func (d *decoder) toCMF(msg *Message) (*cmf.Message, error) {
 			if err != nil {
 				return nil, err
 			}
-			if text != "" {
+			// An empty text is a part only when it carries a sealed value
+			// (a provider's signature on an empty final text).
+			if text != "" || msg.EncryptedValue != "" {
+				d.seal(len(out.Content), msg.EncryptedValue)
 				out.Content = append(out.Content, cmf.Text{Text: text})
 			}
 		}
@@ -267,6 +274,7 @@ func (d *decoder) toCMF(msg *Message) (*cmf.Message, error) {
 			if !isObject(args) {
 				args = json.RawMessage(`{}`)
 			}
+			d.seal(len(out.Content), tc.EncryptedValue)
 			out.Content = append(out.Content, cmf.ToolCall{ToolCallID: tc.ID, Name: tc.Function.Name, Arguments: args})
 		}
 	case "tool":
@@ -287,13 +295,8 @@ func (d *decoder) toCMF(msg *Message) (*cmf.Message, error) {
 		if err != nil {
 			return nil, err
 		}
-		th := cmf.Thinking{Text: text}
-		if msg.EncryptedValue != "" {
-			// Kept as a value of unknown origin so that sanitizing counts
-			// it; nothing a client sends is replayed to a model.
-			th.Opaque = &cmf.Opaque{Data: msg.EncryptedValue}
-		}
-		out.Content = []cmf.Part{th}
+		d.seal(0, msg.EncryptedValue)
+		out.Content = []cmf.Part{cmf.Thinking{Text: text}}
 	case "activity":
 		return nil, nil // client-side display state
 	default:
@@ -460,7 +463,20 @@ func isObject(raw json.RawMessage) bool {
 // decoder is one Decode call. What it leaves out of the client's input
 // goes in the Turn (Skipped), which the handler logs with the request's
 // attributes.
-type decoder struct{ skipped []string }
+type decoder struct {
+	skipped []string
+	pending []uiadapter.SealedValue // the message being decoded's (Message unset)
+}
+
+// seal records an encryptedValue the client sent with the part at index
+// part of the message being decoded: the value the server sealed for it,
+// if the server keeps no history (see uiadapter.Sealer). Nothing a client
+// sends is replayed to a model unless it opens.
+func (d *decoder) seal(part int, value string) {
+	if value != "" {
+		d.pending = append(d.pending, uiadapter.SealedValue{Part: part, Value: value})
+	}
+}
 
 func (d *decoder) skip(what, detail string) {
 	d.skipped = append(d.skipped, what+" "+strconv.Quote(detail))

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,8 +107,11 @@ func TestDecodeDetails(t *testing.T) {
 		t.Fatalf("file source = %+v", audio)
 	}
 	full := decode(t, sample(t, "full-history"))
-	if th := full.Messages[3].Content[0].(cmf.Thinking); th.Opaque == nil || th.Opaque.Data != "opaque-provider-blob" || th.Opaque.Provider != "" {
-		t.Fatalf("reasoning = %+v (sanitization, not decoding, drops the signature)", th)
+	if th := full.Messages[3].Content[0].(cmf.Thinking); th.Opaque != nil || th.Text == "" {
+		t.Fatalf("reasoning = %+v: a client's encryptedValue never becomes a provider value", th)
+	}
+	if want := []uiadapter.SealedValue{{Message: 3, Part: 0, Value: "opaque-provider-blob"}}; !slices.Equal(full.Sealed, want) {
+		t.Fatalf("sealed = %+v, want %+v (the handler opens or drops it)", full.Sealed, want)
 	}
 	if r := full.Messages[5].Content[0].(cmf.ToolResult); r.ToolName != "get_weather" || string(r.Content) != `"18°C, light rain"` {
 		t.Fatalf("tool result = %+v %s", r, r.Content)
@@ -207,6 +211,7 @@ func FuzzDecode(f *testing.F) {
 		b, _ := os.ReadFile(file)
 		f.Add(b)
 	}
+	f.Add([]byte(`{"threadId":"t","runId":"r","messages":[{"id":"r1","role":"reasoning","content":"r","encryptedValue":"AQ"},{"id":"a","role":"assistant","content":"","encryptedValue":"AQ","toolCalls":[{"id":"c1","type":"function","function":{"name":"x","arguments":"{}"},"encryptedValue":"AQ"}]},{"id":"u","role":"user","content":"a","encryptedValue":"AQ"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		turn, err := New().Decode(httptest.NewRequest("POST", "/", nil), body)
 		if err != nil {
@@ -216,6 +221,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
+		checkSealed(t, turn)
 		ids := []string{turn.ChatID, turn.RunID, turn.MessageID}
 		for _, r := range turn.Resolutions {
 			ids = append(ids, r.ToolCallID)
@@ -320,6 +326,23 @@ func TestDecodeNewMessageCancellingInterrupts(t *testing.T) {
 		turn := decode(t, []byte(body))
 		if turn.Intent != want || (want == uiadapter.Submit) != (len(turn.Resolutions) == 0 && !turn.ResumeRequired) {
 			t.Errorf("%s: intent %v, %d resolutions, resume required %v", body, turn.Intent, len(turn.Resolutions), turn.ResumeRequired)
+		}
+	}
+}
+
+// checkSealed fails unless each sealed value a turn names is with a part
+// of an assistant message that can carry one.
+func checkSealed(t *testing.T, turn *uiadapter.Turn) {
+	t.Helper()
+	for _, sv := range turn.Sealed {
+		if sv.Message < 0 || sv.Message >= len(turn.Messages) || turn.Messages[sv.Message].Role != cmf.RoleAssistant ||
+			sv.Part < 0 || sv.Part >= len(turn.Messages[sv.Message].Content) || sv.Value == "" {
+			t.Fatalf("sealed value %+v names no assistant part", sv)
+		}
+		switch turn.Messages[sv.Message].Content[sv.Part].(type) {
+		case cmf.Text, cmf.Thinking, cmf.ToolCall:
+		default:
+			t.Fatalf("sealed value %+v is with a %T", sv, turn.Messages[sv.Message].Content[sv.Part])
 		}
 	}
 }

@@ -48,13 +48,35 @@ type encoder struct {
 
 	interrupts []*agent.ApprovalRequested
 	clientIDs  []string
+
+	// Without history, the parts' provider values go to 1.0 clients
+	// sealed (uiadapter.Sealer) in REASONING_ENCRYPTED_VALUE events, which
+	// the client keeps as the encryptedValue of the message or tool call
+	// and sends back. Each is bound to the message the client holds the
+	// part in and the part's ordinal there: a reasoning or text part is
+	// its message's only one of its kind; tool calls count up per
+	// message.
+	sealer *uiadapter.Sealer
+	calls  map[string]sealedCall // tool call id → where the client holds it
+	counts map[string]int        // message id → its tool calls so far
+}
+
+// sealedCall is where the client holds a tool call: the assistant
+// message and the call's ordinal among its calls.
+type sealedCall struct {
+	message string
+	ordinal int
 }
 
 func newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) *encoder {
-	return &encoder{
+	e := &encoder{
 		w: w, turn: t, threadID: t.ChatID, runID: t.RunID, v1: atLeast1(t.ProtocolVersion),
 		messages: map[string]bool{}, text: map[string]string{}, tools: map[string]bool{},
 	}
+	if t.Sealer != nil && e.v1 {
+		e.sealer, e.calls, e.counts = t.Sealer, map[string]sealedCall{}, map[string]int{}
+	}
+	return e
 }
 
 // atLeast1 reports whether a declared protocol version is 1.0 or later.
@@ -87,6 +109,7 @@ func (e *encoder) Encode(ev agent.Event) error {
 		e.endStep()
 		e.step, e.stepMsg = "step-"+strconv.Itoa(ev.Step), ev.MessageID
 		e.end(jsonw.StringField(e.begin("STEP_STARTED"), "stepName", e.step))
+		e.sealer.EndStep()
 	case *agent.PartStarted:
 		e.start()
 		e.startPart(ev)
@@ -144,6 +167,7 @@ func (e *encoder) Encode(ev agent.Event) error {
 		e.end(jsonw.RawField(b, "value", ev.Value)) // value is required: null when empty
 	case *agent.StepFinished:
 		e.endStep()
+		e.sealer.EndStep()
 	case *agent.RunFinished:
 		e.finish(ev.StopReason, ev)
 	}
@@ -212,6 +236,14 @@ func (e *encoder) startTool(id, name, messageID string) {
 		e.messages[parent] = true
 	}
 	e.tools[id] = true
+	if e.sealer != nil {
+		holder := parent
+		if holder == "" {
+			holder = id // the client makes a message of the call's id
+		}
+		e.calls[id] = sealedCall{holder, e.counts[holder]}
+		e.counts[holder]++
+	}
 	b := jsonw.StringField(e.begin("TOOL_CALL_START"), "toolCallId", id)
 	b = jsonw.StringField(b, "toolCallName", name)
 	if parent != "" {
@@ -240,9 +272,16 @@ func (e *encoder) delta(ev *agent.PartDelta) {
 func (e *encoder) endPart(ev *agent.PartEnded) {
 	switch ev.Kind {
 	case agent.PartText:
+		id, ok := e.text[ev.ID]
 		e.endText(ev.ID)
+		if ok {
+			e.sealed("message", id, id, 0, ev)
+		}
 	case agent.PartThinking:
 		e.endThinking(ev.ID)
+		e.sealed("message", ev.ID, ev.ID, 0, ev)
+	case agent.PartRedactedThinking:
+		e.sealer.Seal(ev, "", 0) // travels with the next part of its step
 	case agent.PartToolCall:
 		if !e.tools[ev.ID] {
 			// A call the agent did not stream: send it whole.
@@ -256,7 +295,26 @@ func (e *encoder) endPart(ev *agent.PartEnded) {
 			e.end(jsonw.StringField(b, "delta", string(tc.Arguments)))
 		}
 		e.endTool(ev.ID)
+		if c, ok := e.calls[ev.ID]; ok {
+			e.sealed("tool-call", ev.ID, c.message, c.ordinal, ev)
+		}
 	}
+}
+
+// sealed writes the part's sealed provider value, if it has one, as a
+// REASONING_ENCRYPTED_VALUE for the message or tool call (entity) that
+// the client holds it in.
+func (e *encoder) sealed(subtype, entity, messageID string, ordinal int, ev *agent.PartEnded) {
+	if e.sealer == nil {
+		return
+	}
+	v := e.sealer.Seal(ev, messageID, ordinal)
+	if v == "" {
+		return
+	}
+	b := jsonw.StringField(e.begin("REASONING_ENCRYPTED_VALUE"), "subtype", subtype)
+	b = jsonw.StringField(b, "entityId", entity)
+	e.end(jsonw.StringField(b, "encryptedValue", v))
 }
 
 func (e *encoder) endText(partID string) {

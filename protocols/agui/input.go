@@ -24,14 +24,17 @@ type RunAgentInput struct {
 // Message is an AG-UI message; Role says which fields matter: developer,
 // system, assistant, user, tool, activity or reasoning.
 type Message struct {
-	ID             string          `json:"id"`
-	Role           string          `json:"role"`
-	Content        json.RawMessage `json:"content,omitempty"` // a string, or content parts (user, tool)
-	Name           string          `json:"name,omitempty"`
-	ToolCalls      []ToolCall      `json:"toolCalls,omitempty"`  // assistant
-	ToolCallID     string          `json:"toolCallId,omitempty"` // tool
-	Error          string          `json:"error,omitempty"`      // tool: the tool failed
-	EncryptedValue string          `json:"encryptedValue,omitempty"`
+	ID         string          `json:"id"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content,omitempty"` // a string, or content parts (user, tool)
+	Name       string          `json:"name,omitempty"`
+	ToolCalls  []ToolCall      `json:"toolCalls,omitempty"`  // assistant
+	ToolCallID string          `json:"toolCallId,omitempty"` // tool
+	Error      string          `json:"error,omitempty"`      // tool: the tool failed
+	// EncryptedValue is read, on reasoning and assistant messages, for the
+	// provider value the server sealed for the message's part (server
+	// without history); never written.
+	EncryptedValue string `json:"encryptedValue,omitempty"`
 	// Metadata is what the server sends with an assistant message to 1.0
 	// clients (uiadapter.ReplyMetadata); a client's is not read.
 	Metadata json.RawMessage `json:"metadata,omitempty"`
@@ -42,6 +45,9 @@ type ToolCall struct {
 	ID       string       `json:"id"`
 	Type     string       `json:"type"` // "function"
 	Function FunctionCall `json:"function"`
+	// EncryptedValue is read for the provider value the server sealed
+	// for the call (server without history); never written.
+	EncryptedValue string `json:"encryptedValue,omitempty"`
 }
 
 // FunctionCall names the tool and carries its arguments as a JSON string.

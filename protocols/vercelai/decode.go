@@ -230,11 +230,12 @@ func (p *Protocol) read(req *Request, body []byte, sn seen) (*uiadapter.Turn, er
 	d := &decoder{}
 	for i := range req.Messages {
 		isLast := i == len(req.Messages)-1
+		d.base = len(turn.Messages)
 		msgs, res := d.toCMF(&req.Messages[i], isLast && turn.Intent == uiadapter.Continue)
 		turn.Messages = append(turn.Messages, msgs...)
 		turn.Resolutions = append(turn.Resolutions, res...)
 	}
-	turn.Skipped = d.skipped
+	turn.Skipped, turn.Sealed = d.skipped, d.sealed
 	return turn, nil
 }
 
@@ -334,18 +335,20 @@ func (d *decoder) toCMF(ui *UIMessage, resolve bool) ([]cmf.Message, []uiadapter
 	var out []cmf.Message
 	var resolutions []uiadapter.Resolution
 	for n, step := range steps {
-		stepID := id
-		if n > 0 {
-			stepID = id + "-step" + strconv.Itoa(n+1)
-		}
-		m := newMessage(cmf.RoleAssistant, stepID)
+		m := newMessage(cmf.RoleAssistant, stepID(id, n+1))
 		var results []cmf.Message
 		for _, part := range step {
 			if !part.IsTool() {
-				d.addContent(&m, part)
+				if d.addContent(&m, part) {
+					d.seal(d.base+len(out), len(m.Content)-1, part.ProviderMetadata)
+				}
 				continue
 			}
-			if r := d.addTool(&m, part); r != nil {
+			r, added := d.addTool(&m, part)
+			if added {
+				d.seal(d.base+len(out), len(m.Content)-1, part.CallProviderMetadata)
+			}
+			if r != nil {
 				results = append(results, *r)
 			}
 			if resolve && n == len(steps)-1 {
@@ -360,20 +363,64 @@ func (d *decoder) toCMF(ui *UIMessage, resolve bool) ([]cmf.Message, []uiadapter
 	return out, resolutions
 }
 
+// stepID is the id of step n (from 1) of the assistant UI message id:
+// the message's own for the first, "<id>-step<n>" after it.
+func stepID(id string, n int) string {
+	if n <= 1 {
+		return id
+	}
+	return id + "-step" + strconv.Itoa(n)
+}
+
+// stepsOf is how many steps the assistant UI message id has in msgs,
+// decoded (its CMF assistant messages).
+func stepsOf(msgs []cmf.Message, id string) int {
+	n := 0
+	for i := range msgs {
+		if msgs[i].Role == cmf.RoleAssistant && msgs[i].ID() == stepID(id, n+1) {
+			n++
+		}
+	}
+	return n
+}
+
+// seal records the sealed provider value a part's metadata carries for
+// the part at (message, part) of the turn: useChat sends back the
+// providerMetadata the server gave the part ({"agentui": {"sealed":
+// "…"}}; a tool call's as callProviderMetadata). Anything else in the
+// metadata is not agentui's and is ignored.
+func (d *decoder) seal(message, part int, md json.RawMessage) {
+	if len(md) == 0 {
+		return
+	}
+	var v struct {
+		Agentui struct {
+			Sealed string `json:"sealed"`
+		} `json:"agentui"`
+	}
+	if json.Unmarshal(md, &v) != nil || v.Agentui.Sealed == "" {
+		return
+	}
+	d.sealed = append(d.sealed, uiadapter.SealedValue{Message: message, Part: part, Value: v.Agentui.Sealed})
+}
+
 func newMessage(role cmf.Role, id string) cmf.Message {
 	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: role}
 	m.SetID(id)
 	return m
 }
 
-// addContent adds a non-tool part.
-func (d *decoder) addContent(m *cmf.Message, part *Part) {
+// addContent adds a non-tool part; true when it added a text or
+// reasoning part (one a sealed value can come with).
+func (d *decoder) addContent(m *cmf.Message, part *Part) bool {
 	switch {
 	case part.Type == "text":
 		m.Content = append(m.Content, cmf.Text{Text: deref(part.Text)})
+		return true
 	case part.Type == "reasoning":
 		if m.Role == cmf.RoleAssistant {
 			m.Content = append(m.Content, cmf.Thinking{Text: deref(part.Text)})
+			return true
 		}
 	case part.Type == "file":
 		if media := fileToMedia(part); media != nil {
@@ -393,23 +440,24 @@ func (d *decoder) addContent(m *cmf.Message, part *Part) {
 	default:
 		d.skip("an unknown UI message part", part.Type)
 	}
+	return false
 }
 
 // sourceDocumentURI prefixes the URI agentui gives AI SDK source documents,
 // which have an id but no URI of their own.
 const sourceDocumentURI = "urn:ai-sdk:source-document:"
 
-// addTool adds a tool call to the step and returns the tool message with
-// its result, if the part has one.
-func (d *decoder) addTool(m *cmf.Message, part *Part) *cmf.Message {
+// addTool adds a tool call to the step (added) and returns the tool
+// message with its result, if the part has one.
+func (d *decoder) addTool(m *cmf.Message, part *Part) (tool *cmf.Message, added bool) {
 	switch part.State {
 	case StateInputAvailable, StateApprovalRequested, StateApprovalResponded, StateOutputAvailable, StateOutputError, StateOutputDenied:
 	default: // input-streaming (incomplete) or a state this version does not know
 		d.skip("a tool part in state", part.State)
-		return nil
+		return nil, false
 	}
 	if part.ToolCallID == "" || part.Tool() == "" {
-		return nil
+		return nil, false
 	}
 	args := json.RawMessage(`{}`)
 	if isObject(part.Input) {
@@ -441,7 +489,7 @@ func (d *decoder) addTool(m *cmf.Message, part *Part) *cmf.Message {
 		result = cmf.ToolResult{Content: jsonString(text), IsError: true}
 		decision = &cmf.Decision{Approved: false, Reason: reason}
 	default:
-		return nil
+		return nil, true
 	}
 	result.ToolCallID, result.ToolName = part.ToolCallID, part.Tool()
 	tm := newMessage(cmf.RoleTool, m.ID()+"-result-"+part.ToolCallID)
@@ -449,7 +497,7 @@ func (d *decoder) addTool(m *cmf.Message, part *Part) *cmf.Message {
 	if decision != nil {
 		tm.SetCallRecord(part.ToolCallID, cmf.CallRecord{Decision: decision})
 	}
-	return &tm
+	return &tm, true
 }
 
 // resolution reads the client's answer from a tool part of the message
@@ -543,7 +591,11 @@ func nonEmpty(s string) string {
 // decoder is one Decode call. What it leaves out of the client's input
 // goes in the Turn (Skipped), which the handler logs with the request's
 // attributes.
-type decoder struct{ skipped []string }
+type decoder struct {
+	skipped []string
+	sealed  []uiadapter.SealedValue
+	base    int // the index in the turn of the message being decoded
+}
 
 func (d *decoder) skip(what, detail string) {
 	d.skipped = append(d.skipped, what+" "+strconv.Quote(detail))

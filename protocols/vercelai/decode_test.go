@@ -240,6 +240,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"id":"c","messages":[{"id":"u","role":"user","parts":[{"type":"file","url":"data:,x","mediaType":"image/png"}]}]}`))
+	f.Add([]byte(`{"id":"c","messages":[{"id":"a","role":"assistant","parts":[{"type":"step-start"},{"type":"reasoning","text":"r","providerMetadata":{"agentui":{"sealed":"AQ"}}},{"type":"text","text":"t","providerMetadata":{"agentui":{"sealed":7}}},{"type":"tool-x","toolCallId":"c1","state":"output-available","input":{},"output":1,"callProviderMetadata":{"agentui":{"sealed":"AQ"}}},{"type":"step-start"},{"type":"text","text":"","providerMetadata":{"agentui":{"sealed":"AQ"}}}]},{"id":"u","role":"user","parts":[{"type":"text","text":"a","providerMetadata":{"agentui":{"sealed":"AQ"}}}]}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		turn, err := New().Decode(httptest.NewRequest("POST", "/", nil), body)
 		if err != nil {
@@ -249,6 +250,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
+		checkSealed(t, turn)
 		ids := []string{turn.ChatID, turn.MessageID, turn.ParentID}
 		for _, r := range turn.Resolutions {
 			ids = append(ids, r.ToolCallID, r.ApprovalID)
@@ -344,6 +346,23 @@ func TestIDsAreBounded(t *testing.T) {
 			if !asError(err, &e) || e.Status != http.StatusBadRequest || e.Message != tc.what+" is longer than 256 bytes" {
 				t.Errorf("%s over the bound: %v", tc.what, err)
 			}
+		}
+	}
+}
+
+// checkSealed fails unless each sealed value a turn names is with a part
+// of an assistant message that can carry one.
+func checkSealed(t *testing.T, turn *uiadapter.Turn) {
+	t.Helper()
+	for _, sv := range turn.Sealed {
+		if sv.Message < 0 || sv.Message >= len(turn.Messages) || turn.Messages[sv.Message].Role != cmf.RoleAssistant ||
+			sv.Part < 0 || sv.Part >= len(turn.Messages[sv.Message].Content) || sv.Value == "" {
+			t.Fatalf("sealed value %+v names no assistant part", sv)
+		}
+		switch turn.Messages[sv.Message].Content[sv.Part].(type) {
+		case cmf.Text, cmf.Thinking, cmf.ToolCall:
+		default:
+			t.Fatalf("sealed value %+v is with a %T", sv, turn.Messages[sv.Message].Content[sv.Part])
 		}
 	}
 }

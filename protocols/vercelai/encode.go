@@ -30,14 +30,28 @@ type encoder struct {
 	tools      map[string]string // tool call id → tool name, for calls in this message
 	inputError map[string]bool   // calls that ended with tool-input-error
 	deltaID    jsonw.Quoted      // the id of the part the last delta was for
+
+	// Without history, the parts' provider values go to the client sealed
+	// (uiadapter.Sealer), bound to where the client's message will hold
+	// each part: the step's CMF message as the decoder names it (the
+	// message id, "-step<n>" after the first), and the part's ordinal
+	// among the step's parts of its kind.
+	sealer    *uiadapter.Sealer
+	messageID string // the id the client's message has ("" when the client picks it)
+	step      int    // the open step's number in the client's message
+	ordinals  [agent.PartRedactedThinking]int
 }
 
 func (p *Protocol) newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) *encoder {
 	e := &encoder{w: w, v7: p.v7, tools: map[string]string{}, inputError: map[string]bool{}}
+	if t != nil {
+		e.sealer = t.Sealer
+	}
 	if t != nil && t.Intent == uiadapter.Continue {
 		e.continueID = t.MessageID
 		e.before = continuedUsage(t.History)
 		e.continued = continuedMessage(t.Messages, t.History, t.MessageID)
+		e.step = stepsOf(t.Messages, t.MessageID)
 		// The continued message's calls exist on the client: their results
 		// may be written.
 		for _, m := range t.Messages {
@@ -69,6 +83,9 @@ func (e *encoder) Encode(ev agent.Event) error {
 		e.endStep()
 		e.chunk(`{"type":"start-step"}`)
 		e.stepOpen = true
+		e.step++
+		e.ordinals = [agent.PartRedactedThinking]int{}
+		e.sealer.EndStep()
 	case *agent.PartStarted:
 		e.start("")
 		e.startPart(ev)
@@ -117,6 +134,7 @@ func (e *encoder) Encode(ev agent.Event) error {
 		e.data(ev.Name, ev.ID, ev.Value, ev.Transient)
 	case *agent.StepFinished:
 		e.endStep()
+		e.sealer.EndStep()
 	case *agent.RunFinished:
 		e.start("")
 		e.endStep()
@@ -174,6 +192,7 @@ func (e *encoder) start(id string) {
 	if id == "" {
 		id = e.continueID
 	}
+	e.messageID = id
 	b := append(e.w.Start(), `{"type":"start"`...)
 	if id != "" {
 		b = jsonw.StringField(b, "messageId", id)
@@ -240,9 +259,11 @@ func (e *encoder) delta(ev *agent.PartDelta) {
 func (e *encoder) endPart(ev *agent.PartEnded) {
 	switch ev.Kind {
 	case agent.PartText:
-		e.idChunk(`{"type":"text-end","id":`, ev.ID)
+		e.endTextual(`{"type":"text-end","id":`, ev)
 	case agent.PartThinking:
-		e.idChunk(`{"type":"reasoning-end","id":`, ev.ID)
+		e.endTextual(`{"type":"reasoning-end","id":`, ev)
+	case agent.PartRedactedThinking:
+		e.sealer.Seal(ev, "", 0) // travels with the next part of its step
 	case agent.PartToolCall:
 		name, ok := e.tools[ev.ID]
 		tc, hasCall := ev.Part.(cmf.ToolCall)
@@ -269,15 +290,41 @@ func (e *encoder) endPart(ev *agent.PartEnded) {
 		b = jsonw.RawField(b, "input", input)
 		if ev.InputError != "" {
 			b = jsonw.StringField(b, "errorText", ev.InputError)
+			e.ordinal(ev) // the client's part says output-error: its metadata would go to the result
+		} else {
+			b = e.sealed(b, ev)
 		}
 		e.w.End(append(b, '}'))
 	}
 }
 
-func (e *encoder) idChunk(prefix, id string) {
-	b := append(e.w.Start(), prefix...)
-	b = jsonw.String(b, id)
-	e.w.End(append(b, '}'))
+// endTextual ends a text or reasoning part.
+func (e *encoder) endTextual(prefix string, ev *agent.PartEnded) {
+	b := jsonw.String(append(e.w.Start(), prefix...), ev.ID)
+	e.w.End(append(e.sealed(b, ev), '}'))
+}
+
+// ordinal is the ended part's ordinal among its step's parts of its kind.
+func (e *encoder) ordinal(ev *agent.PartEnded) int {
+	n := e.ordinals[ev.Kind-1]
+	e.ordinals[ev.Kind-1]++
+	return n
+}
+
+// sealed appends the part's sealed provider value as the chunk's
+// providerMetadata, which useChat keeps on the part (a tool call's as
+// its callProviderMetadata) and sends back.
+func (e *encoder) sealed(b []byte, ev *agent.PartEnded) []byte {
+	ord := e.ordinal(ev)
+	if e.sealer == nil || e.messageID == "" {
+		return b
+	}
+	v := e.sealer.Seal(ev, stepID(e.messageID, e.step), ord)
+	if v == "" {
+		return b
+	}
+	b = jsonw.StringField(append(b, `,"providerMetadata":{"agentui":{`...), "sealed", v)
+	return append(b, "}}"...)
 }
 
 func (e *encoder) result(ev *agent.ToolResult) {

@@ -40,6 +40,11 @@ type Part struct {
 	Data       json.RawMessage `json:"data,omitempty"`       // data-*
 	// ProviderExecuted marks a tool the model provider ran itself.
 	ProviderExecuted *bool `json:"providerExecuted,omitempty"`
+	// ProviderMetadata (text, reasoning) and CallProviderMetadata (tools)
+	// are read for the provider values the server sealed for the part
+	// (server without history); never written.
+	ProviderMetadata     json.RawMessage `json:"providerMetadata,omitempty"`
+	CallProviderMetadata json.RawMessage `json:"callProviderMetadata,omitempty"`
 }
 
 // Approval is a tool part's approval record.

@@ -87,7 +87,15 @@ func functionTool(s agent.ToolSpec) responses.ToolUnionParam {
 // pairs a call id with its reasoning item, not a call without one.
 func (m *Model) input(req *agent.Request) responses.ResponseInputParam {
 	out := make(responses.ResponseInputParam, 0, req.Len())
+	// Assistant messages in a row are one turn (a client's thread may hold
+	// a step's reasoning in a message of its own, as AG-UI's reasoning
+	// messages do): a reasoning item is followed by what follows it in the
+	// turn, not only in its message.
+	var turn []cmf.Part
 	for msg := range req.All() {
+		if msg.Role != cmf.RoleAssistant && len(turn) > 0 {
+			out, turn = m.assistantItems(out, turn), turn[:0]
+		}
 		switch msg.Role {
 		case cmf.RoleSystem:
 			out = append(out, textMessage(responses.EasyInputMessageRoleSystem, msg.Text()))
@@ -98,7 +106,7 @@ func (m *Model) input(req *agent.Request) responses.ResponseInputParam {
 				out = append(out, item)
 			}
 		case cmf.RoleAssistant:
-			out = m.assistantItems(out, msg.Content)
+			turn = append(turn, msg.Content...)
 		case cmf.RoleTool:
 			for _, part := range msg.Content {
 				if r, ok := part.(cmf.ToolResult); ok {
@@ -109,6 +117,9 @@ func (m *Model) input(req *agent.Request) responses.ResponseInputParam {
 				}
 			}
 		}
+	}
+	if len(turn) > 0 {
+		out = m.assistantItems(out, turn)
 	}
 	return out
 }

@@ -338,6 +338,47 @@ func TestApprovalResumeReplaysReasoning(t *testing.T) {
 	}
 }
 
+// A step split over assistant messages in a row (a stateless AG-UI
+// client holds its reasoning in a message of its own): the reasoning item
+// still goes back, before the call that followed it.
+func TestReasoningInAMessageOfItsOwn(t *testing.T) {
+	f := fake.New(t)
+	f.Enqueue(
+		fake.Reply{Output: []fake.Item{fake.Reasoning("Needs deleting."), fake.Call("delete_file", `{"path":"/tmp/x"}`)}},
+		fake.Reply{Output: []fake.Item{fake.Text("Done.")}},
+	)
+	l, err := agent.New(newModel(t, f, "gpt-5"), agent.WithTools(demo.Tools()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := []cmf.Message{user("Delete /tmp/x")}
+	events, err := run(t, l, &agent.Input{Messages: conv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv = continued(conv, events)
+	step := conv[1]
+	if len(step.Content) != 2 {
+		t.Fatalf("step %+v", step.Content)
+	}
+	reasoning := step
+	reasoning.Content, step.Content = step.Content[:1], step.Content[1:]
+	reasoning.SetID("reasoning-1")
+	conv = []cmf.Message{conv[0], reasoning, step}
+	call := step.Content[0].(cmf.ToolCall)
+	if _, err := run(t, l, &agent.Input{History: conv, Resume: []agent.Resolution{{ToolCallID: call.ToolCallID, Kind: agent.Approve}}}); err != nil {
+		t.Fatal(err)
+	}
+	accepted(t, f)
+	second := f.Requests()[1].Items()
+	if got, want := types(second), []string{"message:user", "reasoning", "function_call", "function_call_output"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("items %v, want %v", got, want)
+	}
+	if rs := issued(t, f, 0, 0); second[1]["encrypted_content"] != rs["encrypted_content"] {
+		t.Fatal("reasoning item not replayed byte-exact")
+	}
+}
+
 // storedTurn is a conversation gpt-5 produced: reasoning before a call,
 // its result, reasoning before the answer, and a new question.
 func storedTurn(t *testing.T, f *fake.Server) []cmf.Message {
