@@ -228,6 +228,25 @@ func (h *Handler) decodeTurn(r *http.Request, body []byte, tail bool) (*Turn, er
 //
 //go:noinline
 func (h *Handler) serve(w http.ResponseWriter, req *request) {
+	in, s, err := h.prepare(w, req)
+	if err != nil {
+		if !errors.Is(err, errClientGone) {
+			writeError(w, req.log, err)
+		}
+		return
+	}
+	// The stream runs from this small frame: what prepare needed is not
+	// on the stack for as long as the stream lasts (see
+	// TestStreamFitsStartingStack).
+	h.stream(w, req, in, s)
+}
+
+// prepare takes a request up to its run: who it is and what it may spend,
+// its plan (without history, or on the stored conversation), the guard's
+// decisions. On an error nothing was stored and nothing runs.
+//
+//go:noinline
+func (h *Handler) prepare(w http.ResponseWriter, req *request) (*agent.Input, *session, error) {
 	r, turn := req.r, req.turn
 	log := h.log.With("chat", turn.ChatID, "intent", turn.Intent.String())
 	req.log = log
@@ -239,16 +258,13 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 		stateless = true
 		log.Debug("no scope credential: served without history")
 	} else if err != nil {
-		writeError(w, log, scopeError(err))
-		return
+		return nil, nil, scopeError(err)
 	}
 	if err := h.checkModel(turn); err != nil {
-		writeError(w, log, err)
-		return
+		return nil, nil, err
 	}
 	if err := h.allow(w, req); err != nil {
-		writeError(w, log, err)
-		return
+		return nil, nil, err
 	}
 	var s *session
 	var in *agent.Input
@@ -261,8 +277,7 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 		// is locked, stored or run.
 		if req.free, err = h.cfg.runLimits.take(limitKey(req)); err != nil {
 			log.Info("run refused: too many at once", "key", limitKey(req))
-			writeError(w, log, err)
-			return
+			return nil, nil, err
 		}
 		s, in, err = h.planStored(req)
 		switch {
@@ -270,7 +285,6 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 			err = Unavailable("the server is shutting down; try again", err)
 		case errors.Is(err, errClientGone):
 			log.Debug("the client left before the conversation was loaded")
-			return
 		}
 	}
 	if err == nil && (s == nil || s.plan.refusal == "") {
@@ -288,10 +302,9 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 			refused(log, ra.res, ra.why)
 			err = Conflict(ra.why)
 		}
-		writeError(w, log, err)
-		return
+		return nil, nil, err
 	}
-	h.stream(w, req, in, s)
+	return in, s, nil
 }
 
 // planClient plans a turn without history: the client's thread is the
