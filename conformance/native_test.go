@@ -64,6 +64,14 @@ func TestNativeModels(t *testing.T) {
 			fakes.checkCacheReported(t, out, tag+"-memory", "vercel:anthropic")
 			fakes.checkCacheReported(t, out, tag+"-memory", "agui:anthropic")
 		})
+		t.Run("stateless", func(t *testing.T) {
+			t.Parallel()
+			// Without history the server keeps no provider values and
+			// the client's copy carries none: each model treats the
+			// earlier steps as another model's, and the chat goes on.
+			ts, _ := startServer(t, server.Config{Models: specs, History: "none"})
+			t.Log(runNode(t, node, envFor("stateless", "HISTORY=0"), append([]string{"models.mjs", ts.URL}, append(perProvider("vercel", "agui"), "vercelSwitch", "aguiSwitch")...)...))
+		})
 		t.Run("memory ai7", func(t *testing.T) {
 			t.Parallel()
 			ts, _ := startServer(t, server.Config{Models: specs, History: "memory", AISDK7: true})
