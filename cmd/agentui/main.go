@@ -100,7 +100,7 @@ func newFlags() (*flag.FlagSet, *options, error) {
 		return nil
 	}
 	str(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
-	str(&o.model, "model", "demo", "model: demo, or openai:<model> with OPENAI_API_KEY and OPENAI_BASE_URL")
+	str(&o.model, "model", "demo", "model: demo, anthropic:<id>, openai-responses:<id>, gemini:<id>, or openai:<id> (any OpenAI-compatible endpoint); keys from ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (docs/models.md)")
 	declareModelFlags(str, o)
 	str(&o.history, "history", "memory", "where conversations are kept: memory, none, redis://host:port/db, rediss://…, redis+cluster://host:port,host:port")
 	str(&o.historyPrefix, "history-prefix", "agentui:", "prefix of the Redis keys")
