@@ -94,6 +94,7 @@ func (a *API) Routes(prefix string) []Route {
 		{http.MethodPatch, p + "/chat/{id}", a.chat.RenameHandler(nil)},
 		{http.MethodDelete, p + "/chat/{id}", a.chat.DeleteHandler(nil)},
 		{http.MethodGet, p + "/chats", a.chat.ChatsHandler()},
+		{http.MethodGet, p + "/models", a.chat.ModelsHandler()},
 		{http.MethodPost, p + "/agui", a.agui},
 		{http.MethodPost, p + "/agui/connect", a.agui.ConnectHandler()},
 		{http.MethodPost, p + "/agui/{id}/stop", a.agui.StopHandler(nil)},

@@ -19,7 +19,7 @@ import (
 func startServer(t *testing.T, cfg server.Config) (*httptest.Server, *testutil.LogBuffer) {
 	t.Helper()
 	logs := &testutil.LogBuffer{}
-	if cfg.Model == "" {
+	if cfg.Model == "" && len(cfg.Models) == 0 {
 		cfg.Model = "demo"
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

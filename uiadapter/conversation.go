@@ -36,3 +36,7 @@ func (h *Handler) ConversationHandler(dump func([]cmf.Message) any, chatID func(
 		writeJSON(w, http.StatusOK, dump(conv.Messages))
 	})
 }
+
+// Protocol is the protocol the handler speaks, so that a protocol's own
+// routes (vercelai.ConversationHandler) can render as it is configured.
+func (h *Handler) Protocol() Protocol { return h.proto }

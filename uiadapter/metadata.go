@@ -30,14 +30,16 @@ type ReplyMetadata struct {
 	App map[string]json.RawMessage `json:"-"`
 }
 
-// TokenUsage is token usage in the shape the AI SDK (LanguageModelUsage)
-// and AG-UI (TokenUsage) share.
+// TokenUsage is token usage in AG-UI's shape (TokenUsage), whose names AI
+// SDK 6 shares but for cache writes; useChat's metadata renders it in the
+// AI SDK's own shape, 6's or 7's (package vercelai).
 type TokenUsage struct {
 	InputTokens       int64 `json:"inputTokens"`
 	OutputTokens      int64 `json:"outputTokens"`
 	TotalTokens       int64 `json:"totalTokens"`
 	ReasoningTokens   int64 `json:"reasoningTokens,omitempty"`
 	CachedInputTokens int64 `json:"cachedInputTokens,omitempty"`
+	CacheWriteTokens  int64 `json:"cacheWriteInputTokens,omitempty"`
 }
 
 // Add counts t in.
@@ -47,6 +49,7 @@ func (u *TokenUsage) Add(t *cmf.TokenUsage) {
 	u.TotalTokens += t.TotalTokens
 	u.ReasoningTokens += t.ReasoningTokens
 	u.CachedInputTokens += t.CachedInputTokens
+	u.CacheWriteTokens += t.CacheWriteTokens
 }
 
 // Add folds in what a stored step of the reply records: its completion

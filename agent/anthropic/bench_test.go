@@ -33,7 +33,7 @@ func BenchmarkStreamDeltas(b *testing.B) {
 	req := userReq("hi")
 	b.Run("model", func(b *testing.B) {
 		b.ReportAllocs()
-		before := mallocs()
+		before := memStats()
 		for b.Loop() {
 			deltas := 0
 			for c, err := range m.Stream(context.Background(), req) {
@@ -48,7 +48,7 @@ func BenchmarkStreamDeltas(b *testing.B) {
 				b.Fatalf("%d deltas", deltas)
 			}
 		}
-		reportPerDelta(b, n, mallocs()-before)
+		reportPerDelta(b, n, before, memStats())
 	})
 	b.Run("loop", func(b *testing.B) {
 		l, err := agent.New(m)
@@ -57,7 +57,7 @@ func BenchmarkStreamDeltas(b *testing.B) {
 		}
 		in := &agent.Input{Messages: []cmf.Message{user("hi")}}
 		b.ReportAllocs()
-		before := mallocs()
+		before := memStats()
 		for b.Loop() {
 			deltas := 0
 			for ev, err := range l.Run(context.Background(), in) {
@@ -72,18 +72,19 @@ func BenchmarkStreamDeltas(b *testing.B) {
 				b.Fatalf("%d deltas", deltas)
 			}
 		}
-		reportPerDelta(b, n, mallocs()-before)
+		reportPerDelta(b, n, before, memStats())
 	})
 }
 
-// reportPerDelta reports allocations and time per delta.
-func reportPerDelta(b *testing.B, n int, allocs uint64) {
-	b.ReportMetric(float64(allocs)/float64(b.N*n), "allocs/delta")
+// reportPerDelta reports allocations, bytes and time per delta.
+func reportPerDelta(b *testing.B, n int, before, after runtime.MemStats) {
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*n), "allocs/delta")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N*n), "B/delta")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/delta")
 }
 
-func mallocs() uint64 {
+func memStats() runtime.MemStats {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.Mallocs
+	return ms
 }

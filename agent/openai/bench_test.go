@@ -56,6 +56,7 @@ func BenchmarkStreamDeltas(b *testing.B) {
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*deltas), "allocs/delta")
 		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N*deltas), "B/delta")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*deltas), "ns/delta")
 	}
 	b.Run("model", func(b *testing.B) {
 		perDelta(b, func() {

@@ -48,6 +48,7 @@ var errUsage = errors.New("usage")
 // options are the binary's settings.
 type options struct {
 	addr, model, history, historyPrefix, secret, logLevel, debugAddr, corsOrigins string
+	models, anthropicThinking                                                     string
 	rateLimit, tokenLimit, gcMinHeap, scopeLimit, allowedHosts, maxRunOutput      string
 	runsPerUser, runsTotal, maxResumes                                            int
 	maxRunTime                                                                    time.Duration
@@ -103,7 +104,8 @@ func newFlags() (*flag.FlagSet, *options, error) {
 		return nil
 	}
 	str(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
-	str(&o.model, "model", "demo", "model: demo, or openai:<model> with OPENAI_API_KEY and OPENAI_BASE_URL")
+	str(&o.model, "model", "demo", "model: demo, anthropic:<id>, openai-responses:<id>, gemini:<id>, or openai:<id> (any OpenAI-compatible endpoint); keys from ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (docs/models.md)")
+	declareModelFlags(str, o)
 	str(&o.history, "history", "memory", "where conversations are kept: memory, none, redis://host:port/db, rediss://…, redis+cluster://host:port,host:port")
 	str(&o.historyPrefix, "history-prefix", "agentui:", "prefix of the Redis keys")
 	str(&o.secret, "secret", "", "key that signs approval requests and scope cookies; random per process when empty")
@@ -237,8 +239,13 @@ func run(args []string) error {
 		}
 	}
 
+	model, models, err := o.modelChoice(fs)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(server.Config{
-		Page: webui.Handler(), Model: o.model, History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix,
+		Page: webui.Handler(), Model: model, Models: models, AnthropicThinking: o.anthropicThinking,
+		History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix,
 		Secret: o.secret, DemoDelay: o.demoDelay, Logger: logger,
 		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL, MaxResumes: maxResumes,
 		CORSOrigins: splitList(o.corsOrigins), Limits: limits, Telemetry: otelProviders != nil,

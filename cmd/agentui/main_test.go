@@ -117,10 +117,11 @@ func TestConfigurationDocumented(t *testing.T) {
 			t.Errorf("-%s's usage does not name %s", f.Name, env)
 		}
 	})
-	if n != 25 {
+	if n != 27 {
 		t.Fatalf("%d flags", n)
 	}
-	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS", "OPENAI_ADMIN_KEY", "OPENAI_WEBHOOK_SECRET"} {
+	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS", "OPENAI_ADMIN_KEY", "OPENAI_WEBHOOK_SECRET",
+		"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL"} {
 		if !strings.Contains(string(doc), v) {
 			t.Errorf("%s undocumented", v)
 		}

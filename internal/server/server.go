@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -19,7 +18,6 @@ import (
 	"github.com/agentui/agentui"
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
-	"github.com/agentui/agentui/agent/openai"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/limit"
@@ -38,9 +36,18 @@ const Instructions = "You are the agentui demo assistant. Answer briefly. Use th
 
 // Config is the server's configuration; see docs/configuration.md.
 type Config struct {
-	Model      string        // "demo" or "openai:<model>"
-	History    string        // "memory" (default), "none", or a Redis URL
-	HistoryTTL time.Duration // conversations expire this long after their last write; 0 never
+	// Model is the one model the server runs: "demo", or a provider and
+	// its model id ("openai:<id>", "openai-responses:<id>",
+	// "anthropic:<id>", "gemini:<id>"); see docs/models.md.
+	Model string
+	// Models, instead of Model, are the models a request may pick (by
+	// these specs), the first its default.
+	Models []string
+	// AnthropicThinking is how Claude models think: "adaptive" (or ""),
+	// "none", or a budget of tokens (docs/models.md).
+	AnthropicThinking string
+	History           string        // "memory" (default), "none", or a Redis URL
+	HistoryTTL        time.Duration // conversations expire this long after their last write; 0 never
 	// HistoryPrefix starts Redis keys (default "agentui:"), to share a Redis.
 	HistoryPrefix string
 	Secret        string        // signs approval requests and scope cookies; random when empty
@@ -130,14 +137,17 @@ func New(cfg Config) (*Server, error) {
 			*d.p = d.def
 		}
 	}
-	model, err := newModel(cfg)
+	specs, err := modelSpecs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	model, err := newModels(cfg, specs)
 	if err != nil {
 		return nil, err
 	}
 	loopOpts := []agent.Option{agent.WithTools(demo.Tools()...)}
 	if cfg.Telemetry {
-		name, provider := modelIdentity(cfg.Model)
-		ic, err := telemetry.Interceptor(telemetry.WithAgentName("agentui"), telemetry.WithModel(name, provider))
+		ic, err := telemetry.Interceptor(telemetryModel(specs)...)
 		if err != nil {
 			return nil, err
 		}
@@ -152,7 +162,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Description = fmt.Sprintf("model %s, history %s", cfg.Model, desc)
+	s.Description = fmt.Sprintf("%s, history %s", describeModels(specs), desc)
 	key := []byte(cfg.Secret)
 	if cfg.Secret == "" {
 		key, s.RandomSecret = uiadapter.RandomKey(), true
@@ -411,31 +421,6 @@ func (r RedisLog) Printf(ctx context.Context, format string, v ...any) {
 // is down is then reported as down, with history.ErrUnavailable, before
 // the store timeout runs out and leaves the outcome of a write unknown.
 const dialOnce = 1
-
-func newModel(cfg Config) (agent.Model, error) {
-	switch {
-	case cfg.Model == "demo":
-		return demo.New(demo.WithWordDelay(cfg.DemoDelay)), nil
-	case strings.HasPrefix(cfg.Model, "openai:"):
-		// Found now, not as "An error occurred." in every chat.
-		if strings.TrimSpace(os.Getenv("OPENAI_API_KEY")) == "" {
-			return nil, fmt.Errorf("-model %s needs OPENAI_API_KEY (any value for a server that takes none, with OPENAI_BASE_URL)", cfg.Model)
-		}
-		return openai.New(strings.TrimPrefix(cfg.Model, "openai:"))
-	case cfg.Model == "":
-		return nil, errors.New("no -model")
-	}
-	return nil, fmt.Errorf("unknown -model %q (want demo or openai:<model>)", cfg.Model)
-}
-
-// modelIdentity is the model -model asks for and its provider, as
-// telemetry names them.
-func modelIdentity(model string) (name, provider string) {
-	if m, ok := strings.CutPrefix(model, "openai:"); ok {
-		return m, "openai"
-	}
-	return demo.ModelName, demo.Provider
-}
 
 // readyz answers whether the server can take turns: 200 when its store
 // answers (always without Redis), else 503. A load balancer keeps sending

@@ -27,12 +27,27 @@ type Program struct {
 // ends.
 func RunProgram(t testing.TB, dir string, env []string, args ...string) *Program {
 	t.Helper()
+	return RunBuilt(t, BuildProgram(t, dir), env, args...)
+}
+
+// BuildProgram builds the main package in dir (relative to the test's
+// directory) and returns the binary's path, for RunBuilt to run it more
+// than once.
+func BuildProgram(t testing.TB, dir string) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "program")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Dir = dir
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", dir, err, out)
 	}
+	return bin
+}
+
+// RunBuilt runs a binary BuildProgram built, as RunProgram does.
+func RunBuilt(t testing.TB, bin string, env []string, args ...string) *Program {
+	t.Helper()
+	dir := filepath.Base(bin)
 	p := &Program{Stdout: &LogBuffer{}, Stderr: &LogBuffer{}}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = append(os.Environ(), env...)

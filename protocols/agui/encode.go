@@ -438,6 +438,9 @@ func appendUsage(b []byte, ev *agent.RunFinished) []byte {
 	if u.CachedInputTokens > 0 {
 		b = jsonw.IntField(b, "cachedInputTokens", u.CachedInputTokens)
 	}
+	if u.CacheWriteTokens > 0 {
+		b = jsonw.IntField(b, "cacheWriteInputTokens", u.CacheWriteTokens)
+	}
 	return append(b, "}]"...)
 }
 

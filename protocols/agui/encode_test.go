@@ -121,9 +121,9 @@ func TestInterruptMessageCompactsInput(t *testing.T) {
 // reject the field), with every kind the model reported.
 func TestEncoderUsage(t *testing.T) {
 	fin := &agent.RunFinished{StopReason: cmf.StopEnd, Model: "m-1",
-		Usage: agent.Usage{InputTokens: 10, OutputTokens: 7, ReasoningTokens: 3, CachedInputTokens: 4}}
+		Usage: agent.Usage{InputTokens: 10, OutputTokens: 7, ReasoningTokens: 3, CachedInputTokens: 4, CacheWriteTokens: 2}}
 	for version, want := range map[string]string{
-		"1.0": `{"type":"RUN_FINISHED","timestamp":0,"threadId":"t1","runId":"r1","usage":[{"model":"m-1","inputTokens":10,"outputTokens":7,"totalTokens":17,"reasoningTokens":3,"cachedInputTokens":4}]}`,
+		"1.0": `{"type":"RUN_FINISHED","timestamp":0,"threadId":"t1","runId":"r1","usage":[{"model":"m-1","inputTokens":10,"outputTokens":7,"totalTokens":17,"reasoningTokens":3,"cachedInputTokens":4,"cacheWriteInputTokens":2}]}`,
 		"":    `{"type":"RUN_FINISHED","timestamp":0,"threadId":"t1","runId":"r1"}`,
 	} {
 		got := encodeRun(version, &agent.RunStarted{}, fin)

@@ -12,8 +12,12 @@ import (
 // (consecutive assistant steps, a step-start before each), tool calls as
 // tool-<name> parts in the state their result, approval and denial put
 // them in, the ids the messages were stored with, and an assistant
-// message's [Metadata] from its steps' stored completions.
-func Dump(msgs []cmf.Message) []UIMessage {
+// message's [Metadata] from its steps' stored completions, its usage with
+// AI SDK 6's names (a [Protocol] made [WithAISDK7] serves AI SDK 7's
+// through [ConversationHandler]).
+func Dump(msgs []cmf.Message) []UIMessage { return dump(msgs, false) }
+
+func dump(msgs []cmf.Message, v7 bool) []UIMessage {
 	states := map[string]cmf.ToolCallState{}
 	for _, s := range cmf.ToolCallStates(msgs) {
 		states[s.Call.ToolCallID] = s
@@ -28,7 +32,7 @@ func Dump(msgs []cmf.Message) []UIMessage {
 			// Results are shown on their calls; their labels go with
 			// the reply's.
 			if cur != nil && md.AddLabels(m) {
-				cur.Metadata, _ = json.Marshal(md)
+				cur.Metadata, _ = marshalMetadata(&md, v7)
 			}
 			continue
 		case cmf.RoleAssistant:
@@ -39,7 +43,7 @@ func Dump(msgs []cmf.Message) []UIMessage {
 			cur.Parts = append(cur.Parts, Part{Type: "step-start"})
 			cur.Parts = appendParts(cur.Parts, m, states)
 			if md.Add(m) {
-				cur.Metadata, _ = json.Marshal(md)
+				cur.Metadata, _ = marshalMetadata(&md, v7)
 			}
 		default:
 			cur = nil

@@ -143,7 +143,7 @@ func (e *encoder) Encode(ev agent.Event) error {
 		} else {
 			b := append(e.w.Start(), `{"type":"finish","finishReason":"`...)
 			b = append(b, agent.FinishReason(ev.StopReason)...)
-			b = appendFinishMetadata(append(b, '"'), ev, e.before)
+			b = appendFinishMetadata(append(b, '"'), ev, e.before, e.v7)
 			e.w.End(append(b, '}'))
 		}
 		e.terminated = true

@@ -21,9 +21,12 @@ type Protocol struct {
 // Option configures the protocol.
 type Option func(*Protocol)
 
-// WithAISDK7 enables chunk types only AI SDK 7 clients accept (today:
-// tool-approval-response, sent before the outcome of an approved or denied
-// call). Off by default: one unknown chunk type fails an AI SDK 6 client.
+// WithAISDK7 speaks to AI SDK 7 clients: it enables chunk types only they
+// accept (today: tool-approval-response, sent before the outcome of an
+// approved or denied call), and a reply's usage in message metadata takes
+// AI SDK 7's shape (inputTokenDetails, outputTokenDetails). Off by default:
+// one unknown chunk type fails an AI SDK 6 client. No request says which
+// SDK sent it, so this is the server's choice.
 func WithAISDK7() Option { return func(p *Protocol) { p.v7 = true } }
 
 // New returns the protocol.
@@ -47,7 +50,9 @@ func Handler(a agent.Agent, opts ...uiadapter.Option) (*uiadapter.Handler, error
 // reads the ServeMux path value "id" (other routers can set it with
 // r.SetPathValue, as examples/gin does, or pass their own function).
 func ConversationHandler(h *uiadapter.Handler, chatID func(*http.Request) string) http.Handler {
-	return h.ConversationHandler(func(msgs []cmf.Message) any { return Dump(msgs) }, chatID)
+	p, _ := h.Protocol().(*Protocol)
+	v7 := p != nil && p.v7
+	return h.ConversationHandler(func(msgs []cmf.Message) any { return dump(msgs, v7) }, chatID)
 }
 
 // Name is "vercel-ai".
