@@ -117,3 +117,82 @@ func BenchmarkSlowAgentLatency(b *testing.B) {
 		})
 	}
 }
+
+// burst is an agent whose reply waits until start is closed, then comes
+// all at once: n text deltas, many more than a run may get ahead of the
+// stream that started it.
+type burst struct {
+	start chan struct{}
+	n     int
+}
+
+func (b burst) Run(ctx context.Context, _ *agent.Input) iter.Seq2[agent.Event, error] {
+	return func(yield func(agent.Event, error) bool) {
+		for _, ev := range []agent.Event{&agent.RunStarted{MessageID: "m"}, &agent.StepStarted{Step: 1, MessageID: "m"},
+			&agent.PartStarted{Kind: agent.PartText, ID: "t"}} {
+			if !yield(ev, nil) {
+				return
+			}
+		}
+		select {
+		case <-b.start:
+		case <-ctx.Done():
+			return
+		}
+		for range b.n {
+			if !yield(&agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "x"}, nil) {
+				return
+			}
+		}
+		for _, ev := range []agent.Event{&agent.PartEnded{Kind: agent.PartText, ID: "t", Part: cmf.Text{Text: strings.Repeat("x", b.n)}},
+			&agent.StepFinished{Step: 1, StopReason: cmf.StopEnd}, &agent.RunFinished{StopReason: cmf.StopEnd}} {
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+// The stream that started a run paces it while it lasts; once its client
+// has left, nothing does: a reply far longer than the run may get ahead of
+// that stream still runs to its end and is stored whole. With the default
+// run log and with a shared Redis one.
+func TestLongReplyAfterItsClientLeft(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts func(t *testing.T) []uiadapter.Option
+	}{
+		{"memory log", func(*testing.T) []uiadapter.Option { return nil }},
+		{"redis log", func(t *testing.T) []uiadapter.Option { return []uiadapter.Option{uiadapter.WithRunLog(redisRunLog(t))} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const n = 5000
+			a := burst{start: make(chan struct{}), n: n}
+			store := history.NewMemory()
+			h := testutil.Must(vercelai.Handler(a, append(c.opts(t), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope))...))
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			defer testutil.ShutdownNow(h)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(userBody("long", "hi")))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := testutil.NewSSEReader(resp.Body).Next(); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+			resp.Body.Close()
+			close(a.start) // the client has left: now the reply comes
+			testutil.Eventually(t, 30*time.Second, "the whole reply to be stored", func() bool {
+				conv, _ := store.Load(context.Background(), history.Key{Scope: "single", Chat: "long"})
+				msgs := conv.Messages
+				return len(msgs) == 2 && msgs[1].Text() == strings.Repeat("x", n) &&
+					msgs[1].Extensions.Completion != nil && msgs[1].Extensions.Completion.StopReason == cmf.StopEnd
+			})
+		})
+	}
+}
