@@ -584,6 +584,8 @@ test('an empty chat offers suggestions; one click sends one', async () => {
   assert.equal(suggestions.length, 4);
   assert.equal(await input().getAttribute('placeholder'), 'Message (Enter to send, Shift+Enter for a new line)');
   await shot('empty');
+  await page.getByTestId('models-loaded').waitFor({ state: 'attached' });
+  assert.equal(await page.getByTestId('model-picker').count(), 0, 'one model: no picker');
   await page.getByTestId('suggestion').filter({ hasText: 'What is the weather in Paris?' }).click();
   await lastUser().filter({ hasText: 'What is the weather in Paris?' }).waitFor();
   await expectReply('The weather in Paris is sunny, 21°C.');
@@ -1192,6 +1194,36 @@ test('AG-UI: the server goes away and comes back', () => allowing(FAILED_REQUEST
 test('AG-UI: a restart that loses the chat is said, not forked', () => allowing(FAILED_REQUESTS, restartForgetsTheChat));
 
 // ------------------------------------------------------------------ phone
+
+test('a server that offers several models shows a picker; each reply goes to the one picked, in both protocols', async () => {
+  const multi = await start(BIN, ['-addr', '127.0.0.1:0', '-demo-delay', '10ms', '-models', 'demo,demo:second']);
+  try {
+    await page.goto(multi.url + '/');
+    const picker = page.getByTestId('model-picker');
+    await picker.waitFor();
+    assert.deepEqual(await picker.locator('option').allTextContents(), ['demo', 'demo:second']);
+    assert.equal(await picker.inputValue(), 'demo', 'the server\'s default first');
+    const answeredBy = async () => (await lastAssistant().getByTestId('usage').getAttribute('title')) ?? '';
+    await picker.selectOption('demo:second');
+    await send('hello');
+    await expectReply('You said: hello');
+    assert.equal(await answeredBy(), 'Model: second');
+    await page.getByTestId('protocol-switch').selectOption('agui');
+    await picker.waitFor();
+    assert.equal(await picker.inputValue(), 'demo:second', 'the choice is kept');
+    await send('hello again');
+    await expectReply('You said: hello again');
+    assert.equal(await answeredBy(), 'Model: second');
+    await picker.selectOption('demo');
+    await send('and now');
+    await expectReply('You said: and now');
+    assert.equal(await answeredBy(), 'Model: agentui-demo');
+    await truthful('the model picker');
+  } finally {
+    await stop(multi);
+    await page.goto(server.url + '/');
+  }
+});
 
 describe('on a phone (390×844, touch)', () => {
   let phone;

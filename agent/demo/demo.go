@@ -36,6 +36,7 @@ var ErrFailed = errors.New("demo: the model failed, as asked")
 // Model is the demo model. The zero value streams without delays.
 type Model struct {
 	wordDelay time.Duration
+	name      string
 }
 
 // Option configures the demo model.
@@ -46,9 +47,14 @@ type Option func(*Model)
 // delayed. The default is no delay.
 func WithWordDelay(d time.Duration) Option { return func(m *Model) { m.wordDelay = d } }
 
+// WithName sets the model name the demo reports with its usage (default
+// ModelName): two demo models offered side by side (agent.Models) tell
+// the page which one answered.
+func WithName(name string) Option { return func(m *Model) { m.name = name } }
+
 // New returns a demo model.
 func New(opts ...Option) *Model {
-	m := &Model{}
+	m := &Model{name: ModelName}
 	for _, o := range opts {
 		o(m)
 	}
@@ -70,7 +76,7 @@ var (
 func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
 	return func(yield func(agent.Chunk, error) bool) {
 		t := turnOf(req)
-		s := &stream{ctx: ctx, yield: yield, delay: m.wordDelay, usage: agent.Usage{InputTokens: countWords(req.LastTurn())}}
+		s := &stream{ctx: ctx, yield: yield, delay: m.wordDelay, name: m.name, usage: agent.Usage{InputTokens: countWords(req.LastTurn())}}
 		s.answer(t, req)
 	}
 }
@@ -115,6 +121,7 @@ type stream struct {
 	ctx     context.Context
 	yield   func(agent.Chunk, error) bool
 	delay   time.Duration
+	name    string
 	usage   agent.Usage
 	stopped bool
 }
@@ -155,7 +162,7 @@ func (s *stream) fail(err error) {
 
 func (s *stream) finish(reason cmf.StopReason) {
 	s.usage.TotalTokens = s.usage.InputTokens + s.usage.OutputTokens
-	s.send(&agent.Chunk{Kind: agent.ChunkFinish, StopReason: reason, Usage: s.usage, Model: ModelName, Provider: Provider})
+	s.send(&agent.Chunk{Kind: agent.ChunkFinish, StopReason: reason, Usage: s.usage, Model: s.name, Provider: Provider})
 }
 
 // words streams text one word at a time (each delta keeps its trailing

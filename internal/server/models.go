@@ -85,6 +85,10 @@ func newModel(cfg Config, flag, spec string) (agent.Model, error) {
 	switch {
 	case spec == "demo":
 		return demo.New(demo.WithWordDelay(cfg.DemoDelay)), nil
+	case provider == "demo":
+		// A second demo model under its own name: a set to pick from
+		// without any provider's key (the page's model picker).
+		return demo.New(demo.WithWordDelay(cfg.DemoDelay), demo.WithName(id)), nil
 	case id == "":
 		return nil, fmt.Errorf("unknown %s %q (want demo, openai:<model>, openai-responses:<model>, anthropic:<model> or gemini:<model>)", flag, spec)
 	case provider+":" == specOpenAI:

@@ -32,7 +32,9 @@ window.addEventListener('unhandledrejection', (e) => {
 // VercelChat).
 const THROTTLE_MS = 50;
 
-export function AguiChat({ chatId, fresh, draft, onTurnEnd, onNewChat }) {
+export function AguiChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) {
+  const modelRef = useRef(model);
+  modelRef.current = model;
   const [agent] = useState(() => new AgentuiAgent({ url: '/api/agui', threadId: chatId, fetch: yieldingFetch }));
   const [messages, setMessages] = useState([]);
   const [running, setRunning] = useState(false);
@@ -132,7 +134,7 @@ export function AguiChat({ chatId, fresh, draft, onTurnEnd, onNewChat }) {
         let pending = [];
         let failed = false;
         await agent.runAgent(
-          { tools: TOOLS, ...next },
+          { tools: TOOLS, forwardedProps: modelRef.current ? { model: modelRef.current } : {}, ...next },
           {
             onRunFinishedEvent: (p) => {
               if (p.outcome === 'success') pending = p.pendingToolCallIds ?? [];

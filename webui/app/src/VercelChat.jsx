@@ -35,7 +35,7 @@ const THROTTLE_MS = 50;
 // list, a shared link), then starts the chat with it. A chat id the page
 // just made has nothing stored, so it is not fetched. A server that cannot
 // be reached is tried again when it answers (or on Retry).
-export function VercelChat({ chatId, fresh, draft, onTurnEnd, onNewChat }) {
+export function VercelChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) {
   const [initial, setInitial] = useState(fresh ? [] : null);
   const [loadFailure, setLoadFailure] = useState(null);
   const [attempt, setAttempt] = useState(0);
@@ -67,7 +67,7 @@ export function VercelChat({ chatId, fresh, draft, onTurnEnd, onNewChat }) {
       </>
     );
   }
-  return <Conversation chatId={chatId} initialMessages={initial} resume={!fresh} draft={draft} onTurnEnd={onTurnEnd} onNewChat={onNewChat} />;
+  return <Conversation chatId={chatId} initialMessages={initial} resume={!fresh} draft={draft} model={model} onTurnEnd={onTurnEnd} onNewChat={onNewChat} />;
 }
 
 // Both kinds of continuation send themselves: answered approvals and
@@ -78,7 +78,10 @@ function sendAutomaticallyWhen(options) {
 
 const NONE = new Set();
 
-function Conversation({ chatId, initialMessages, resume, draft, onTurnEnd, onNewChat }) {
+function Conversation({ chatId, initialMessages, resume, draft, model, onTurnEnd, onNewChat }) {
+  // The transport is made once; the model picked goes with each request.
+  const modelRef = useRef(model);
+  modelRef.current = model;
   // A continuation (answers to the last reply's approvals or client tool
   // calls) extends that reply: which one, and how many parts it had, to
   // tell a continuation that never got through from a reply that broke.
@@ -87,7 +90,7 @@ function Conversation({ chatId, initialMessages, resume, draft, onTurnEnd, onNew
     const c = new Chat({
       id: chatId,
       messages: initialMessages,
-      transport: new DefaultChatTransport({ api: '/api/chat', fetch: yieldingFetch }),
+      transport: new DefaultChatTransport({ api: '/api/chat', fetch: yieldingFetch, body: () => (modelRef.current ? { model: modelRef.current } : {}) }),
       sendAutomaticallyWhen,
       onToolCall: ({ toolCall }) => {
         if (toolCall.dynamic || toolCall.toolName !== LOCATION_TOOL) return;

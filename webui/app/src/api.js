@@ -137,3 +137,17 @@ export const listChats = () => call('GET', '/api/chats?limit=200').then((r) => r
 export const renameChat = (id, title) => call('PATCH', '/api/chat/' + encodeURIComponent(id), { title });
 export const deleteChat = (id) => call('DELETE', '/api/chat/' + encodeURIComponent(id));
 export const stopChat = (id, api) => fetch(`${api}/${encodeURIComponent(id)}/stop`, { method: 'POST' }).catch(() => {});
+
+// loadModels lists the models the server offers ({id, default}), the
+// default first; [] when it says none (an older server, or an error: the
+// page then sends no model and gets the server's default).
+export async function loadModels() {
+  try {
+    const res = await fetch('/api/models');
+    if (!res.ok) return [];
+    const body = await res.json();
+    return Array.isArray(body?.models) ? body.models.filter((m) => typeof m?.id === 'string') : [];
+  } catch {
+    return [];
+  }
+}

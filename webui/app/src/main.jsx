@@ -7,6 +7,7 @@ import { VercelChat } from './VercelChat.jsx';
 import { ChatList } from './ChatList.jsx';
 import { ErrorBox } from './ui.jsx';
 import { generateId } from './ids.js';
+import { loadModels } from './api.js';
 import './styles.css';
 
 const PROTOCOLS = {
@@ -45,6 +46,19 @@ function App() {
   const [turns, setTurns] = useState(0); // bumped when a reply ends: the list reloads
   const [listError, setListError] = useState(null);
   const [title, setTitle] = useState('');
+  // The models the server offers; a picker shows when there is a choice.
+  // The choice is the browser's, kept across reloads.
+  const [models, setModels] = useState(null); // null until the server answered
+  const [model, setModel] = useState(() => localStorage.getItem('agentui.model') || '');
+  useEffect(() => {
+    loadModels().then(setModels);
+  }, []);
+  const offered = models ?? [];
+  const chosen = offered.some((m) => m.id === model) ? model : offered.find((m) => m.default)?.id ?? '';
+  const pick = (id) => {
+    setModel(id);
+    localStorage.setItem('agentui.model', id);
+  };
   useEffect(() => toUrl(view, false), []); // eslint-disable-line react-hooks/exhaustive-deps
   useEffect(() => {
     const onPop = () => setView(fromUrl());
@@ -86,6 +100,19 @@ function App() {
           onTitle={setTitle}
         />
         <ErrorBox message={listError} onDismiss={() => setListError(null)} />
+        {models && <span hidden data-testid="models-loaded" />}
+        {offered.length > 1 && (
+          <label className="field model">
+            <span>Model</span>
+            <select data-testid="model-picker" value={chosen} title="The model your next message goes to" onChange={(e) => pick(e.target.value)}>
+              {offered.map((m) => (
+                <option key={m.id} value={m.id}>
+                  {m.id}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
         <label className="field protocol">
           <span>Protocol</span>
           <select
@@ -124,10 +151,10 @@ function App() {
                 </p>
               }
             >
-              <AguiChat key={'agui:' + chatId} chatId={chatId} fresh={fresh} draft={draft} onTurnEnd={onTurnEnd} onNewChat={startOver} />
+              <AguiChat key={'agui:' + chatId} chatId={chatId} fresh={fresh} draft={draft} model={chosen} onTurnEnd={onTurnEnd} onNewChat={startOver} />
             </Suspense>
           ) : (
-            <VercelChat key={'vercel:' + chatId} chatId={chatId} fresh={fresh} draft={draft} onTurnEnd={onTurnEnd} onNewChat={startOver} />
+            <VercelChat key={'vercel:' + chatId} chatId={chatId} fresh={fresh} draft={draft} model={chosen} onTurnEnd={onTurnEnd} onNewChat={startOver} />
           )}
         </main>
         <footer className="footer">
