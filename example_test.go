@@ -57,6 +57,7 @@ func Example() {
 	// PATCH /api/chat/{id}
 	// DELETE /api/chat/{id}
 	// GET /api/chats
+	// GET /api/models
 	// POST /api/agui
 	// POST /api/agui/connect
 	// POST /api/agui/{id}/stop
