@@ -842,3 +842,78 @@ func TestHistoryAGUINewMessageCancelsTheInterrupt(t *testing.T) {
 		t.Fatalf("the abandoned call's record: %+v", rec)
 	}
 }
+
+// A chat past its limits (messages, or bytes) takes no new turn, with a
+// clear 409, so no chat grows without bound.
+func TestChatLimits(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory(), uiadapter.WithChatLimits(4, 1<<20))
+	turn := func(id string) (int, string) {
+		return f.do("alice", http.MethodPost, "/api/chat", strings.Replace(userBody("c", "hello"), `"u1"`, `"`+id+`"`, 1))
+	}
+	for _, id := range []string{"u1", "u2"} {
+		if status, body := turn(id); status != 200 {
+			t.Fatalf("%s: %d %s", id, status, body)
+		}
+	}
+	if status, body := turn("u3"); status != 409 || !strings.Contains(body, "this chat is too long: start a new one") {
+		t.Fatalf("a turn past the limit: %d %s", status, body)
+	}
+	g := newHistoryFixture(t, history.NewMemory(), uiadapter.WithChatLimits(1000, 2000))
+	long := strings.Replace(userBody("c", strings.Repeat("x", 3000)), `"u1"`, `"u1"`, 1)
+	if status, _ := g.do("alice", http.MethodPost, "/api/chat", long); status != 200 {
+		t.Fatal(status)
+	}
+	if status, _ := g.do("alice", http.MethodPost, "/api/chat", strings.Replace(userBody("c", "x"), `"u1"`, `"u2"`, 1)); status != 409 {
+		t.Fatalf("a turn past the byte limit: %d", status)
+	}
+}
+
+// A user message cannot take the id of a stored assistant message (a
+// 409), so no two stored messages share an id.
+func TestUserMessageCannotReuseAnotherMessagesID(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	reply := f.chat("alice", userBody("c", "hello")).Find("start")["messageId"].(string)
+	status, body := f.do("alice", http.MethodPost, "/api/chat", strings.Replace(userBody("c", "hi"), `"u1"`, `"`+reply+`"`, 1))
+	if status != 409 || !strings.Contains(body, "a message with this id already exists") {
+		t.Fatalf("%d %s", status, body)
+	}
+	if got := roles(f.stored("alice", "c")); got != "user,assistant" {
+		t.Fatalf("stored %s", got)
+	}
+}
+
+// blockingLoad never answers a load until its context ends.
+type blockingLoad struct {
+	lockingStore
+	entered chan struct{}
+}
+
+func (s *blockingLoad) AcquireLoad(ctx context.Context, k history.Key, token string, ttl time.Duration) (history.Conversation, error) {
+	close(s.entered)
+	<-ctx.Done()
+	return history.Conversation{}, ctx.Err()
+}
+
+// A client that leaves while its chat's history loads is logged as
+// leaving, not at ERROR as "history unavailable": the store is fine.
+func TestClientLeavingDuringLoadIsNotAnError(t *testing.T) {
+	store := &blockingLoad{lockingStore: history.NewMemory(), entered: make(chan struct{})}
+	f := newHistoryFixture(t, store)
+	ctx, cancel := context.WithCancel(context.Background())
+	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/api/chat", strings.NewReader(userBody("c", "hi")))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("X-Scope", "alice")
+	go func() {
+		<-store.entered
+		cancel()
+	}()
+	if _, err := http.DefaultClient.Do(r); err == nil {
+		t.Fatal("the request did not fail")
+	}
+	testutil.Eventually(t, 5*time.Second, "the server to log the client leaving", func() bool {
+		return strings.Contains(f.logs.String(), "the client left before the conversation was loaded")
+	})
+	if strings.Contains(f.logs.String(), "level=ERROR") {
+		t.Fatalf("logged as an error:\n%s", f.logs)
+	}
+}
