@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentui/agentui/history"
@@ -19,26 +20,30 @@ import (
 
 // The chat lock lasts as long as the run, however quiet: a run that
 // writes nothing for three lock lifetimes still holds the chat, so no
-// second turn starts beside it.
+// second turn starts beside it. In a synctest bubble, so the lock's
+// 300 ms lifetime and the run's 1.5 s are the bubble's clock: a loaded
+// machine can neither let the lock lapse nor end the run early.
 func TestLockOutlivesAQuietRun(t *testing.T) {
-	f := newHistoryFixture(t, history.NewMemory(), uiadapter.WithLockTTL(300*time.Millisecond))
-	done := make(chan testutil.Chunks)
-	go func() { done <- f.chat("alice", userBody("c", "wait 1500 ms")) }()
-	testutil.Eventually(t, 5*time.Second, "the run to start", func() bool { return len(f.stored("alice", "c")) == 1 })
-	// Three lock lifetimes later, the run still holds the chat.
-	deadline := time.Now().Add(900 * time.Millisecond)
-	for time.Now().Before(deadline) {
-		if status, _ := f.do("alice", http.MethodPost, "/api/chat", strings.Replace(userBody("c", "hi"), `"u1"`, `"u2"`, 1)); status != 409 {
-			t.Fatalf("a second turn during a quiet run: %d, want 409", status)
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, history.NewMemory(), uiadapter.WithLockTTL(300*time.Millisecond))
+		done := make(chan testutil.Chunks, 1)
+		go func() { done <- f.chat("alice", userBody("c", "wait 1500 ms")) }()
+		testutil.Eventually(t, 5*time.Second, "the run to start", func() bool { return len(f.stored("alice", "c")) == 1 })
+		// Three lock lifetimes later, the run still holds the chat.
+		deadline := time.Now().Add(900 * time.Millisecond)
+		for time.Now().Before(deadline) {
+			if status, _ := f.do("alice", http.MethodPost, "/api/chat", strings.Replace(userBody("c", "hi"), `"u1"`, `"u2"`, 1)); status != 409 {
+				t.Fatalf("a second turn during a quiet run: %d, want 409", status)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if got := (<-done).Text(); got != "done" {
-		t.Fatalf("the run: %q", got)
-	}
-	if got := roles(f.stored("alice", "c")); got != "user,assistant" {
-		t.Fatalf("stored %s", got)
-	}
+		if got := (<-done).Text(); got != "done" {
+			t.Fatalf("the run: %q", got)
+		}
+		if got := roles(f.stored("alice", "c")); got != "user,assistant" {
+			t.Fatalf("stored %s", got)
+		}
+	})
 }
 
 // lockThief loses every lock extension, as when another request has
@@ -55,16 +60,19 @@ func (s *lockThief) Acquire(ctx context.Context, k history.Key, token string, tt
 	return s.lockingStore.Acquire(ctx, k, token, ttl)
 }
 
-// A run that loses its lock stops and says so.
+// A run that loses its lock stops and says so (in a synctest bubble: the
+// 150 ms lock lifetime passes on the bubble's clock).
 func TestRunStopsWhenItsLockIsLost(t *testing.T) {
-	f := newHistoryFixture(t, &lockThief{lockingStore: history.NewMemory()}, uiadapter.WithLockTTL(150*time.Millisecond))
-	chunks := f.chat("alice", userBody("c", "wait 5000 ms"))
-	if e := chunks.Find("error"); e == nil || e["errorText"] != uiadapter.LockLostMessage {
-		t.Fatalf("chunks = %v", chunks)
-	}
-	if !strings.Contains(f.logs.String(), "lost the conversation lock; stopping the run") {
-		t.Fatalf("log = %s", f.logs)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, &lockThief{lockingStore: history.NewMemory()}, uiadapter.WithLockTTL(150*time.Millisecond))
+		chunks := f.chat("alice", userBody("c", "wait 5000 ms"))
+		if e := chunks.Find("error"); e == nil || e["errorText"] != uiadapter.LockLostMessage {
+			t.Fatalf("chunks = %v", chunks)
+		}
+		if !strings.Contains(f.logs.String(), "lost the conversation lock; stopping the run") {
+			t.Fatalf("log = %s", f.logs)
+		}
+	})
 }
 
 // releaseFails fails the first n releases, as a store that blips.
