@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentui/agentui/cmf"
@@ -701,42 +702,53 @@ func TestLoopCancelMidStream(t *testing.T) {
 	}
 }
 
+// Cancelling a run stops the tools it is running: each gets an
+// "interrupted" result and the run finishes aborted, at the deadline
+// rather than when the tools would have. In a synctest bubble, so the
+// 50 ms deadline and the 5 s tools are the bubble's clock.
 func TestLoopCancelDuringTools(t *testing.T) {
-	m := &scripted{replies: []reply{{chunks: concat(toolCall("c1", "slow", `{"ms":5000}`), toolCall("c2", "slow", `{"ms":5000}`), []Chunk{finish(cmf.StopCall)})}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	events, err := collect(t, newLoop(t, m, nil), ctx, &Input{Messages: []cmf.Message{userMsg("x")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if time.Since(start) > 2*time.Second {
-		t.Fatal("cancellation did not stop the tools promptly")
-	}
-	results := all[*ToolResult](events)
-	if len(results) != 2 || !results[0].IsError || !strings.Contains(results[0].ErrorText(), "interrupted") {
-		t.Fatalf("results = %+v", results)
-	}
-	if last[*RunFinished](t, events).StopReason != cmf.StopAborted {
-		t.Fatal("not aborted")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		m := &scripted{replies: []reply{{chunks: concat(toolCall("c1", "slow", `{"ms":5000}`), toolCall("c2", "slow", `{"ms":5000}`), []Chunk{finish(cmf.StopCall)})}}}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		events, err := collect(t, newLoop(t, m, nil), ctx, &Input{Messages: []cmf.Message{userMsg("x")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 50*time.Millisecond {
+			t.Fatalf("the run ended %v after it began, not at its 50 ms deadline", d)
+		}
+		results := all[*ToolResult](events)
+		if len(results) != 2 || !results[0].IsError || !strings.Contains(results[0].ErrorText(), "interrupted") {
+			t.Fatalf("results = %+v", results)
+		}
+		if last[*RunFinished](t, events).StopReason != cmf.StopAborted {
+			t.Fatal("not aborted")
+		}
+	})
 }
 
+// A consumer that stops reading cancels the run: its tools stop at once
+// rather than run to their end (in a synctest bubble, so "at once" is
+// exact).
 func TestLoopConsumerStopsEarly(t *testing.T) {
-	m := &scripted{replies: []reply{
-		{chunks: concat(toolCall("c1", "slow", `{"ms":5000}`), toolCall("c2", "slow", `{"ms":10}`), []Chunk{finish(cmf.StopCall)})},
-	}}
-	l := newLoop(t, m, nil)
-	start := time.Now()
-	for ev := range l.Run(context.Background(), &Input{Messages: []cmf.Message{userMsg("x")}}) {
-		if _, ok := ev.(*PartEnded); ok {
-			break // the handler's client went away
+	synctest.Test(t, func(t *testing.T) {
+		m := &scripted{replies: []reply{
+			{chunks: concat(toolCall("c1", "slow", `{"ms":5000}`), toolCall("c2", "slow", `{"ms":10}`), []Chunk{finish(cmf.StopCall)})},
+		}}
+		l := newLoop(t, m, nil)
+		start := time.Now()
+		for ev := range l.Run(context.Background(), &Input{Messages: []cmf.Message{userMsg("x")}}) {
+			if _, ok := ev.(*PartEnded); ok {
+				break // the handler's client went away
+			}
 		}
-	}
-	if time.Since(start) > 2*time.Second {
-		t.Fatal("stopping did not cancel the run")
-	}
-	// goleak (TestMain) proves the tool goroutines are gone.
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("stopping did not cancel the run: it ended %v later", d)
+		}
+		// goleak (TestMain) proves the tool goroutines are gone.
+	})
 }
 
 func TestLoopUnansweredCallsGetResults(t *testing.T) {
