@@ -144,6 +144,7 @@ func TestResumeReplaysTheRunThenFollowsIt(t *testing.T) {
 		if whole[0].id != "1" {
 			t.Fatalf("first frame id %q, want 1", whole[0].id)
 		}
+		synctest.Wait() // the run is over on the server too, not only in the stream read to its end
 		if resp := f.send("alice", http.MethodGet, "/api/chat/r/stream", ""); resp.StatusCode != http.StatusNoContent {
 			t.Fatalf("resume after the run: %d, want 204", resp.StatusCode)
 		}
@@ -243,6 +244,7 @@ func TestConnectRestoresTheThread(t *testing.T) {
 		if fin["type"] != "RUN_FINISHED" || outcome(fin)["type"] != "interrupt" {
 			t.Fatalf("the run did not pause: %v", fin)
 		}
+		synctest.Wait() // the run is over on the server too, not only in the stream read to its end
 		evs := aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
 		if types(evs) != "RUN_STARTED,MESSAGES_SNAPSHOT,RUN_FINISHED" {
 			t.Fatalf("connect: %s", types(evs))
@@ -332,6 +334,7 @@ func TestConnectRestoresTheSharedState(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newBubbleFixture(t, history.NewMemory())
 		_ = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui", testutil.AGUIInput("t", "u1", "set color to blue")).Body)}.rest(t))
+		synctest.Wait() // the run is over on the server too, not only in the stream read to its end
 		connect := `{"threadId":"t","runId":"c1","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
 		evs := aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
 		if types(evs) != "RUN_STARTED,MESSAGES_SNAPSHOT,STATE_SNAPSHOT,RUN_FINISHED" {
@@ -363,6 +366,7 @@ func TestConnectRestoresTheSharedState(t *testing.T) {
 		// along, though the run left it alone.
 		withState := `{"threadId":"t","runId":"u3","protocolVersion":"1.0","state":{"color":"green"},"messages":[{"id":"u3","role":"user","content":"hello"}]}`
 		_ = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui", withState).Body)}.rest(t))
+		synctest.Wait() // the run is over on the server too, not only in the stream read to its end
 		evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
 		if got, _ := json.Marshal(evs[2]["snapshot"]); types(evs) != "RUN_STARTED,MESSAGES_SNAPSHOT,STATE_SNAPSHOT,RUN_FINISHED" || string(got) != `{"color":"green"}` {
 			t.Fatalf("connect: %s, snapshot %s", types(evs), got)
