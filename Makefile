@@ -1,6 +1,7 @@
 # agentui — every check CI runs is a target here. `make test` runs them all.
 GO      ?= go
-# The cmf package keeps at least this much statement coverage (review finding 3).
+# The cmf package keeps at least this much statement coverage: every
+# protocol, store and policy reads messages through it.
 CMF_MIN_COVERAGE ?= 96
 
 JS_PACKAGES = conformance/js conformance/js7
@@ -82,7 +83,8 @@ fuzz:
 # by the %/node_modules/.package-lock.json rule above.
 BENCH_JS_PACKAGES = bench/node-ai bench/node-agui
 # SC runs agentui as built from this revision too, side by side: the
-# commit before issue 17's changes, the "before" of its TTFB target.
+# commit before the writer batched by bytes, the "before" of SC's
+# time-to-first-byte target.
 BENCH_BASE ?= 97207a0
 
 .PHONY: bench bench-smoke bench-go
@@ -99,9 +101,9 @@ BENCH_COUNT ?= 5
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./uiadapter ./history/... ./protocols/...
 
-# Durable runs (issue 13): S1 with the Redis run log against the local
-# one, resume time-to-first-byte, idle-stream memory with the log on, the
-# CPU of a long reply's resume from another replica against a local one.
+# Durable runs: S1 with the Redis run log against the local one, resume
+# time-to-first-byte, idle-stream memory with the log on, the CPU of a
+# long reply's resume from another replica against a local one.
 # Five rounds, each running every sub-benchmark once, so ratios compare
 # neighbours. Results and method: docs/benchmarks.md.
 bench-runs:
@@ -113,7 +115,7 @@ bench-runs:
 	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'ResumeCPU' -test.benchtime 40x | grep '^Benchmark'; \
 	  done
 
-# Telemetry's cost (issue 16): S1 with telemetry off and on (spans to an
+# Telemetry's cost: S1 with telemetry off and on (spans to an
 # exporter that drops them), five interleaved rounds; docs/benchmarks.md.
 bench-telemetry:
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
@@ -122,7 +124,7 @@ bench-telemetry:
 	    "$$tmp/telemetry.test" -test.run '^$$' -test.bench 'Tracing' -test.benchtime 400x | grep '^Benchmark'; \
 	  done
 
-# Policies' cost (issue 15): S1 with no guard, a trivial Go policy at the
+# Policies' cost: S1 with no guard, a trivial Go policy at the
 # input and tool points, and at every point (output held back), five
 # interleaved rounds; docs/benchmarks.md.
 bench-policy:

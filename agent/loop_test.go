@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentui/agentui/cmf"
@@ -355,6 +356,47 @@ func TestLoopParallelServerTools(t *testing.T) {
 	}
 }
 
+// Results of a batch stream as each one (and those before it) is done,
+// not when the whole batch is: a slow tool does not hold back a fast
+// one's result. The slow tool finishes only once the consumer has seen
+// the fast one's result, so results held until the batch ends would hang
+// (up to the guard) and fail.
+func TestToolResultsStreamAsTheyFinish(t *testing.T) {
+	seenFast := make(chan struct{})
+	fast := FuncTool("fast", "Answers at once.", func(context.Context, struct{}) (string, error) { return "fast", nil })
+	slow := FuncTool("slow_until_seen", "Waits for the fast result to be seen.", func(ctx context.Context, _ struct{}) (string, error) {
+		select {
+		case <-seenFast:
+			return "slow", nil
+		case <-time.After(10 * time.Second): // a guard against a hang, not a timing
+			return "", context.DeadlineExceeded
+		}
+	})
+	m := &scripted{replies: []reply{
+		{chunks: concat(toolCall("f", "fast", `{}`), toolCall("s", "slow_until_seen", `{}`), []Chunk{finish(cmf.StopCall)})},
+		{chunks: text("done")},
+	}}
+	l, err := New(m, WithTools(fast, slow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []*ToolResult
+	for ev, err := range l.Run(context.Background(), &Input{Messages: []cmf.Message{userMsg("go")}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, ok := ev.(*ToolResult); ok {
+			results = append(results, r)
+			if r.ToolCallID == "f" {
+				close(seenFast)
+			}
+		}
+	}
+	if len(results) != 2 || results[0].ToolCallID != "f" || results[1].ToolCallID != "s" || results[1].IsError {
+		t.Fatalf("results = %+v %+v", results[0], results[len(results)-1])
+	}
+}
+
 func TestLoopToolErrors(t *testing.T) {
 	m := &scripted{replies: []reply{
 		{chunks: concat(toolCall("c1", "boom", `{}`), toolCall("c2", "fails", ""), []Chunk{finish(cmf.StopCall)})},
@@ -660,42 +702,53 @@ func TestLoopCancelMidStream(t *testing.T) {
 	}
 }
 
+// Cancelling a run stops the tools it is running: each gets an
+// "interrupted" result and the run finishes aborted, at the deadline
+// rather than when the tools would have. In a synctest bubble, so the
+// 50 ms deadline and the 5 s tools are the bubble's clock.
 func TestLoopCancelDuringTools(t *testing.T) {
-	m := &scripted{replies: []reply{{chunks: concat(toolCall("c1", "slow", `{"ms":5000}`), toolCall("c2", "slow", `{"ms":5000}`), []Chunk{finish(cmf.StopCall)})}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	events, err := collect(t, newLoop(t, m, nil), ctx, &Input{Messages: []cmf.Message{userMsg("x")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if time.Since(start) > 2*time.Second {
-		t.Fatal("cancellation did not stop the tools promptly")
-	}
-	results := all[*ToolResult](events)
-	if len(results) != 2 || !results[0].IsError || !strings.Contains(results[0].ErrorText(), "interrupted") {
-		t.Fatalf("results = %+v", results)
-	}
-	if last[*RunFinished](t, events).StopReason != cmf.StopAborted {
-		t.Fatal("not aborted")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		m := &scripted{replies: []reply{{chunks: concat(toolCall("c1", "slow", `{"ms":5000}`), toolCall("c2", "slow", `{"ms":5000}`), []Chunk{finish(cmf.StopCall)})}}}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		events, err := collect(t, newLoop(t, m, nil), ctx, &Input{Messages: []cmf.Message{userMsg("x")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 50*time.Millisecond {
+			t.Fatalf("the run ended %v after it began, not at its 50 ms deadline", d)
+		}
+		results := all[*ToolResult](events)
+		if len(results) != 2 || !results[0].IsError || !strings.Contains(results[0].ErrorText(), "interrupted") {
+			t.Fatalf("results = %+v", results)
+		}
+		if last[*RunFinished](t, events).StopReason != cmf.StopAborted {
+			t.Fatal("not aborted")
+		}
+	})
 }
 
+// A consumer that stops reading cancels the run: its tools stop at once
+// rather than run to their end (in a synctest bubble, so "at once" is
+// exact).
 func TestLoopConsumerStopsEarly(t *testing.T) {
-	m := &scripted{replies: []reply{
-		{chunks: concat(toolCall("c1", "slow", `{"ms":5000}`), toolCall("c2", "slow", `{"ms":10}`), []Chunk{finish(cmf.StopCall)})},
-	}}
-	l := newLoop(t, m, nil)
-	start := time.Now()
-	for ev := range l.Run(context.Background(), &Input{Messages: []cmf.Message{userMsg("x")}}) {
-		if _, ok := ev.(*PartEnded); ok {
-			break // the handler's client went away
+	synctest.Test(t, func(t *testing.T) {
+		m := &scripted{replies: []reply{
+			{chunks: concat(toolCall("c1", "slow", `{"ms":5000}`), toolCall("c2", "slow", `{"ms":10}`), []Chunk{finish(cmf.StopCall)})},
+		}}
+		l := newLoop(t, m, nil)
+		start := time.Now()
+		for ev := range l.Run(context.Background(), &Input{Messages: []cmf.Message{userMsg("x")}}) {
+			if _, ok := ev.(*PartEnded); ok {
+				break // the handler's client went away
+			}
 		}
-	}
-	if time.Since(start) > 2*time.Second {
-		t.Fatal("stopping did not cancel the run")
-	}
-	// goleak (TestMain) proves the tool goroutines are gone.
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("stopping did not cancel the run: it ended %v later", d)
+		}
+		// goleak (TestMain) proves the tool goroutines are gone.
+	})
 }
 
 func TestLoopUnansweredCallsGetResults(t *testing.T) {
@@ -852,6 +905,53 @@ func TestLoopResolutionAnswersOneCall(t *testing.T) {
 	results := all[*ToolResult](events)
 	if deleted.Load() != 1 || len(results) != 1 || string(results[0].Output) != `{"deleted":"/tmp/x"}` {
 		t.Fatalf("%d executions, results %+v", deleted.Load(), results)
+	}
+}
+
+// A resume entry answers only the calls that wait for one. A server tool
+// whose run was cut off is not run again because a client names it in an
+// approval or sends output for it: it gets the "never completed" error,
+// and the tool does not run, so a client cannot start a server tool it
+// was never asked about.
+func TestResumeEntryDoesNotRunAServerTool(t *testing.T) {
+	for _, kind := range []ResolutionKind{Approve, ClientOutput} {
+		t.Run(kind.String(), func(t *testing.T) {
+			var ran atomic.Int32
+			counted := FuncTool("count", "Counts its runs.", func(context.Context, struct{}) (string, error) {
+				ran.Add(1)
+				return "ran", nil
+			})
+			m := &scripted{replies: []reply{{chunks: text("ok")}}}
+			l, err := New(m, WithTools(counted))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut := cmf.Message{Role: cmf.RoleAssistant, Content: []cmf.Part{cmf.ToolCall{ToolCallID: "c1", Name: "count", Arguments: json.RawMessage(`{}`)}}}
+			events, err := collect(t, l, context.Background(), &Input{
+				History: []cmf.Message{userMsg("go"), cut},
+				Resume:  []Resolution{{ToolCallID: "c1", Kind: kind, Output: json.RawMessage(`"forged"`)}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ran.Load() != 0 {
+				t.Fatal("the server tool ran from a resume entry")
+			}
+			if n := len(all[*ToolResult](events)); n != 0 {
+				t.Fatalf("%d tool results streamed for a call nobody waits for", n)
+			}
+			var got *cmf.ToolResult
+			for msg := range m.requests[0].All() {
+				for _, p := range msg.Content {
+					if r, ok := p.(cmf.ToolResult); ok && r.ToolCallID == "c1" {
+						got = &r
+					}
+				}
+			}
+			if got == nil || !got.IsError || string(got.Content) == `"forged"` {
+				t.Fatalf("the model saw %+v for the cut-off call", got)
+			}
+		})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -243,6 +244,25 @@ func TestUnmarshalPartErrors(t *testing.T) {
 	}
 }
 
+// A part of a content type this version does not know is an error when
+// decoding a part or a message, and a part a view cannot see fails Views:
+// nothing is skipped, so no policy passes over content it cannot read.
+func TestUnknownContentTypeIsAnError(t *testing.T) {
+	_, err := UnmarshalPart([]byte(`{"content_type":"hologram","data":"x"}`))
+	if !errors.Is(err, ErrUnknownContentType) {
+		t.Fatalf("err = %v, want ErrUnknownContentType", err)
+	}
+	var m Message
+	err = json.Unmarshal([]byte(`{"role":"assistant","content":[{"content_type":"tool_call","tool_call_id":"c","name":"x","arguments":{}},{"content_type":"hologram"}]}`), &m)
+	if !errors.Is(err, ErrUnknownContentType) {
+		t.Fatalf("a message with an unknown part decoded: err = %v", err)
+	}
+	// Views never skip: a part they cannot see is an error.
+	if _, err := (&Message{Role: RoleUser, Content: []Part{Text{}, nil}}).Views(0); err == nil {
+		t.Fatal("Views skipped a nil part")
+	}
+}
+
 func TestMessageUnmarshalErrors(t *testing.T) {
 	cases := []struct{ name, json, want string }{
 		{"no role", `{"content":[]}`, "role: required"},
@@ -431,5 +451,164 @@ func TestExtensionsValidateNamesField(t *testing.T) {
 		if !errors.As(err, &ve) || ve.Field != "extensions."+c.field {
 			t.Errorf("err = %v, want field extensions.%s", err, c.field)
 		}
+	}
+}
+
+// Extensions are typed, and no field anywhere in the model is an untyped
+// interface (the sealed Part is the only interface), so everything a
+// reader of a message meets has a documented shape.
+func TestModelHasNoUntypedFields(t *testing.T) {
+	f, _ := reflect.TypeFor[Message]().FieldByName("Extensions")
+	if f.Type != reflect.TypeFor[*Extensions]() {
+		t.Fatalf("Message.Extensions is %s", f.Type)
+	}
+	// No field anywhere in the model is an untyped interface; the only
+	// interface is the sealed Part.
+	seen := map[reflect.Type]bool{}
+	var walk func(path string, t reflect.Type)
+	walk = func(path string, typ reflect.Type) {
+		if seen[typ] {
+			return
+		}
+		seen[typ] = true
+		switch typ.Kind() {
+		case reflect.Interface:
+			if typ != reflect.TypeFor[Part]() {
+				t.Errorf("%s is an untyped interface (%s)", path, typ)
+			}
+		case reflect.Pointer, reflect.Slice, reflect.Map:
+			walk(path, typ.Elem())
+		case reflect.Struct:
+			for i := range typ.NumField() {
+				walk(path+"."+typ.Field(i).Name, typ.Field(i).Type)
+			}
+		}
+	}
+	walk("Message", reflect.TypeFor[Message]())
+	for _, s := range samples {
+		walk(reflect.TypeOf(s.part).Name(), reflect.TypeOf(s.part))
+	}
+}
+
+// The content_type a part is written with comes from its Go type, and JSON
+// decodes as the type it names and is held to that type's rules, so a part
+// cannot claim one kind and carry another's fields. Part stays sealed.
+func TestContentTypeComesFromTheGoType(t *testing.T) {
+	// The discriminator comes from the Go type: a Text always says "text".
+	b, _ := json.Marshal(Text{Text: "hello"})
+	if !strings.HasPrefix(string(b), `{"content_type":"text"`) {
+		t.Fatalf("Text marshals as %s", b)
+	}
+	// JSON claiming one type with another type's fields decodes as the
+	// claimed type and is then held to that type's rules.
+	p, err := UnmarshalPart([]byte(`{"content_type":"text","tool_call_id":"c","name":"rm","arguments":{"path":"/"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.(Text); !ok || p.ContentType() != ContentText {
+		t.Fatalf("decoded %T", p)
+	}
+	if _, err := UnmarshalPart([]byte(`{"content_type":"tool_call","text":"hello"}`)); err == nil {
+		t.Fatal("a tool_call made of text fields was accepted")
+	}
+	// The set of Part implementations is sealed: only this package's types
+	// have the unexported isPart method.
+	if reflect.TypeFor[Part]().NumMethod() != 3 {
+		t.Fatal("Part interface changed; keep it sealed")
+	}
+}
+
+// A prompt result holds typed messages, validated as any message is, and a
+// validation error names the nested field.
+func TestPromptResultMessagesAreValidated(t *testing.T) {
+	f, _ := reflect.TypeFor[PromptResult]().FieldByName("Messages")
+	if f.Type != reflect.TypeFor[[]Message]() {
+		t.Fatalf("PromptResult.Messages is %s", f.Type)
+	}
+	_, err := UnmarshalPart([]byte(`{"content_type":"prompt_result","prompt_request_id":"p","prompt_name":"n","messages":[{"role":"wizard","content":[]}]}`))
+	if err == nil {
+		t.Fatal("a prompt result with an invalid message decoded")
+	}
+	bad := PromptResult{PromptRequestID: "p", PromptName: "n", Messages: []Message{{Role: "wizard"}}}
+	var ve *ValidationError
+	if err := bad.Validate(); !errors.As(err, &ve) || ve.Field != "messages[0].role" {
+		t.Fatalf("Validate = %v", err)
+	}
+}
+
+// A media source is a URL or base64 data: no other source type (nor another
+// spelling of these) decodes or validates.
+func TestMediaSourceTypeIsURLOrBase64(t *testing.T) {
+	for _, typ := range []string{"s3", "file", "", "URL", "data"} {
+		src := `{"content_type":"image","type":"` + typ + `","data":"x"}`
+		if _, err := UnmarshalPart([]byte(src)); err == nil {
+			t.Errorf("source type %q accepted", typ)
+		}
+		img := Image{MediaSource{Type: SourceType(typ), Data: "x"}}
+		if img.Validate() == nil {
+			t.Errorf("Validate accepted source type %q", typ)
+		}
+	}
+	for _, typ := range []SourceType{SourceURL, SourceBase64} {
+		if err := (Audio{MediaSource: MediaSource{Type: typ, Data: "AAAA"}}).Validate(); err != nil {
+			t.Errorf("%s rejected: %v", typ, err)
+		}
+	}
+}
+
+// A malformed part is an error, never decoded as a text part, which would
+// carry it past the rules for the kind it was meant to be.
+func TestMalformedPartIsNeverText(t *testing.T) {
+	// A malformed tool call is an error, never a text part.
+	for _, src := range []string{
+		`{"content_type":"tool_call","tool_call_id":"c","name":"x","arguments":[1,2]}`,
+		`{"content_type":"tool_call","tool_call_id":7,"name":"x","arguments":{}}`,
+		`{"name":"x","arguments":{}}`,
+		`{"content_type":null,"text":"hi"}`,
+	} {
+		p, err := UnmarshalPart([]byte(src))
+		if err == nil {
+			t.Errorf("%s decoded as %T", src, p)
+		}
+	}
+}
+
+// A resource carries text content or a binary blob, never both (a reader
+// could not tell which one is the resource); one alone, or neither, is
+// valid.
+func TestResourceHasContentOrBlobNotBoth(t *testing.T) {
+	both := Resource{ResourceRequestID: "r", URI: "u", ResourceType: ResourceFile, Content: ptr("text"), Blob: []byte("bytes")}
+	if err := both.Validate(); err == nil || !strings.Contains(err.Error(), "not both") {
+		t.Fatalf("Validate = %v", err)
+	}
+	if _, err := UnmarshalPart([]byte(`{"content_type":"resource","resource_request_id":"r","uri":"u","resource_type":"file","content":"t","blob":"AAE="}`)); err == nil {
+		t.Fatal("decoded a resource with content and blob")
+	}
+	for _, r := range []Resource{
+		{ResourceRequestID: "r", URI: "u", ResourceType: ResourceFile, Content: ptr("")},
+		{ResourceRequestID: "r", URI: "u", ResourceType: ResourceFile, Blob: []byte{1}},
+		{ResourceRequestID: "r", URI: "u", ResourceType: ResourceFile},
+	} {
+		if err := r.Validate(); err != nil {
+			t.Errorf("Validate(%+v) = %v", r, err)
+		}
+	}
+}
+
+// A resource reference's range does not end before it starts nor start
+// below zero; a one-point range is valid.
+func TestResourceRefRangeIsOrdered(t *testing.T) {
+	ref := ResourceRef{ResourceRequestID: "r", URI: "u", ResourceType: ResourceFile, RangeStart: ptr(int64(100)), RangeEnd: ptr(int64(5))}
+	var ve *ValidationError
+	if err := ref.Validate(); !errors.As(err, &ve) || ve.Field != "range_end" {
+		t.Fatalf("Validate = %v", err)
+	}
+	ref.RangeStart, ref.RangeEnd = ptr(int64(5)), ptr(int64(5))
+	if err := ref.Validate(); err != nil {
+		t.Fatalf("a one-point range was rejected: %v", err)
+	}
+	ref.RangeStart = ptr(int64(-1))
+	if err := ref.Validate(); err == nil {
+		t.Fatal("a negative range start was accepted")
 	}
 }

@@ -159,6 +159,17 @@ func TestViewDirection(t *testing.T) {
 	}
 }
 
+// Every part of a tool message is output (post), whatever its kind: a
+// tool's text or image is what the tool returned, not input to it.
+func TestViewToolMessagePartsArePost(t *testing.T) {
+	for _, p := range []Part{Text{Text: "result"}, Thinking{Text: "t"}, Image{MediaSource{Type: SourceURL, Data: "https://x"}}} {
+		v := oneView(t, RoleTool, p, 0)
+		if v.IsPre() || !v.IsPost() {
+			t.Errorf("%s from a tool message is pre", p.ContentType())
+		}
+	}
+}
+
 func TestViewKindPredicates(t *testing.T) {
 	for _, s := range samples {
 		v := oneView(t, RoleUser, s.part, 0)
@@ -255,6 +266,26 @@ func TestMatchGlob(t *testing.T) {
 	for _, c := range cases {
 		if got := matchGlob(c.p, c.s); got != c.want {
 			t.Errorf("matchGlob(%q, %q) = %v, want %v", c.p, c.s, got, c.want)
+		}
+	}
+}
+
+// Only * and ** are wildcards in a URI pattern: any other character,
+// a regexp metacharacter included, matches itself, so a pattern written
+// for one tool namespace does not match another ("my.ns" is not "myXns").
+func TestViewURIPatternMetacharactersAreLiteral(t *testing.T) {
+	v := oneView(t, RoleAssistant, ToolCall{ToolCallID: "c", Name: "tool", Namespace: "myXnamespace", Arguments: json.RawMessage(`{}`)}, 0)
+	if v.MatchesURIPattern("tool://my.namespace/tool") {
+		t.Fatal(`"." matched "X"`)
+	}
+	for _, meta := range []string{"(", ")", "+", "?", "[", "]", "{", "}", "^", "$", "|", `\`} {
+		uri := "tool://ns" + meta + "/tool"
+		v := oneView(t, RoleAssistant, ToolCall{ToolCallID: "c", Name: "tool", Namespace: "ns" + meta, Arguments: json.RawMessage(`{}`)}, 0)
+		if !v.MatchesURIPattern(uri) {
+			t.Errorf("%q does not match itself", uri)
+		}
+		if v.MatchesURIPattern("tool://ns" + meta + meta + "/tool") {
+			t.Errorf("metacharacter %q acted as a quantifier", meta)
 		}
 	}
 }
@@ -392,5 +423,76 @@ func TestViewSerializationStripsSensitiveHeaders(t *testing.T) {
 	}
 	if _, ok := bare["content"]; ok {
 		t.Error("content included without IncludeContent")
+	}
+}
+
+// A view's action comes from one table of every kind, built once for the
+// package, so Action, called for every part a policy sees, does not
+// allocate.
+func TestViewActionDoesNotAllocate(t *testing.T) {
+	v := oneView(t, RoleAssistant, ToolCall{ToolCallID: "c", Name: "x", Arguments: json.RawMessage(`{}`)}, 0)
+	if n := testing.AllocsPerRun(100, func() { _ = v.Action() }); n != 0 {
+		t.Fatalf("Action() allocates %v times per call", n)
+	}
+	if len(actions) != 13 {
+		t.Fatalf("action map covers %d kinds, want 13", len(actions))
+	}
+}
+
+// A view computes its content and size when it is made: reading them again
+// does not allocate.
+func TestViewContentIsComputedOnce(t *testing.T) {
+	v := oneView(t, RoleAssistant, ToolResult{ToolCallID: "c", ToolName: "x", Content: json.RawMessage(`{"rows":[1,2,3]}`)}, 0)
+	if n := testing.AllocsPerRun(100, func() {
+		_, _ = v.Content()
+		_, _ = v.SizeBytes()
+		_ = v.HasContent()
+	}); n != 0 {
+		t.Fatalf("reading content and size allocates %v times: content is recomputed", n)
+	}
+}
+
+// A view's accessors return copies: a policy that changes what it read
+// changes neither the message nor what the next policy reads.
+func TestViewAccessorsReturnCopies(t *testing.T) {
+	m := Message{Role: RoleAssistant, Content: []Part{ToolCall{ToolCallID: "c", Name: "execute_sql", Arguments: json.RawMessage(`{"q":"x"}`)}}, Extensions: fullExtensions()}
+	views, _ := m.Views(CapAll)
+	v := views[0]
+
+	v.Headers()["authorization"] = "Bearer forged"
+	v.Roles()[0] = "root"
+	v.Permissions()[0] = "everything"
+	v.Teams()[0] = "other"
+	v.Labels()[0] = "PUBLIC"
+	v.Args()["q"][1] = 'Z'
+	arg, _ := v.GetArg("q")
+	arg[1] = 'Z'
+	s := v.Subject()
+	s.Roles[0] = "root"
+	s.Claims["iss"] = json.RawMessage(`"forged"`)
+	v.Object().Permissions[0] = "none"
+	v.DataPolicy().DeniedActions[0] = "nothing"
+	v.Properties()["tool_id"] = "forged"
+
+	if v.GetHeader("Authorization") != "Bearer secret" || m.Extensions.HTTP.Headers["Authorization"] != "Bearer secret" {
+		t.Error("Headers() exposed the internal map")
+	}
+	if !v.HasRole("admin") || m.Extensions.Security.Subject.Roles[0] != "admin" {
+		t.Error("Roles()/Subject() exposed internal slices")
+	}
+	if !v.HasPermission("db.read") || v.Teams()[0] != "ops" || !v.HasLabel("PII") {
+		t.Error("Permissions()/Teams()/Labels() exposed internal slices")
+	}
+	if got, _ := v.GetArg("q"); string(got) != `"x"` {
+		t.Errorf("Args()/GetArg() exposed internal bytes: %s", got)
+	}
+	if string(m.Extensions.Security.Subject.Claims["iss"]) != `"idp"` {
+		t.Error("Subject() exposed the claims map")
+	}
+	if v.Object().Permissions[0] != "db.read" || v.DataPolicy().DeniedActions[0] != "export" {
+		t.Error("Object()/DataPolicy() exposed internal slices")
+	}
+	if v.Properties()["tool_id"] != "c" {
+		t.Error("Properties() exposed an internal map")
 	}
 }

@@ -13,10 +13,9 @@ import (
 	"github.com/agentui/agentui/internal/testutil"
 )
 
-// Line breaks a real model may put in what it streams (defect 3 of the
-// attack review: tool arguments holding a newline were copied into a
-// frame as they came, split it over two SSE lines, and the AI SDK's
-// parser failed with AI_JSONParseError).
+// Line breaks a real model may put in what it streams: tool arguments
+// holding a newline, copied into a frame as they came, would split it over
+// two SSE lines, and the AI SDK's parser fails with AI_JSONParseError.
 const (
 	odd     = "Ber\nlin\r\n\u2028x"
 	oddText = "Line one\nline two\r\nthree\u2028four"

@@ -38,8 +38,8 @@ const (
 	TypeEnded = "run_ended"
 )
 
-// Entry is one entry of a run's log (seed 001's envelope: sequence, time,
-// type, data).
+// Entry is one entry of a run's log: its sequence number, time, type and
+// data.
 type Entry struct {
 	Seq int64
 	// Time is when the entry was logged. An agent event's entry leaves it

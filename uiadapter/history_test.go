@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentui/agentui/agent"
@@ -44,6 +45,7 @@ type historyFixture struct {
 	store   history.Store
 	mux     *http.ServeMux
 	url     string
+	client  *http.Client
 	deleted atomic.Int32
 	logs    *testutil.LogBuffer
 }
@@ -55,6 +57,20 @@ func newHistoryFixture(t testing.TB, store history.Store, extra ...uiadapter.Opt
 
 // newHistoryFixtureWith serves loop (nil: the counting demo loop).
 func newHistoryFixtureWith(t testing.TB, store history.Store, loop *agent.Loop, extra ...uiadapter.Option) *historyFixture {
+	t.Helper()
+	return serveHistoryFixture(t, store, loop, false, extra...)
+}
+
+// newBubbleFixture is newHistoryFixture served in memory, for a test in
+// a testing/synctest bubble: time there moves only when everything
+// waits, so a run's "wait 400 ms" outlasts whatever the test does
+// meanwhile, however loaded the machine.
+func newBubbleFixture(t *testing.T, store history.Store, extra ...uiadapter.Option) *historyFixture {
+	t.Helper()
+	return serveHistoryFixture(t, store, nil, true, extra...)
+}
+
+func serveHistoryFixture(t testing.TB, store history.Store, loop *agent.Loop, inMemory bool, extra ...uiadapter.Option) *historyFixture {
 	t.Helper()
 	f := &historyFixture{t: t, store: store, logs: &testutil.LogBuffer{}}
 	if loop == nil {
@@ -78,10 +94,15 @@ func newHistoryFixtureWith(t testing.TB, store history.Store, loop *agent.Loop, 
 	f.mux.Handle("GET /api/chats", ag.ChatsHandler()) // either protocol's handler serves both
 	f.mux.Handle("PATCH /api/chat/{id}", chat.RenameHandler(nil))
 	f.mux.Handle("DELETE /api/chat/{id}", chat.DeleteHandler(nil))
-	srv := httptest.NewServer(f.mux)
-	t.Cleanup(srv.Close)
+	if inMemory {
+		srv := testutil.InMemoryServer(t, f.mux)
+		f.url, f.client = srv.URL, srv.Client()
+	} else {
+		srv := httptest.NewServer(f.mux)
+		t.Cleanup(srv.Close)
+		f.url, f.client = srv.URL, http.DefaultClient
+	}
 	t.Cleanup(func() { testutil.ShutdownNow(chat, ag) }) // runs outlive requests
-	f.url = srv.URL
 	return f
 }
 
@@ -92,7 +113,7 @@ func (f *historyFixture) do(scope, method, path, body string) (int, string) {
 	if scope != "" {
 		req.Header.Set("X-Scope", scope)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := f.client.Do(req)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -107,7 +128,7 @@ func (f *historyFixture) post(scope, body string) *http.Response {
 	req, _ := http.NewRequest(http.MethodPost, f.url+"/api/chat", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Scope", scope)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := f.client.Do(req)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -119,7 +140,7 @@ func (f *historyFixture) post(scope, body string) *http.Response {
 
 func (f *historyFixture) chat(scope, body string) testutil.Chunks {
 	f.t.Helper()
-	return testutil.PostStream(f.t, f.url+"/api/chat", body, "X-Scope", scope)
+	return testutil.PostStreamWith(f.t, f.client, f.url+"/api/chat", body, "X-Scope", scope)
 }
 
 func (f *historyFixture) stored(scope, chat string) []cmf.Message {
@@ -319,44 +340,50 @@ func TestHistoryAGUIResumes(t *testing.T) {
 	}
 }
 
+// One run per chat: while a reply streams, another turn in its chat is a
+// 409 that says the chat is busy, other chats go on, and the chat takes
+// the next turn once the reply is done. In a synctest bubble, so the
+// first turn's 400 ms outlast the requests made meanwhile.
 func TestHistoryOneRunPerChat(t *testing.T) {
-	f := newHistoryFixture(t, history.NewMemory())
-	// The first turn is streaming (its first chunk has arrived, so it
-	// holds the lock) when the second arrives.
-	req, _ := http.NewRequest(http.MethodPost, f.url+"/api/chat", strings.NewReader(userBody("busy", "wait 400 ms")))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Scope", "alice")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("first turn: status %d", resp.StatusCode)
-	}
-	first := testutil.NewSSEReader(resp.Body)
-	if _, err := first.Next(); err != nil {
-		t.Fatal(err)
-	}
-	// The refusal says, to a program, that the chat is busy: a client can
-	// attach to the reply (resume) instead of failing.
-	if status, body := f.do("alice", http.MethodPost, "/api/chat", userBody("busy", "hello")); status != http.StatusConflict ||
-		strings.TrimSpace(body) != `{"error":"a reply is still being produced for this chat","code":"busy"}` {
-		t.Fatalf("second turn while the first streams: %d %s", status, body)
-	}
-	// Other chats never wait.
-	f.chat("alice", userBody("other", "hello"))
-	for {
-		data, err := first.Next()
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, history.NewMemory())
+		// The first turn is streaming (its first chunk has arrived, so it
+		// holds the lock) when the second arrives.
+		req, _ := http.NewRequest(http.MethodPost, f.url+"/api/chat", strings.NewReader(userBody("busy", "wait 400 ms")))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Scope", "alice")
+		resp, err := f.client.Do(req)
 		if err != nil {
-			t.Fatalf("the first turn did not finish: %v", err)
+			t.Fatal(err)
 		}
-		if string(data) == "[DONE]" {
-			break
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("first turn: status %d", resp.StatusCode)
 		}
-	}
-	// The lock is released: the chat takes the next turn.
-	f.chat("alice", userBody("busy", "hello"))
+		first := testutil.NewSSEReader(resp.Body)
+		if _, err := first.Next(); err != nil {
+			t.Fatal(err)
+		}
+		// The refusal says, to a program, that the chat is busy: a client can
+		// attach to the reply (resume) instead of failing.
+		if status, body := f.do("alice", http.MethodPost, "/api/chat", userBody("busy", "hello")); status != http.StatusConflict ||
+			strings.TrimSpace(body) != `{"error":"a reply is still being produced for this chat","code":"busy"}` {
+			t.Fatalf("second turn while the first streams: %d %s", status, body)
+		}
+		// Other chats never wait.
+		f.chat("alice", userBody("other", "hello"))
+		for {
+			data, err := first.Next()
+			if err != nil {
+				t.Fatalf("the first turn did not finish: %v", err)
+			}
+			if string(data) == "[DONE]" {
+				break
+			}
+		}
+		// The lock is released: the chat takes the next turn.
+		f.chat("alice", userBody("busy", "hello"))
+	})
 }
 
 func TestHistoryKeepsFailedAndCancelledRuns(t *testing.T) {
@@ -402,18 +429,21 @@ func TestHistoryKeepsFailedAndCancelledRuns(t *testing.T) {
 }
 
 // With history, a run belongs to the server: a client that disconnects
-// leaves it running, and the whole reply is stored.
+// leaves it running, and the whole reply is stored. In a synctest bubble,
+// so the client surely leaves before the run's 300 ms are over.
 func TestRunOutlivesItsClient(t *testing.T) {
-	f := newHistoryFixture(t, history.NewMemory())
-	resp := f.post("alice", userBody("left", "think: wait 300 ms"))
-	r := testutil.NewSSEReader(resp.Body)
-	if _, err := r.Next(); err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	testutil.Eventually(t, 10*time.Second, "the whole reply to be stored", func() bool {
-		msgs := f.stored("alice", "left")
-		return len(msgs) == 2 && msgs[1].Extensions.Completion != nil && msgs[1].Extensions.Completion.StopReason == cmf.StopEnd
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, history.NewMemory())
+		resp := f.post("alice", userBody("left", "think: wait 300 ms"))
+		r := testutil.NewSSEReader(resp.Body)
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		testutil.Eventually(t, 10*time.Second, "the whole reply to be stored", func() bool {
+			msgs := f.stored("alice", "left")
+			return len(msgs) == 2 && msgs[1].Extensions.Completion != nil && msgs[1].Extensions.Completion.StopReason == cmf.StopEnd
+		})
 	})
 }
 
@@ -473,55 +503,64 @@ func TestHistorySaveIsNeitherLostNorDuplicated(t *testing.T) {
 	}
 }
 
+// A store that is down is a 503 saying history is unavailable (its cause
+// logged once, never sent), and a reply that cannot be saved within the
+// store timeout ends with the save failure. In a synctest bubble, so the
+// 100 ms timeout is the bubble's clock, not the machine's load.
 func TestHistoryUnavailable(t *testing.T) {
-	store := &flakyStore{lockingStore: history.NewMemory(), failLoad: true}
-	f := newHistoryFixture(t, store)
-	status, body := f.do("alice", http.MethodPost, "/api/chat", userBody("c", "hi"))
-	if status != 503 || !strings.Contains(body, "history is unavailable") || strings.Contains(body, "secret-host") {
-		t.Fatalf("%d %s", status, body)
-	}
-	if status, _ := f.do("alice", http.MethodGet, "/api/chat/c", ""); status != 503 {
-		t.Fatalf("reload while down: %d", status)
-	}
-	if !strings.Contains(f.logs.String(), "secret-host") {
-		t.Fatal("the cause was not logged")
-	}
-	// Once per incident: the reload's 503 is the same outage.
-	if n := strings.Count(f.logs.String(), `level=ERROR msg="request failed"`); n != 1 {
-		t.Fatalf("the outage was logged at ERROR %d times:\n%s", n, f.logs)
-	}
-	// The reply cannot be saved: the store is down for every attempt.
-	store = &flakyStore{lockingStore: history.NewMemory(), downFrom: 2}
-	f = newHistoryFixture(t, store, uiadapter.WithStoreTimeout(100*time.Millisecond))
-	chunks := f.chat("alice", userBody("c", "hello"))
-	if e := chunks.Find("error"); e == nil || e["errorText"] != uiadapter.SaveFailedMessage || chunks.Find("finish")["finishReason"] != "error" {
-		t.Fatalf("chunks = %v", chunks)
-	}
-	if !strings.Contains(f.logs.String(), "the reply could not be saved") {
-		t.Fatalf("log = %s", f.logs)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		store := &flakyStore{lockingStore: history.NewMemory(), failLoad: true}
+		f := newBubbleFixture(t, store)
+		status, body := f.do("alice", http.MethodPost, "/api/chat", userBody("c", "hi"))
+		if status != 503 || !strings.Contains(body, "history is unavailable") || strings.Contains(body, "secret-host") {
+			t.Fatalf("%d %s", status, body)
+		}
+		if status, _ := f.do("alice", http.MethodGet, "/api/chat/c", ""); status != 503 {
+			t.Fatalf("reload while down: %d", status)
+		}
+		if !strings.Contains(f.logs.String(), "secret-host") {
+			t.Fatal("the cause was not logged")
+		}
+		// Once per incident: the reload's 503 is the same outage.
+		if n := strings.Count(f.logs.String(), `level=ERROR msg="request failed"`); n != 1 {
+			t.Fatalf("the outage was logged at ERROR %d times:\n%s", n, f.logs)
+		}
+		// The reply cannot be saved: the store is down for every attempt.
+		store = &flakyStore{lockingStore: history.NewMemory(), downFrom: 2}
+		f = newBubbleFixture(t, store, uiadapter.WithStoreTimeout(100*time.Millisecond))
+		chunks := f.chat("alice", userBody("c", "hello"))
+		if e := chunks.Find("error"); e == nil || e["errorText"] != uiadapter.SaveFailedMessage || chunks.Find("finish")["finishReason"] != "error" {
+			t.Fatalf("chunks = %v", chunks)
+		}
+		if !strings.Contains(f.logs.String(), "the reply could not be saved") {
+			t.Fatalf("log = %s", f.logs)
+		}
+	})
 }
 
 // When the store does not answer in time, the client is told the truth
 // (the reply may not have been saved), the server goes on trying, and
-// once the store answers the reply is stored and the chat unlocked.
+// once the store answers the reply is stored and the chat unlocked. In a
+// synctest bubble: the 50 ms store timeout runs on the bubble's clock.
 func TestHistorySaveOutcomeUnknown(t *testing.T) {
-	store := &flakyStore{lockingStore: history.NewMemory(), lostUntil: 5}
-	f := newHistoryFixture(t, store, uiadapter.WithStoreTimeout(50*time.Millisecond))
-	chunks := f.chat("alice", userBody("c", "hello"))
-	if e := chunks.Find("error"); e == nil || e["errorText"] != uiadapter.SaveUncertainMessage {
-		t.Fatalf("chunks = %v", chunks)
-	}
-	testutil.Eventually(t, 10*time.Second, "the reply to be stored after the store came back", func() bool {
-		return roles(f.stored("alice", "c")) == "user,assistant"
+	synctest.Test(t, func(t *testing.T) {
+		store := &flakyStore{lockingStore: history.NewMemory(), lostUntil: 5}
+		f := newBubbleFixture(t, store, uiadapter.WithStoreTimeout(50*time.Millisecond))
+		chunks := f.chat("alice", userBody("c", "hello"))
+		if e := chunks.Find("error"); e == nil || e["errorText"] != uiadapter.SaveUncertainMessage {
+			t.Fatalf("chunks = %v", chunks)
+		}
+		testutil.Eventually(t, 10*time.Second, "the reply to be stored after the store came back", func() bool {
+			return roles(f.stored("alice", "c")) == "user,assistant"
+		})
+		testutil.Eventually(t, 10*time.Second, "the chat to take a new turn", func() bool {
+			status, _ := f.do("alice", http.MethodPost, "/api/chat", strings.Replace(userBody("c", "again"), `"u1"`, `"u2"`, 1))
+			return status == 200
+		})
+		if !strings.Contains(f.logs.String(), "the reply was saved after retrying") {
+			t.Fatalf("log = %s", f.logs)
+		}
 	})
-	testutil.Eventually(t, 10*time.Second, "the chat to take a new turn", func() bool {
-		status, _ := f.do("alice", http.MethodPost, "/api/chat", strings.Replace(userBody("c", "again"), `"u1"`, `"u2"`, 1))
-		return status == 200
-	})
-	if !strings.Contains(f.logs.String(), "the reply was saved after retrying") {
-		t.Fatalf("log = %s", f.logs)
-	}
 }
 
 // The user's message is stored while the run starts. When that fails,
@@ -840,5 +879,80 @@ func TestHistoryAGUINewMessageCancelsTheInterrupt(t *testing.T) {
 	}
 	if rec := got[2].CallRecord(cmf.ToolCallStates(got)[0].Call.ToolCallID); rec.Decision == nil || rec.Decision.Approved || rec.Decision.Reason != "not answered" {
 		t.Fatalf("the abandoned call's record: %+v", rec)
+	}
+}
+
+// A chat past its limits (messages, or bytes) takes no new turn, with a
+// clear 409, so no chat grows without bound.
+func TestChatLimits(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory(), uiadapter.WithChatLimits(4, 1<<20))
+	turn := func(id string) (int, string) {
+		return f.do("alice", http.MethodPost, "/api/chat", strings.Replace(userBody("c", "hello"), `"u1"`, `"`+id+`"`, 1))
+	}
+	for _, id := range []string{"u1", "u2"} {
+		if status, body := turn(id); status != 200 {
+			t.Fatalf("%s: %d %s", id, status, body)
+		}
+	}
+	if status, body := turn("u3"); status != 409 || !strings.Contains(body, "this chat is too long: start a new one") {
+		t.Fatalf("a turn past the limit: %d %s", status, body)
+	}
+	g := newHistoryFixture(t, history.NewMemory(), uiadapter.WithChatLimits(1000, 2000))
+	long := strings.Replace(userBody("c", strings.Repeat("x", 3000)), `"u1"`, `"u1"`, 1)
+	if status, _ := g.do("alice", http.MethodPost, "/api/chat", long); status != 200 {
+		t.Fatal(status)
+	}
+	if status, _ := g.do("alice", http.MethodPost, "/api/chat", strings.Replace(userBody("c", "x"), `"u1"`, `"u2"`, 1)); status != 409 {
+		t.Fatalf("a turn past the byte limit: %d", status)
+	}
+}
+
+// A user message cannot take the id of a stored assistant message (a
+// 409), so no two stored messages share an id.
+func TestUserMessageCannotReuseAnotherMessagesID(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	reply := f.chat("alice", userBody("c", "hello")).Find("start")["messageId"].(string)
+	status, body := f.do("alice", http.MethodPost, "/api/chat", strings.Replace(userBody("c", "hi"), `"u1"`, `"`+reply+`"`, 1))
+	if status != 409 || !strings.Contains(body, "a message with this id already exists") {
+		t.Fatalf("%d %s", status, body)
+	}
+	if got := roles(f.stored("alice", "c")); got != "user,assistant" {
+		t.Fatalf("stored %s", got)
+	}
+}
+
+// blockingLoad never answers a load until its context ends.
+type blockingLoad struct {
+	lockingStore
+	entered chan struct{}
+}
+
+func (s *blockingLoad) AcquireLoad(ctx context.Context, k history.Key, token string, ttl time.Duration) (history.Conversation, error) {
+	close(s.entered)
+	<-ctx.Done()
+	return history.Conversation{}, ctx.Err()
+}
+
+// A client that leaves while its chat's history loads is logged as
+// leaving, not at ERROR as "history unavailable": the store is fine.
+func TestClientLeavingDuringLoadIsNotAnError(t *testing.T) {
+	store := &blockingLoad{lockingStore: history.NewMemory(), entered: make(chan struct{})}
+	f := newHistoryFixture(t, store)
+	ctx, cancel := context.WithCancel(context.Background())
+	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/api/chat", strings.NewReader(userBody("c", "hi")))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("X-Scope", "alice")
+	go func() {
+		<-store.entered
+		cancel()
+	}()
+	if _, err := http.DefaultClient.Do(r); err == nil {
+		t.Fatal("the request did not fail")
+	}
+	testutil.Eventually(t, 5*time.Second, "the server to log the client leaving", func() bool {
+		return strings.Contains(f.logs.String(), "the client left before the conversation was loaded")
+	})
+	if strings.Contains(f.logs.String(), "level=ERROR") {
+		t.Fatalf("logged as an error:\n%s", f.logs)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"iter"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,8 +23,7 @@ import (
 )
 
 // Tests for how a run ends: what is stored, when the lock goes, what the
-// client gets. Each kills a mutant that survived the suite before
-// (issue 12).
+// client gets.
 
 // guard bounds a wait that only a bug makes long (not a timing).
 const guard = 10 * time.Second
@@ -259,4 +260,110 @@ func (w *finishWatcher) Write(b []byte) (int, error) {
 		w.sawFinish, w.err = true, w.check()
 	}
 	return w.DiscardWriter.Write(b)
+}
+
+// An approved tool that completes while its client leaves and the user
+// stops the run is stored with the result it returned, not as
+// interrupted: its side effect happened, and the chat must say so.
+func TestToolThatRanIsStoredAsRun(t *testing.T) {
+	entered := make(chan struct{})
+	var once sync.Once
+	del := agent.FuncTool("delete_file", "Deletes a file.", func(ctx context.Context, in struct {
+		Path string `json:"path"`
+	}) (map[string]string, error) {
+		once.Do(func() { close(entered) })
+		<-ctx.Done() // the client leaves while the side effect is under way; it completes
+		return map[string]string{"deleted": in.Path}, nil
+	})
+	del.NeedsApproval = agent.Always
+	store := history.NewMemory()
+	f := newHistoryFixtureWith(t, store, testutil.DemoLoopWith(t, del))
+	chunks := f.chat("alice", userBody("c", "delete /tmp/x.txt"))
+	req, avail := chunks.Find("tool-approval-request"), chunks.Find("tool-input-available")
+	m := msg(chunks.Find("start")["messageId"].(string), "assistant", part("step-start"),
+		part("tool-delete_file", "toolCallId", avail["toolCallId"], "state", "approval-responded", "input", avail["input"],
+			"approval", map[string]any{"id": req["approvalId"], "approved": true}))
+	ctx, cancel := context.WithCancel(context.Background())
+	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/api/chat", strings.NewReader(continuation("c", m)))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("X-Scope", "alice")
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	// The user stops the run while the side effect is under way; it
+	// completes, and is stored as run.
+	if code, body := f.do("alice", http.MethodPost, "/api/chat/c/stop", ""); code != http.StatusAccepted {
+		t.Fatalf("stop: %d %s", code, body)
+	}
+	cancel()
+	resp.Body.Close()
+	testutil.Eventually(t, 5*time.Second, "the run's output to be stored", func() bool {
+		return len(f.stored("alice", "c")) == 3
+	})
+	var result cmf.ToolResult
+	for _, p := range f.stored("alice", "c")[2].Content {
+		result, _ = p.(cmf.ToolResult)
+	}
+	if result.IsError || string(result.Content) != `{"deleted":"/tmp/x.txt"}` {
+		t.Fatalf("stored result %+v %s", result, result.Content)
+	}
+}
+
+// endless streams 1 KiB text deltas until its run is cancelled.
+type endless struct{}
+
+func (endless) Run(ctx context.Context, _ *agent.Input) iter.Seq2[agent.Event, error] {
+	return func(yield func(agent.Event, error) bool) {
+		if !yield(&agent.RunStarted{MessageID: "m"}, nil) || !yield(&agent.StepStarted{Step: 1, MessageID: "m"}, nil) ||
+			!yield(&agent.PartStarted{Kind: agent.PartText, ID: "t", MessageID: "m"}, nil) {
+			return
+		}
+		chunk := strings.Repeat("x", 1024)
+		for ctx.Err() == nil {
+			if !yield(&agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: chunk}, nil) {
+				return
+			}
+		}
+		_ = yield(&agent.PartEnded{Kind: agent.PartText, ID: "t", Part: cmf.Text{Text: "cut"}}, nil) &&
+			yield(&agent.StepFinished{Step: 1, StopReason: cmf.StopAborted}, nil) &&
+			yield(&agent.RunFinished{StopReason: cmf.StopAborted}, nil)
+	}
+}
+
+// Clients that stop reading do not hold on to a stream: a write that
+// cannot finish within the write timeout ends it as a disconnect, and
+// goroutines and heap go back to where they were.
+func TestClientsThatStopReadingAreCut(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	logs := &testutil.LogBuffer{}
+	srv := httptest.NewServer(testutil.Must(uiadapter.New(vercelai.New(), endless{}, uiadapter.WithWriteTimeout(timeout), uiadapter.WithLogger(testutil.Logger(logs)))))
+	t.Cleanup(srv.Close)
+	baseG, baseHeap := testutil.Settle(0, 0)
+	const n = 50
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.(*net.TCPConn).SetReadBuffer(4096)
+		body := userBody("c", "go on")
+		fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		conns[i] = c // and never read
+	}
+	start := time.Now()
+	testutil.Eventually(t, 30*time.Second, "every stalled stream to be cut", func() bool {
+		return strings.Count(logs.String(), "client disconnected; run cancelled") == n
+	})
+	t.Logf("%d stalled streams cut within %v (write timeout %v)", n, time.Since(start), timeout)
+	for _, c := range conns {
+		c.Close()
+	}
+	g, heap := testutil.Settle(baseG+5, 10*time.Second)
+	t.Logf("goroutines %d → %d, heap %d → %d KiB", baseG, g, baseHeap>>10, heap>>10)
+	if g > baseG+5 || heap > baseHeap+16<<20 {
+		t.Fatalf("left behind: goroutines %d → %d, heap %d → %d KiB", baseG, g, baseHeap>>10, heap>>10)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentui/agentui/history"
@@ -48,32 +49,35 @@ func (s *failingRelease) Release(context.Context, history.Key, string) error {
 
 // Background lock releases are bounded: past the bound, a lock is left to
 // expire on its own rather than adding a goroutine per failed request
-// while the store is down.
+// while the store is down. In a synctest bubble: the first release gives
+// up when its 1 s lock expires on the bubble's clock, at once.
 func TestBackgroundReleasesAreBounded(t *testing.T) {
-	store := &failingRelease{lockingStore: history.NewMemory(), tried: make(chan struct{})}
-	logs := &syncBuffer{}
-	cfg := defaults()
-	for _, o := range []Option{WithStore(store), WithScope(SingleScope), WithLockTTL(time.Second), WithLogger(slog.New(slog.NewTextHandler(logs, nil)))} {
-		o(&cfg)
-	}
-	cfg.locker = store
-	h := &Handler{cfg: cfg, releasing: make(chan struct{}, 1)}
-	first := &session{h: h, key: history.Key{Scope: "s", Chat: "a"}, token: "t1", log: h.cfg.logger}
-	done := make(chan struct{})
-	go func() { first.releaseEventually(time.Now()); close(done) }()
-	<-store.tried // the first release holds the only slot, retrying
-	second := &session{h: h, key: history.Key{Scope: "s", Chat: "b"}, token: "t2", log: h.cfg.logger}
-	second.releaseEventually(time.Now()) // returns at once: the bound is reached
-	if !strings.Contains(logs.String(), "too many lock releases pending") {
-		t.Fatalf("not logged:\n%s", logs)
-	}
-	<-done // the first gives up when its lock has expired
-	if !strings.Contains(logs.String(), "it expires on its own") {
-		t.Fatalf("the first release did not give up:\n%s", logs)
-	}
-	if len(h.releasing) != 0 {
-		t.Fatal("the first release did not free its slot")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		store := &failingRelease{lockingStore: history.NewMemory(), tried: make(chan struct{})}
+		logs := &syncBuffer{}
+		cfg := defaults()
+		for _, o := range []Option{WithStore(store), WithScope(SingleScope), WithLockTTL(time.Second), WithLogger(slog.New(slog.NewTextHandler(logs, nil)))} {
+			o(&cfg)
+		}
+		cfg.locker = store
+		h := &Handler{cfg: cfg, releasing: make(chan struct{}, 1)}
+		first := &session{h: h, key: history.Key{Scope: "s", Chat: "a"}, token: "t1", log: h.cfg.logger}
+		done := make(chan struct{})
+		go func() { first.releaseEventually(time.Now()); close(done) }()
+		<-store.tried // the first release holds the only slot, retrying
+		second := &session{h: h, key: history.Key{Scope: "s", Chat: "b"}, token: "t2", log: h.cfg.logger}
+		second.releaseEventually(time.Now()) // returns at once: the bound is reached
+		if !strings.Contains(logs.String(), "too many lock releases pending") {
+			t.Fatalf("not logged:\n%s", logs)
+		}
+		<-done // the first gives up when its lock has expired
+		if !strings.Contains(logs.String(), "it expires on its own") {
+			t.Fatalf("the first release did not give up:\n%s", logs)
+		}
+		if len(h.releasing) != 0 {
+			t.Fatal("the first release did not free its slot")
+		}
+	})
 }
 
 // lockingStore is a store that is its own locker.

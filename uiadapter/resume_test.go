@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
@@ -87,7 +88,7 @@ func (f *historyFixture) send(scope, method, path, body string, header ...string
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := f.client.Do(req)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -114,39 +115,43 @@ func sameFrames(t *testing.T, what string, got, want []frame) {
 
 // A reloaded useChat asks GET {api}/{id}/stream: it gets the whole run
 // from its start, then live; once the run is over, 204. Another scope
-// sees no run, and cannot stop it.
+// sees no run, and cannot stop it. In a synctest bubble, so the run's
+// 400 ms last until the resume has attached.
 func TestResumeReplaysTheRunThenFollowsIt(t *testing.T) {
-	f := newHistoryFixture(t, history.NewMemory())
-	post := f.post("alice", userBody("r", "think: wait 400 ms"))
-	run := post.Header.Get(uiadapter.RunHeader)
-	pr := frameReader{bufio.NewReader(post.Body)}
-	first := pr.until(t, `ms"}`)
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, history.NewMemory())
+		post := f.post("alice", userBody("r", "think: wait 400 ms"))
+		run := post.Header.Get(uiadapter.RunHeader)
+		pr := frameReader{bufio.NewReader(post.Body)}
+		first := pr.until(t, `ms"}`)
 
-	if resp := f.send("bob", http.MethodGet, "/api/chat/r/stream", ""); resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("another scope's resume: %d, want 204", resp.StatusCode)
-	}
-	if code, _ := f.do("bob", http.MethodPost, "/api/chat/r/stop", ""); code != http.StatusNotFound {
-		t.Fatalf("another scope's stop: %d, want 404", code)
-	}
-	resp := f.send("alice", http.MethodGet, "/api/chat/r/stream", "")
-	if resp.StatusCode != http.StatusOK || resp.Header.Get(uiadapter.RunHeader) != run || run == "" {
-		t.Fatalf("resume: %d run %q, want 200 and run %q", resp.StatusCode, resp.Header.Get(uiadapter.RunHeader), run)
-	}
-	resumed := frameReader{bufio.NewReader(resp.Body)}.rest(t)
-	whole := append(first, pr.rest(t)...)
-	if whole[len(whole)-1].data != "[DONE]" || !strings.Contains(whole[len(whole)-2].data, `"finish"`) {
-		t.Fatalf("the run did not finish: %v", whole)
-	}
-	sameFrames(t, "resumed stream vs the original", resumed, whole)
-	if whole[0].id != "1" {
-		t.Fatalf("first frame id %q, want 1", whole[0].id)
-	}
-	if resp := f.send("alice", http.MethodGet, "/api/chat/r/stream", ""); resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("resume after the run: %d, want 204", resp.StatusCode)
-	}
-	if resp := f.send("alice", http.MethodGet, "/api/chat/never/stream", ""); resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("resume of a chat with no run: %d, want 204", resp.StatusCode)
-	}
+		if resp := f.send("bob", http.MethodGet, "/api/chat/r/stream", ""); resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("another scope's resume: %d, want 204", resp.StatusCode)
+		}
+		if code, _ := f.do("bob", http.MethodPost, "/api/chat/r/stop", ""); code != http.StatusNotFound {
+			t.Fatalf("another scope's stop: %d, want 404", code)
+		}
+		resp := f.send("alice", http.MethodGet, "/api/chat/r/stream", "")
+		if resp.StatusCode != http.StatusOK || resp.Header.Get(uiadapter.RunHeader) != run || run == "" {
+			t.Fatalf("resume: %d run %q, want 200 and run %q", resp.StatusCode, resp.Header.Get(uiadapter.RunHeader), run)
+		}
+		resumed := frameReader{bufio.NewReader(resp.Body)}.rest(t)
+		whole := append(first, pr.rest(t)...)
+		if whole[len(whole)-1].data != "[DONE]" || !strings.Contains(whole[len(whole)-2].data, `"finish"`) {
+			t.Fatalf("the run did not finish: %v", whole)
+		}
+		sameFrames(t, "resumed stream vs the original", resumed, whole)
+		if whole[0].id != "1" {
+			t.Fatalf("first frame id %q, want 1", whole[0].id)
+		}
+		synctest.Wait() // the run is over on the server too, not only in the stream read to its end
+		if resp := f.send("alice", http.MethodGet, "/api/chat/r/stream", ""); resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("resume after the run: %d, want 204", resp.StatusCode)
+		}
+		if resp := f.send("alice", http.MethodGet, "/api/chat/never/stream", ""); resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("resume of a chat with no run: %d, want 204", resp.StatusCode)
+		}
+	})
 }
 
 // Last-Event-ID resumes right after that event: no gap, no duplicate,
@@ -224,50 +229,54 @@ func types(evs []map[string]any) string {
 
 // A reloaded AG-UI client connects: it gets the thread and its open
 // interrupts without the agent running; during a run, the run from its
-// start after the thread as it was before the run.
+// start after the thread as it was before the run. In a synctest bubble,
+// so the run's 400 ms last until the client has connected.
 func TestConnectRestoresTheThread(t *testing.T) {
-	f := newHistoryFixture(t, history.NewMemory())
-	connect := `{"threadId":"t","runId":"c1","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
-	if evs := aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t)); types(evs) != "RUN_STARTED,RUN_FINISHED" {
-		t.Fatalf("connect to a new thread: %s", types(evs))
-	}
-	paused := aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui", testutil.AGUIInput("t", "u1", "delete /tmp/x.txt")).Body)}.rest(t))
-	fin := paused[len(paused)-1]
-	outcome := func(ev map[string]any) map[string]any { o, _ := ev["outcome"].(map[string]any); return o }
-	if fin["type"] != "RUN_FINISHED" || outcome(fin)["type"] != "interrupt" {
-		t.Fatalf("the run did not pause: %v", fin)
-	}
-	evs := aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
-	if types(evs) != "RUN_STARTED,MESSAGES_SNAPSHOT,RUN_FINISHED" {
-		t.Fatalf("connect: %s", types(evs))
-	}
-	msgs := evs[1]["messages"].([]any)
-	if len(msgs) != 2 || msgs[0].(map[string]any)["role"] != "user" || msgs[1].(map[string]any)["toolCalls"] == nil {
-		t.Fatalf("snapshot %v", msgs)
-	}
-	got, want := outcome(evs[2])["interrupts"].([]any), outcome(fin)["interrupts"].([]any)
-	if outcome(evs[2])["type"] != "interrupt" || len(got) != 1 || got[0].(map[string]any)["toolCallId"] != want[0].(map[string]any)["toolCallId"] {
-		t.Fatalf("interrupts after connect %v, want %v", evs[2], want)
-	}
-	if aguiEvents(t, frameReader{bufio.NewReader(f.send("bob", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))[1]["type"] != "RUN_FINISHED" {
-		t.Fatal("another scope sees the thread")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, history.NewMemory())
+		connect := `{"threadId":"t","runId":"c1","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
+		if evs := aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t)); types(evs) != "RUN_STARTED,RUN_FINISHED" {
+			t.Fatalf("connect to a new thread: %s", types(evs))
+		}
+		paused := aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui", testutil.AGUIInput("t", "u1", "delete /tmp/x.txt")).Body)}.rest(t))
+		fin := paused[len(paused)-1]
+		outcome := func(ev map[string]any) map[string]any { o, _ := ev["outcome"].(map[string]any); return o }
+		if fin["type"] != "RUN_FINISHED" || outcome(fin)["type"] != "interrupt" {
+			t.Fatalf("the run did not pause: %v", fin)
+		}
+		synctest.Wait() // the run is over on the server too, not only in the stream read to its end
+		evs := aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
+		if types(evs) != "RUN_STARTED,MESSAGES_SNAPSHOT,RUN_FINISHED" {
+			t.Fatalf("connect: %s", types(evs))
+		}
+		msgs := evs[1]["messages"].([]any)
+		if len(msgs) != 2 || msgs[0].(map[string]any)["role"] != "user" || msgs[1].(map[string]any)["toolCalls"] == nil {
+			t.Fatalf("snapshot %v", msgs)
+		}
+		got, want := outcome(evs[2])["interrupts"].([]any), outcome(fin)["interrupts"].([]any)
+		if outcome(evs[2])["type"] != "interrupt" || len(got) != 1 || got[0].(map[string]any)["toolCallId"] != want[0].(map[string]any)["toolCallId"] {
+			t.Fatalf("interrupts after connect %v, want %v", evs[2], want)
+		}
+		if aguiEvents(t, frameReader{bufio.NewReader(f.send("bob", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))[1]["type"] != "RUN_FINISHED" {
+			t.Fatal("another scope sees the thread")
+		}
 
-	// During a run: the thread before it, then the run from its start.
-	post := f.send("alice", http.MethodPost, "/api/agui", testutil.AGUIInput("t2", "u1", "think: wait 400 ms"))
-	pr := frameReader{bufio.NewReader(post.Body)}
-	head := pr.until(t, `ms"}`)
-	evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", strings.Replace(connect, `"t"`, `"t2"`, 1)).Body)}.rest(t))
-	original := aguiEvents(t, append(head, pr.rest(t)...))
-	if evs[0]["type"] != "RUN_STARTED" || evs[0]["runId"] != post.Header.Get(uiadapter.RunHeader) || evs[1]["type"] != "MESSAGES_SNAPSHOT" ||
-		len(evs[1]["messages"].([]any)) != 1 || evs[len(evs)-1]["type"] != "RUN_FINISHED" || outcome(evs[len(evs)-1]) != nil {
-		t.Fatalf("reattach: %s\n%v", types(evs), evs)
-	}
-	// The replay is the run: the original stream's events after its own
-	// RUN_STARTED.
-	if got, want := types(evs[2:]), types(original[1:]); got != want || !strings.HasPrefix(types(original), "RUN_STARTED,STEP_STARTED") {
-		t.Fatalf("replayed %s\noriginal %s", got, types(original))
-	}
+		// During a run: the thread before it, then the run from its start.
+		post := f.send("alice", http.MethodPost, "/api/agui", testutil.AGUIInput("t2", "u1", "think: wait 400 ms"))
+		pr := frameReader{bufio.NewReader(post.Body)}
+		head := pr.until(t, `ms"}`)
+		evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", strings.Replace(connect, `"t"`, `"t2"`, 1)).Body)}.rest(t))
+		original := aguiEvents(t, append(head, pr.rest(t)...))
+		if evs[0]["type"] != "RUN_STARTED" || evs[0]["runId"] != post.Header.Get(uiadapter.RunHeader) || evs[1]["type"] != "MESSAGES_SNAPSHOT" ||
+			len(evs[1]["messages"].([]any)) != 1 || evs[len(evs)-1]["type"] != "RUN_FINISHED" || outcome(evs[len(evs)-1]) != nil {
+			t.Fatalf("reattach: %s\n%v", types(evs), evs)
+		}
+		// The replay is the run: the original stream's events after its own
+		// RUN_STARTED.
+		if got, want := types(evs[2:]), types(original[1:]); got != want || !strings.HasPrefix(types(original), "RUN_STARTED,STEP_STARTED") {
+			t.Fatalf("replayed %s\noriginal %s", got, types(original))
+		}
+	})
 }
 
 // heldAppends is a store whose appends wait until released: a run whose
@@ -319,43 +328,48 @@ func TestConnectBeforeTheTurnIsStored(t *testing.T) {
 
 // A reloaded AG-UI client gets the shared state the thread's runs left,
 // after the thread: with no run going, and before a running run's replay
-// (whose own state events follow).
+// (whose own state events follow). In a synctest bubble, so the run's
+// 400 ms last until the client has connected.
 func TestConnectRestoresTheSharedState(t *testing.T) {
-	f := newHistoryFixture(t, history.NewMemory())
-	_ = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui", testutil.AGUIInput("t", "u1", "set color to blue")).Body)}.rest(t))
-	connect := `{"threadId":"t","runId":"c1","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
-	evs := aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
-	if types(evs) != "RUN_STARTED,MESSAGES_SNAPSHOT,STATE_SNAPSHOT,RUN_FINISHED" {
-		t.Fatalf("connect: %s", types(evs))
-	}
-	if got, _ := json.Marshal(evs[2]["snapshot"]); string(got) != `{"color":"blue"}` {
-		t.Fatalf("snapshot %s", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, history.NewMemory())
+		_ = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui", testutil.AGUIInput("t", "u1", "set color to blue")).Body)}.rest(t))
+		synctest.Wait() // the run is over on the server too, not only in the stream read to its end
+		connect := `{"threadId":"t","runId":"c1","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
+		evs := aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
+		if types(evs) != "RUN_STARTED,MESSAGES_SNAPSHOT,STATE_SNAPSHOT,RUN_FINISHED" {
+			t.Fatalf("connect: %s", types(evs))
+		}
+		if got, _ := json.Marshal(evs[2]["snapshot"]); string(got) != `{"color":"blue"}` {
+			t.Fatalf("snapshot %s", got)
+		}
 
-	post := f.send("alice", http.MethodPost, "/api/agui", testutil.AGUIInput("t", "u2", "think: wait 400 ms"))
-	pr := frameReader{bufio.NewReader(post.Body)}
-	pr.until(t, `ms"}`)
-	evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
-	pr.rest(t)
-	if !strings.HasPrefix(types(evs), "RUN_STARTED,MESSAGES_SNAPSHOT,STATE_SNAPSHOT,STEP_STARTED") || evs[0]["runId"] != post.Header.Get(uiadapter.RunHeader) {
-		t.Fatalf("reattach: %s", types(evs))
-	}
-	if got, _ := json.Marshal(evs[2]["snapshot"]); string(got) != `{"color":"blue"}` {
-		t.Fatalf("snapshot %s", got)
-	}
+		post := f.send("alice", http.MethodPost, "/api/agui", testutil.AGUIInput("t", "u2", "think: wait 400 ms"))
+		pr := frameReader{bufio.NewReader(post.Body)}
+		pr.until(t, `ms"}`)
+		evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
+		pr.rest(t)
+		if !strings.HasPrefix(types(evs), "RUN_STARTED,MESSAGES_SNAPSHOT,STATE_SNAPSHOT,STEP_STARTED") || evs[0]["runId"] != post.Header.Get(uiadapter.RunHeader) {
+			t.Fatalf("reattach: %s", types(evs))
+		}
+		if got, _ := json.Marshal(evs[2]["snapshot"]); string(got) != `{"color":"blue"}` {
+			t.Fatalf("snapshot %s", got)
+		}
 
-	// A run whose client sent no state leaves it as it was.
-	evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
-	if got, _ := json.Marshal(evs[2]["snapshot"]); string(got) != `{"color":"blue"}` {
-		t.Fatalf("after a run without state: %s, snapshot %s", types(evs), got)
-	}
+		// A run whose client sent no state leaves it as it was.
+		evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
+		if got, _ := json.Marshal(evs[2]["snapshot"]); string(got) != `{"color":"blue"}` {
+			t.Fatalf("after a run without state: %s, snapshot %s", types(evs), got)
+		}
 
-	// A state the client changed on its own comes back once a run took it
-	// along, though the run left it alone.
-	withState := `{"threadId":"t","runId":"u3","protocolVersion":"1.0","state":{"color":"green"},"messages":[{"id":"u3","role":"user","content":"hello"}]}`
-	_ = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui", withState).Body)}.rest(t))
-	evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
-	if got, _ := json.Marshal(evs[2]["snapshot"]); types(evs) != "RUN_STARTED,MESSAGES_SNAPSHOT,STATE_SNAPSHOT,RUN_FINISHED" || string(got) != `{"color":"green"}` {
-		t.Fatalf("connect: %s, snapshot %s", types(evs), got)
-	}
+		// A state the client changed on its own comes back once a run took it
+		// along, though the run left it alone.
+		withState := `{"threadId":"t","runId":"u3","protocolVersion":"1.0","state":{"color":"green"},"messages":[{"id":"u3","role":"user","content":"hello"}]}`
+		_ = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui", withState).Body)}.rest(t))
+		synctest.Wait() // the run is over on the server too, not only in the stream read to its end
+		evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
+		if got, _ := json.Marshal(evs[2]["snapshot"]); types(evs) != "RUN_STARTED,MESSAGES_SNAPSHOT,STATE_SNAPSHOT,RUN_FINISHED" || string(got) != `{"color":"green"}` {
+			t.Fatalf("connect: %s, snapshot %s", types(evs), got)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentui/agentui/cmf"
@@ -65,7 +66,8 @@ func TestDetachedRunsAreBoundedPerScope(t *testing.T) {
 
 // A run that streams more than the output bound, or goes on past the
 // time bound, is cut: its stream ends with the protocol's error event
-// saying why, and what it produced is stored, marked aborted.
+// saying why, and what it produced is stored, marked aborted. In a
+// synctest bubble, so the 200 ms bound passes on the bubble's clock.
 func TestRunsAreCutAtTheirBounds(t *testing.T) {
 	for _, c := range []struct {
 		name, text, message string
@@ -75,21 +77,23 @@ func TestRunsAreCutAtTheirBounds(t *testing.T) {
 		{"duration", "think: wait 60000 ms", uiadapter.RunTooLongMessage, &uiadapter.RunLimits{MaxDuration: 200 * time.Millisecond}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := newHistoryFixture(t, history.NewMemory(), uiadapter.WithRunLimits(c.limits))
-			chunks := f.chat("alice", userBody("c", c.text))
-			if e := chunks.Find("error"); e == nil || e["errorText"] != c.message {
-				t.Fatalf("the stream ended with %v", chunks[max(0, len(chunks)-3):])
-			}
-			testutil.Eventually(t, 10*time.Second, "the cut reply to be stored", func() bool { return len(f.stored("alice", "c")) == 2 })
-			reply := f.stored("alice", "c")[1]
-			if reply.Extensions.Completion == nil || reply.Extensions.Completion.StopReason != cmf.StopAborted {
-				t.Fatalf("stored %+v", reply.Extensions.Completion)
-			}
-			// Cut where it crossed the bound (the count's whole reply is
-			// about 590 kB): what was in flight is kept too.
-			if c.name == "output" && len(reply.Text()) > 64<<10 {
-				t.Fatalf("stored %d bytes of text, bound 4096", len(reply.Text()))
-			}
+			synctest.Test(t, func(t *testing.T) {
+				f := newBubbleFixture(t, history.NewMemory(), uiadapter.WithRunLimits(c.limits))
+				chunks := f.chat("alice", userBody("c", c.text))
+				if e := chunks.Find("error"); e == nil || e["errorText"] != c.message {
+					t.Fatalf("the stream ended with %v", chunks[max(0, len(chunks)-3):])
+				}
+				testutil.Eventually(t, 10*time.Second, "the cut reply to be stored", func() bool { return len(f.stored("alice", "c")) == 2 })
+				reply := f.stored("alice", "c")[1]
+				if reply.Extensions.Completion == nil || reply.Extensions.Completion.StopReason != cmf.StopAborted {
+					t.Fatalf("stored %+v", reply.Extensions.Completion)
+				}
+				// Cut where it crossed the bound (the count's whole reply is
+				// about 590 kB): what was in flight is kept too.
+				if c.name == "output" && len(reply.Text()) > 64<<10 {
+					t.Fatalf("stored %d bytes of text, bound 4096", len(reply.Text()))
+				}
+			})
 		})
 	}
 }

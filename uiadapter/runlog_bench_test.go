@@ -70,8 +70,8 @@ func runLogHandler(b *testing.B, store history.Store, l runlog.Log) *uiadapter.H
 // BenchmarkRunLogStream is S1 with history: 8 clients stream `count to
 // 1000` replies (1,007 frames each) from one handler, each on its own
 // chat, with the default run log and with the shared Redis one. events/s
-// is frames per second over all clients; the goal (issue 13) is at most
-// 15 % fewer with Redis.
+// is frames per second over all clients; the target is at most 15 %
+// fewer with Redis.
 func BenchmarkRunLogStream(b *testing.B) {
 	for _, rl := range runLogs {
 		b.Run(rl.name, func(b *testing.B) {
@@ -90,8 +90,8 @@ func BenchmarkRunLogStream(b *testing.B) {
 // (GET /api/chat/{id}/stream with Last-Event-ID 1, so the run is
 // replayed whatever its state), on the replica that ran it (local) and
 // on another one that reads the shared Redis log. p50-ms and p99-ms are
-// the time to the first byte of the body; the goal (issue 13) is at most
-// 10 ms on loopback.
+// the time to the first byte of the body; the target is at most 10 ms on
+// loopback.
 func BenchmarkResumeTTFB(b *testing.B) {
 	for _, rl := range runLogs {
 		b.Run(rl.name, func(b *testing.B) {

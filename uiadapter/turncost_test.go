@@ -30,9 +30,9 @@ var turnCostSizes = []int{10, 100, 1000, 2000, 5000}
 // n messages between ops, off the clock (without loading it, so the store
 // may truncate in place: no load holds the messages it drops). cpu-ns/op is the process's CPU
 // time (user and system, all goroutines, GC included) per op: the
-// server's cost, where ns/op also counts waiting for Redis. The goal
-// (issue 12): at 2,000 messages at most 1.5× the cost at 10, and flat
-// allocations. `make bench` runs it and reports it in docs/benchmarks.md.
+// server's cost, where ns/op also counts waiting for Redis. The target:
+// a turn costs what it adds, not what the chat holds, so at 2,000
+// messages at most 1.5× the cost at 10, and flat allocations. `make bench` runs it and reports it in docs/benchmarks.md.
 func BenchmarkTurnCost(b *testing.B) {
 	stores := []struct {
 		name string

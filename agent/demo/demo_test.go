@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentui/agentui/agent"
@@ -280,22 +281,26 @@ func TestCount(t *testing.T) {
 	}
 }
 
+// "wait N ms" waits that long, then says "done"; cancellation ends the
+// wait at once. In a synctest bubble, so both are measured exactly.
 func TestWait(t *testing.T) {
-	s := newSession(t)
-	start := time.Now()
-	s.say("wait 60 ms")
-	if time.Since(start) < 60*time.Millisecond || s.text() != "done" {
-		t.Fatalf("text %q after %v", s.text(), time.Since(start))
-	}
-	// Cancellation ends the wait at once.
-	s.msgs = append(s.msgs, cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: "wait 30000 ms"}}})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-	defer cancel()
-	start = time.Now()
-	s.run(ctx, &agent.Input{})
-	if time.Since(start) > time.Second || s.finished().StopReason != cmf.StopAborted {
-		t.Fatalf("cancelled wait took %v", time.Since(start))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := newSession(t)
+		start := time.Now()
+		s.say("wait 60 ms")
+		if time.Since(start) != 60*time.Millisecond || s.text() != "done" {
+			t.Fatalf("text %q after %v", s.text(), time.Since(start))
+		}
+		// Cancellation ends the wait at once.
+		s.msgs = append(s.msgs, cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: "wait 30000 ms"}}})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		defer cancel()
+		start = time.Now()
+		s.run(ctx, &agent.Input{})
+		if time.Since(start) != 30*time.Millisecond || s.finished().StopReason != cmf.StopAborted {
+			t.Fatalf("cancelled wait took %v", time.Since(start))
+		}
+	})
 }
 
 func TestContext(t *testing.T) {
@@ -415,20 +420,24 @@ func TestSetState(t *testing.T) {
 	}
 }
 
+// WithWordDelay paces the words of a reply, not a count's numbers. In a
+// synctest bubble, so the delays are measured exactly.
 func TestWordDelay(t *testing.T) {
-	s := newSession(t, demo.WithWordDelay(10*time.Millisecond))
-	start := time.Now()
-	s.say("one two three four")
-	if d := time.Since(start); d < 50*time.Millisecond {
-		t.Fatalf("6 words with a 10 ms delay took %v", d)
-	}
-	// With a one-second delay, counting to 50 would take 49 s if delayed.
-	s = newSession(t, demo.WithWordDelay(time.Second))
-	start = time.Now()
-	s.say("count to 50")
-	if d := time.Since(start); d > 10*time.Second || len(s.deltas(agent.PartText)) != 50 {
-		t.Fatalf("counting was delayed: %v", d)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := newSession(t, demo.WithWordDelay(10*time.Millisecond))
+		start := time.Now()
+		s.say("one two three four")
+		if d := time.Since(start); d != 50*time.Millisecond {
+			t.Fatalf("6 words with a 10 ms delay between them took %v", d)
+		}
+		// With a one-second delay, counting to 50 would take 49 s if delayed.
+		s = newSession(t, demo.WithWordDelay(time.Second))
+		start = time.Now()
+		s.say("count to 50")
+		if d := time.Since(start); d != 0 || len(s.deltas(agent.PartText)) != 50 {
+			t.Fatalf("counting was delayed: %v", d)
+		}
+	})
 }
 
 func TestTools(t *testing.T) {

@@ -249,7 +249,8 @@ func TestParallelToolCalls(t *testing.T) {
 }
 
 // An endpoint that sends no tool call ids gets ids unique across replies
-// (defect: "call_0" in every reply made two calls share an id in a chat).
+// (a fixed "call_0" in every reply would make two calls in a chat share an
+// id).
 func TestToolCallsWithoutIDs(t *testing.T) {
 	noID := chunk(`{"tool_calls":[{"index":0,"type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}`, "")
 	_, m := start(t, response{chunks: []string{noID, chunk(`{}`, "tool_calls")}}, response{chunks: []string{noID, chunk(`{}`, "tool_calls")}})

@@ -5,7 +5,7 @@
 // frames and flushes each one). It is a module of its own so the SDK's
 // dependencies stay out of agentui's.
 //
-// trpc-agent-go's server/agui, the other Go peer issue 17 names, is not
+// trpc-agent-go's server/agui, the other Go peer of this field, is not
 // here: its module (trpc.group/trpc-go/trpc-agent-go) is not served by the
 // Go module proxy this machine reaches (403).
 //

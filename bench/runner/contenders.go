@@ -104,7 +104,7 @@ func startNode(ctx context.Context, e *env, name, dir string) (*server, error) {
 }
 
 // batchBytes is the batching bare writer's batch: the most a writer can
-// gain from fewer writes and flushes (issue 17's limit).
+// gain from fewer writes and flushes (the limit S1 measures against).
 const batchBytes = 32 << 10
 
 // startGo starts a Go contender's binary on a free address, with args

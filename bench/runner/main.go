@@ -50,7 +50,7 @@ func run() error {
 	node := flag.String("node", "node", "Node.js binary")
 	history := flag.String("history", "redis://127.0.0.1:6379/0", "the agentui -history value S4 compares with -history none (a redis:// URL, or memory)")
 	scenarios := flag.String("scenarios", "S1,S2,SC,S3,S4,TC", "scenarios to run")
-	base := flag.String("base", "", "a git revision to build agentui from as well, for SC's before-and-after (make bench: the commit before issue 17)")
+	base := flag.String("base", "", "a git revision to build agentui from as well, for SC's before-and-after (make bench: the commit before the writer batched by bytes)")
 	only := flag.String("contenders", "", "comma-separated contender keys to run (default all): agentui-vercel, agentui-agui, barego, barego-batch, barego-batch-agui, peer-agui-go, node-ai, node-agui")
 	rounds := flag.Int("rounds", 0, "override the number of S1/S2 rounds")
 	duration := flag.Duration("duration", 0, "override the length of an S1/S2 round")

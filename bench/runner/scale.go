@@ -15,8 +15,8 @@ import (
 // SC, the scale runs: S1's long stream at 1, 8, 64 and 256 connections,
 // agentui/Vercel next to the bare writers and, when the runner is given a
 // base revision (-base), next to agentui as built from that revision: the
-// side-by-side "before" that issue 17's time-to-first-byte target is
-// about.
+// side-by-side "before" of the target that batching by bytes adds no
+// time to the first byte.
 
 // scaleLevels are the connection counts SC runs at.
 var scaleLevels = []int{1, 8, 64, 256}
@@ -98,7 +98,7 @@ func (r *report) scaleSection(b *strings.Builder) {
 	p("### SC scale: N = %d deltas at 1, 8, 64 and 256 connections\n\n", r.st.s1N)
 	base := ""
 	if r.sc.base != "" {
-		base = fmt.Sprintf("; agentui/Vercel at %s is the same binary built from that revision (before issue 17's changes), run right after agentui in every round", r.sc.base)
+		base = fmt.Sprintf("; agentui/Vercel at %s is the same binary built from that revision (the base, before the writer batched by bytes), run right after agentui in every round", r.sc.base)
 	}
 	p("%d rounds of %s per contender and level, interleaved; medians%s. Ratios are paired by round, median over the rounds.\n\n",
 		r.st.scRounds, r.st.scDuration, base)
@@ -147,11 +147,11 @@ func (r *report) label(key string) string {
 	return key
 }
 
-// scaleTarget is issue 17's: time to first byte at one connection no
-// worse than before (base ÷ agentui ≥ 1 means agentui is at least as
-// fast), p50 and p99.
+// scaleTarget is SC's target: time to first byte at one connection no
+// worse than at the base revision (base ÷ agentui ≥ 1 means agentui is
+// at least as fast), p50 and p99.
 func (r *report) scaleTarget() target {
-	t := target{name: "SC: TTFB at 1 connection no worse than before issue 17 (p50, p99)", scenario: "SC", measured: "—", verdict: "not run"}
+	t := target{name: "SC: TTFB at 1 connection no worse than the base revision (p50, p99)", scenario: "SC", measured: "—", verdict: "not run"}
 	if r.sc == nil || len(r.sc.levels) == 0 {
 		return t
 	}

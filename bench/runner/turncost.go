@@ -16,7 +16,7 @@ import (
 // whole turn (lock, load, merge, run the demo model, save, unlock) on a
 // stored chat of 10 to 5,000 messages, on the memory store and on Redis,
 // each op a request whose client sends only its new message. It measures
-// that a turn costs what it adds, not what the chat holds (issue 12).
+// that a turn costs what it adds, not what the chat holds.
 
 // tcResult holds every run of every sub-benchmark, by name
 // ("memory/2000").

@@ -187,7 +187,7 @@ func TestExportsOTLP(t *testing.T) {
 	}
 }
 
-// The exporter flood, over real sockets: while clients send 6 MB
+// An exporter flood, over real sockets: while clients send 6 MB
 // chat ids, user agents that are not UTF-8, 900 KB paths and ids full of
 // terminal escapes, every ordinary user's run still reaches the
 // collector, every string exported is valid UTF-8 with nothing hidden and

@@ -267,10 +267,9 @@ const flows = {
     assert.deepEqual(JSON.parse(result.content), { deleted: ODD });
   },
 
-  // Attack (issue 11, defect 1): a second toolCalls entry with the
-  // interrupted call's id and other arguments, then the resume. The run
-  // is refused (400) and nothing runs; the genuine resume then deletes
-  // what was asked about, once.
+  // An attack: a second toolCalls entry with the interrupted call's id and
+  // other arguments, then the resume. The run is refused (400) and nothing
+  // runs; the genuine resume then deletes what was asked about, once.
   async duplicateCallIds() {
     const agent = newAgent();
     agent.messages = [user('delete /tmp/x.txt')];
@@ -291,8 +290,8 @@ const flows = {
 
   // CopilotKit's useInterrupt (react-core 1.74, runtime 1.75) answers an
   // interrupt with the resume entry and a tool message it wrote for the
-  // same call (issue 11, defect 9). The resume decides; the client's
-  // result never stands in for the server tool.
+  // same call. The resume decides; the client's result never stands in for
+  // the server tool.
   async copilotKitDeny() {
     return copilotKitInterrupt(false, 'Okay, I did not delete /tmp/x.txt.');
   },

@@ -261,10 +261,10 @@ const flows = {
     return chat;
   },
 
-  // Attack (issue 11, defect 1): the client adds a second delete_file part
-  // with the signed call's id and other input, then approves. The request
-  // is refused (400) and nothing runs; the genuine approval then runs the
-  // call that was asked about, once.
+  // An attack: the client adds a second delete_file part with the signed
+  // call's id and other input, then approves. The request is refused (400)
+  // and nothing runs; the genuine approval then runs the call that was
+  // asked about, once.
   async duplicateCallIds() {
     const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
     await chat.sendMessage({ text: 'delete /tmp/x.txt' });

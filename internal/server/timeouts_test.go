@@ -14,10 +14,10 @@ import (
 	"github.com/agentui/agentui/internal/testutil"
 )
 
-// The server's timeouts, over real sockets (defect 2 of the attack
-// review: a slow body, a chunked body that never ends and an idle
-// keep-alive connection stayed open indefinitely). Each connection must
-// be closed within its bound; the margin absorbs a loaded machine.
+// The server's timeouts, over real sockets: a slow body, a chunked body
+// that never ends and an idle keep-alive connection would otherwise stay
+// open indefinitely. Each connection must be closed within its bound; the
+// margin absorbs a loaded machine.
 const (
 	bound  = 500 * time.Millisecond
 	margin = 3 * time.Second

@@ -19,12 +19,18 @@ type Chunks []map[string]any
 // the test on a status other than 200.
 func PostStream(t testing.TB, url, body string, header ...string) Chunks {
 	t.Helper()
+	return PostStreamWith(t, http.DefaultClient, url, body, header...)
+}
+
+// PostStreamWith is PostStream through client (an InMemoryServer's).
+func PostStreamWith(t testing.TB, client *http.Client, url, body string, header ...string) Chunks {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,6 @@ import (
 )
 
 // FuzzEncodeFraming: whatever strings and JSON a run carries, each event
-// stays one data line of JSON (issue 11, defect 3: tool input with a
-// newline split a frame).
+// stays one data line of JSON (a newline in tool input must not split a
+// frame over two lines, which a client's parser rejects).
 func FuzzEncodeFraming(f *testing.F) { testutil.FuzzFraming(f, agui.New()) }

@@ -2,8 +2,8 @@
 // with goroutine stacks capped at 8 KiB, the size they start at here: the
 // runtime aborts ("goroutine stack exceeds") if serving a request needs
 // more. A stack that grows to 16 KiB stays that size for as long as the
-// stream is open, which is a third of an idle stream's memory (issue 17,
-// S3). TestStreamFitsStartingStack runs it, built without the race
+// stream is open, which is a third of an idle stream's memory (S3 in
+// docs/benchmarks.md). TestStreamFitsStartingStack runs it, built without the race
 // detector, whose frames are larger.
 package main
 
