@@ -6,8 +6,8 @@ package logtest
 import (
 	"context"
 	"errors"
-	"strings"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
