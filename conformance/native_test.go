@@ -107,7 +107,7 @@ func TestNativeModels(t *testing.T) {
 			prefix := testutil.KeyPrefix()
 			testutil.DeleteKeysOnCleanup(t, rdb, prefix)
 			args := []string{"-addr", "127.0.0.1:0", "-models", strings.Join(specs, ","), "-history", redisURL,
-				"-history-prefix", prefix, "-secret", "replica test secret"}
+				"-history-prefix", prefix, "-secret", "replica test secret, 32 bytes or more"}
 			bin := testutil.BuildProgram(t, "../cmd/agentui")
 			a := testutil.RunBuilt(t, bin, fakes.env(), args...)
 			b := testutil.RunBuilt(t, bin, fakes.env(), args...)

@@ -19,7 +19,7 @@ import (
 // or -model given with -models, stops the binary with one line.
 func TestModelsFlag(t *testing.T) {
 	keys := []string{"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "GOOGLE_API_KEY="}
-	p := testutil.RunProgram(t, ".", append(keys, "AGENTUI_MODELS=demo, openai-responses:gpt-5", "OPENAI_API_KEY=k"), "-addr", "127.0.0.1:0", "-secret", "s")
+	p := testutil.RunProgram(t, ".", append(keys, "AGENTUI_MODELS=demo, openai-responses:gpt-5", "OPENAI_API_KEY=k"), "-addr", "127.0.0.1:0", "-secret", "a models test secret of 32 bytes or more")
 	if !strings.HasSuffix(p.Line, "(models demo (default), openai-responses:gpt-5, history memory)") {
 		t.Errorf("start-up line %q", p.Line)
 	}
