@@ -55,7 +55,7 @@ func (l *live) emit(ev agent.Event) {
 		l.mu.Unlock()
 		return
 	}
-	_ = l.enc.Encode(ev)
+	l.enc.Encode(ev)
 	first := l.wake() && !l.begun
 	l.begun = l.begun || first
 	l.mu.Unlock()

@@ -143,11 +143,11 @@ func (o outcome) log(log *slog.Logger, stored bool) {
 func (o outcome) encode(enc Encoder) {
 	switch {
 	case o.message != "":
-		_ = enc.Fail(o.message)
+		enc.Fail(o.message)
 	case o.fin != nil:
-		_ = enc.Encode(o.fin)
+		enc.Encode(o.fin)
 	}
-	_ = enc.Close()
+	enc.Close()
 }
 
 // entries are the outcome's last entries in a run's log.

@@ -48,19 +48,21 @@ type TailDecoder interface {
 // Encoder writes one run's events as protocol frames. The events it gets
 // are balanced ([agent.Balancer]: parts open and close in order inside
 // steps, and a run cut off has had its open parts ended), so an encoder
-// maps events and keeps only its protocol's own rules.
+// maps events and keeps only its protocol's own rules. Its methods
+// return nothing: frames go to the [SSEWriter], which keeps the first
+// write error (SSEWriter.Err) for the handler to act on.
 type Encoder interface {
 	// Encode writes the frames for one event (zero or more). A text
 	// delta's event (*agent.PartDelta) is valid only during the call: a
 	// run replayed from a shared log reuses its memory for the next
 	// (runlog.Cursor). Keep what its fields hold, never the event.
-	Encode(ev agent.Event) error
+	Encode(ev agent.Event)
 	// Fail writes the protocol's error frames with a message for the
 	// client (never internal error text), ending the step and run.
-	Fail(message string) error
+	Fail(message string)
 	// Close writes the terminal frames. If the run neither finished nor
 	// failed, it finishes the stream.
-	Close() error
+	Close()
 }
 
 // Intent is what a request asks for.

@@ -176,7 +176,7 @@ func (h *Handler) replay(w http.ResponseWriter, r *http.Request, turn *Turn, l r
 	w.WriteHeader(http.StatusOK)
 	enc := h.proto.NewEncoder(sse, turn)
 	for _, ev := range first {
-		_ = enc.Encode(ev)
+		enc.Encode(ev)
 	}
 	h.follow(r, sse, enc, l, key, hdr.Run, after, remote, nil)
 }
@@ -285,9 +285,9 @@ func (h *Handler) ConnectHandler() http.Handler {
 		enc := h.proto.NewEncoder(sse, t)
 		req := &request{r: r, turn: t, scope: key.Scope, log: log}
 		for _, ev := range h.waitingFor(req, conv.Messages) {
-			_ = enc.Encode(ev)
+			enc.Encode(ev)
 		}
-		_ = enc.Close()
+		enc.Close()
 		_ = sse.Flush()
 	})
 }

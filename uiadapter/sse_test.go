@@ -131,12 +131,11 @@ func (discard) Flush()                      {}
 // own cost, without a protocol's.
 type frameEncoder struct{ sse *SSEWriter }
 
-func (e frameEncoder) Encode(agent.Event) error {
+func (e frameEncoder) Encode(agent.Event) {
 	e.sse.End(append(e.sse.Start(), `{"type":"text-delta","id":"t","delta":"x"}`...))
-	return nil
 }
-func (e frameEncoder) Fail(string) error { return nil }
-func (e frameEncoder) Close() error      { return nil }
+func (frameEncoder) Fail(string) {}
+func (frameEncoder) Close()      {}
 
 // BenchmarkLiveEmit is one event through a stream without history (see
 // live): encoded under the stream's lock and written by its writer

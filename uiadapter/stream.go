@@ -329,8 +329,8 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 	if sess.plan.refusal != "" {
 		log.Info("run refused", "reason", sess.plan.refusal)
 		sess.release()
-		_ = enc.Fail(sess.plan.refusal)
-		_ = enc.Close()
+		enc.Fail(sess.plan.refusal)
+		enc.Close()
 		_ = sse.Flush()
 		return
 	}
@@ -424,8 +424,8 @@ func (h *Handler) follow(r *http.Request, sse *SSEWriter, enc Encoder, l runlog.
 		case err != nil:
 			req := h.log.With("chat", key.Chat, "run", run)
 			req.Warn("the run's log could not be read", "error", err)
-			_ = enc.Fail(ErrorMessage)
-			_ = enc.Close()
+			enc.Fail(ErrorMessage)
+			enc.Close()
 			_ = sse.Flush()
 			return
 		}
@@ -444,11 +444,11 @@ func (h *Handler) follow(r *http.Request, sse *SSEWriter, enc Encoder, l runlog.
 			sse.setID(e.Seq)
 			switch {
 			case e.Event != nil:
-				_ = enc.Encode(e.Event)
+				enc.Encode(e.Event)
 			case e.Type == runlog.TypeFailed:
-				_ = enc.Fail(e.Failed())
+				enc.Fail(e.Failed())
 			case e.Type == runlog.TypeEnded:
-				_ = enc.Close()
+				enc.Close()
 				sse.mute = false
 				_ = sse.Flush()
 				return

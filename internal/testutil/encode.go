@@ -20,9 +20,9 @@ func Encode(p uiadapter.Protocol, turn *uiadapter.Turn, events ...agent.Event) s
 	w := uiadapter.NewSSEWriter(rec)
 	enc := p.NewEncoder(w, turn)
 	for _, ev := range agent.Balance(events, true) {
-		_ = enc.Encode(ev)
+		enc.Encode(ev)
 	}
-	_ = enc.Close()
+	enc.Close()
 	_ = w.Flush()
 	return rec.Body.String()
 }

@@ -14,14 +14,14 @@ import (
 func BenchmarkEncodeTextDelta(b *testing.B) {
 	w := uiadapter.NewSSEWriter(&testutil.DiscardWriter{})
 	enc := New().NewEncoder(w, &uiadapter.Turn{ChatID: "thread", RunID: "run", ProtocolVersion: "1.0"})
-	_ = enc.Encode(&agent.RunStarted{MessageID: "m"})
-	_ = enc.Encode(&agent.StepStarted{Step: 1, MessageID: "01a1ffb5-4fe8-7bde-a228-eebeaef46ef0"})
-	_ = enc.Encode(&agent.PartStarted{Kind: agent.PartText, ID: "t", MessageID: "01a1ffb5-4fe8-7bde-a228-eebeaef46ef0"})
+	enc.Encode(&agent.RunStarted{MessageID: "m"})
+	enc.Encode(&agent.StepStarted{Step: 1, MessageID: "01a1ffb5-4fe8-7bde-a228-eebeaef46ef0"})
+	enc.Encode(&agent.PartStarted{Kind: agent.PartText, ID: "t", MessageID: "01a1ffb5-4fe8-7bde-a228-eebeaef46ef0"})
 	ev := &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "1234 "}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		_ = enc.Encode(ev)
+		enc.Encode(ev)
 		if i++; i%64 == 0 {
 			_ = w.Flush()
 		}

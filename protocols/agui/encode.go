@@ -97,9 +97,9 @@ func (e *encoder) begin(typ string) []byte {
 
 func (e *encoder) end(b []byte) { e.w.End(append(b, '}')) }
 
-func (e *encoder) Encode(ev agent.Event) error {
+func (e *encoder) Encode(ev agent.Event) {
 	if e.ended {
-		return nil
+		return
 	}
 	switch ev := ev.(type) {
 	case *agent.RunStarted:
@@ -119,7 +119,7 @@ func (e *encoder) Encode(ev agent.Event) error {
 		e.endPart(ev)
 	case *agent.ToolResult:
 		if ev.FromClient {
-			return nil // the client sent it
+			return // the client sent it
 		}
 		e.start()
 		b := jsonw.StringField(e.begin("TOOL_CALL_RESULT"), "messageId", ev.MessageID)
@@ -171,7 +171,6 @@ func (e *encoder) Encode(ev agent.Event) error {
 	case *agent.RunFinished:
 		e.finish(ev.StopReason, ev)
 	}
-	return nil
 }
 
 func (e *encoder) start() {
@@ -465,22 +464,20 @@ func appendInterrupt(b []byte, ir *agent.ApprovalRequested) []byte {
 }
 
 // Fail ends the run with RUN_ERROR and a message for the client.
-func (e *encoder) Fail(message string) error {
+func (e *encoder) Fail(message string) {
 	if e.ended {
-		return nil
+		return
 	}
 	e.ended = true
 	b := jsonw.StringField(e.begin("RUN_ERROR"), "message", message)
 	e.end(jsonw.StringField(b, "code", "internal_error"))
-	return nil
 }
 
 // Close finishes a run that neither finished nor failed.
-func (e *encoder) Close() error {
+func (e *encoder) Close() {
 	if !e.ended {
 		e.finish(cmf.StopEnd, nil)
 	}
-	return nil
 }
 
 // resultText is a tool result as the client's tool message holds it: a

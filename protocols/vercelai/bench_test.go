@@ -14,14 +14,14 @@ import (
 func BenchmarkEncodeTextDelta(b *testing.B) {
 	w := uiadapter.NewSSEWriter(&testutil.DiscardWriter{})
 	enc := New().NewEncoder(w, &uiadapter.Turn{ChatID: "c", Intent: uiadapter.Submit})
-	_ = enc.Encode(&agent.RunStarted{MessageID: "01a1ffb5-4fe8-7bde-a228-eebeaef46ef0"})
-	_ = enc.Encode(&agent.StepStarted{Step: 1})
-	_ = enc.Encode(&agent.PartStarted{Kind: agent.PartText, ID: "01a1ffb5-4fe8-7c97-8ffc-aceb825783af"})
+	enc.Encode(&agent.RunStarted{MessageID: "01a1ffb5-4fe8-7bde-a228-eebeaef46ef0"})
+	enc.Encode(&agent.StepStarted{Step: 1})
+	enc.Encode(&agent.PartStarted{Kind: agent.PartText, ID: "01a1ffb5-4fe8-7c97-8ffc-aceb825783af"})
 	ev := &agent.PartDelta{Kind: agent.PartText, ID: "01a1ffb5-4fe8-7c97-8ffc-aceb825783af", Delta: "1234 "}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		_ = enc.Encode(ev)
+		enc.Encode(ev)
 		if i++; i%64 == 0 {
 			_ = w.Flush()
 		}

@@ -65,7 +65,7 @@ func (e *encoder) writeContinued(m *UIMessage) {
 		case p.IsTool():
 			e.writeContinuedTool(p)
 		case p.Type == "source-url":
-			_ = e.Encode(&agent.Source{ID: p.SourceID, URL: p.URL, Title: p.Title})
+			e.Encode(&agent.Source{ID: p.SourceID, URL: p.URL, Title: p.Title})
 		case p.Type == "source-document":
 			b := jsonw.StringField(append(e.w.Start(), `{"type":"source-document"`...), "sourceId", p.SourceID)
 			b = jsonw.StringField(b, "mediaType", p.MediaType)
@@ -97,7 +97,7 @@ func (e *encoder) writeContinuedTool(p *Part) {
 	// for its answer (this continuation brings it: useChat sends one
 	// once every approval is answered). A denial cannot be shown whole.
 	if a := p.Approval; a != nil && (e.v7 || a.Approved != nil && !*a.Approved) {
-		_ = e.Encode(&agent.ApprovalRequested{ToolCallID: call, ToolName: p.Tool(), ApprovalID: a.ID})
+		e.Encode(&agent.ApprovalRequested{ToolCallID: call, ToolName: p.Tool(), ApprovalID: a.ID})
 	}
 	res := &agent.ToolResult{ToolCallID: call, ToolName: p.Tool()}
 	if a := p.Approval; a != nil && a.Approved != nil {

@@ -65,9 +65,9 @@ func (p *Protocol) newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) *encode
 	return e
 }
 
-func (e *encoder) Encode(ev agent.Event) error {
+func (e *encoder) Encode(ev agent.Event) {
 	if e.terminated {
-		return nil
+		return
 	}
 	switch ev := ev.(type) {
 	case *agent.RunStarted:
@@ -97,7 +97,7 @@ func (e *encoder) Encode(ev agent.Event) error {
 		e.result(ev)
 	case *agent.ToolProgress:
 		if _, ok := e.tools[ev.ToolCallID]; !ok {
-			return nil
+			return
 		}
 		e.start("")
 		b := append(e.w.Start(), `{"type":"tool-output-available","toolCallId":`...)
@@ -114,7 +114,7 @@ func (e *encoder) Encode(ev agent.Event) error {
 		e.w.End(append(b, '}'))
 	case *agent.ApprovalRequested:
 		if _, ok := e.tools[ev.ToolCallID]; !ok {
-			return nil
+			return
 		}
 		b := append(e.w.Start(), `{"type":"tool-approval-request","approvalId":`...)
 		b = jsonw.String(b, ev.ApprovalID)
@@ -148,14 +148,13 @@ func (e *encoder) Encode(ev agent.Event) error {
 		}
 		e.terminated = true
 	}
-	return nil
 }
 
 // Fail writes an error chunk, then ends the step and the message as
 // streamText does.
-func (e *encoder) Fail(message string) error {
+func (e *encoder) Fail(message string) {
 	if e.terminated {
-		return nil
+		return
 	}
 	e.start("")
 	b := append(e.w.Start(), `{"type":"error","errorText":`...)
@@ -164,12 +163,11 @@ func (e *encoder) Fail(message string) error {
 	e.endStep()
 	e.chunk(`{"type":"finish","finishReason":"error"}`)
 	e.terminated = true
-	return nil
 }
 
 // Close ends the stream: a run that neither finished nor failed is
 // finished, then [DONE].
-func (e *encoder) Close() error {
+func (e *encoder) Close() {
 	if !e.terminated {
 		e.start("")
 		e.endStep()
@@ -177,7 +175,6 @@ func (e *encoder) Close() error {
 		e.terminated = true
 	}
 	e.chunk(`[DONE]`)
-	return nil
 }
 
 func (e *encoder) chunk(s string) { e.w.End(append(e.w.Start(), s...)) }
