@@ -260,7 +260,7 @@ func (h *Handler) prepare(w http.ResponseWriter, req *request) (*agent.Input, *s
 	} else if err != nil {
 		return nil, nil, scopeError(err)
 	}
-	if err := h.checkModel(turn); err != nil {
+	if err := h.checkModel(req); err != nil {
 		return nil, nil, err
 	}
 	if err := h.allow(w, req); err != nil {
@@ -324,7 +324,7 @@ func (h *Handler) planClient(req *request) (*agent.Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.turn.Sealer = h.sealer(req, seal)
+	req.trusted.Sealer = h.sealer(req, seal)
 	findings.Log(req.log)
 	p.log(req.log)
 	if err := h.verify(req, base, p.resume); err != nil {
@@ -337,8 +337,8 @@ func (h *Handler) planClient(req *request) (*agent.Input, error) {
 // choice ([agent.ModelNames]). An agent that serves one model serves it
 // whatever the request names: AG-UI apps forward props of their own,
 // "model" among them, to agents that offer no choice.
-func (h *Handler) checkModel(turn *Turn) error {
-	model := turn.Model
+func (h *Handler) checkModel(req *request) error {
+	model := req.turn.Model
 	if model == "" {
 		return nil
 	}
@@ -349,9 +349,9 @@ func (h *Handler) checkModel(turn *Turn) error {
 	}
 	switch {
 	case names == nil:
-		turn.Model = ""
 		return nil
 	case slices.Contains(names, model):
+		req.model = model
 		return nil
 	}
 	if len(model) > 64 {
@@ -371,7 +371,7 @@ func (h *Handler) input(req *request, history, added []cmf.Message, resume []Res
 		ClientTools:  t.ClientTools,
 		State:        t.State,
 		Context:      t.Context,
-		Model:        t.Model,
+		Model:        req.model,
 	}
 	for _, res := range resume {
 		in.Resume = append(in.Resume, res.Resolution)
@@ -385,6 +385,10 @@ type request struct {
 	body    []byte                  // kept when only its last turn was decoded (see decodeAll)
 	cancel  context.CancelCauseFunc // cancels r's context
 	turn    *Turn
+	// model is the model the run asks for: the turn's, when the agent
+	// offers a choice ("" its default).
+	model   string
+	trusted Trusted               // what the encoder gets beside the turn
 	scope   string                // "" without a scope function
 	subject *cmf.SubjectExtension // nil without WithSubject
 	log     *slog.Logger

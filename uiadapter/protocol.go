@@ -27,8 +27,9 @@ type Protocol interface {
 	// already set Content-Type: text/event-stream, Cache-Control: no-cache
 	// and X-Accel-Buffering: no.
 	SetHeaders(h http.Header)
-	// NewEncoder returns an encoder that writes one run's events to w.
-	NewEncoder(w *SSEWriter, t *Turn) Encoder
+	// NewEncoder returns an encoder that writes one run's events to w:
+	// the run of t, with what the server knows beside it.
+	NewEncoder(w *SSEWriter, t *Turn, tr Trusted) Encoder
 }
 
 // TailDecoder is a [Protocol] that can decode a request's new turn
@@ -147,16 +148,22 @@ type Turn struct {
 	// parts of Messages, as the decoder found them: untrusted, opened
 	// only by a handler without history.
 	Sealed []SealedValue
-	// Sealer, set by a handler without history, seals the provider values
-	// of the run's parts for the client to carry back; nil with history,
-	// where the server keeps them.
-	Sealer *Sealer
-	// History and Added are the trusted conversation the run starts from,
-	// set by the handler when it keeps history (nil otherwise): what was
-	// stored before this request (shared, read-only), then what the
-	// request added to it (the new user message). Encoders use them to
-	// bring a client whose copy differs back in line.
+}
+
+// Trusted is what the server gives an encoder beside the request's
+// [Turn], which holds only what the client said and which no layer
+// changes once it is decoded.
+type Trusted struct {
+	// History and Added are the trusted conversation the run starts from
+	// when the handler keeps history (nil otherwise): what was stored
+	// before this request (shared, read-only), then what the request
+	// added to it (the new user message). Encoders use them to bring a
+	// client whose copy differs back in line.
 	History, Added []cmf.Message
+	// Sealer, given by a handler without history, seals the provider
+	// values of the run's parts for the client to carry back; nil with
+	// history, where the server keeps them.
+	Sealer *Sealer
 }
 
 // Resolution is a client's answer to a pending tool call, with the

@@ -148,6 +148,7 @@ func (h *Handler) ResumeHandler(chatID func(*http.Request) string) http.Handler 
 			return
 		}
 		turn := &Turn{ChatID: key.Chat, RunID: hdr.Run, Intent: Submit}
+		var tr Trusted
 		if hdr.Continue != "" {
 			turn.Intent, turn.MessageID = Continue, hdr.Continue
 			if after == 0 {
@@ -155,17 +156,17 @@ func (h *Handler) ResumeHandler(chatID func(*http.Request) string) http.Handler 
 				// message the run continues (useChat starts a resumed
 				// message empty): the encoder gets the conversation the
 				// run built on, to send that message first.
-				turn.History = h.storedBefore(r.Context(), key, hdr, log)
+				tr.History = h.storedBefore(r.Context(), key, hdr, log)
 			}
 		}
-		h.replay(w, r, turn, l, key, hdr, after, remote)
+		h.replay(w, r, turn, tr, l, key, hdr, after, remote)
 	})
 }
 
 // replay streams a run's log to a reader that did not start it, after
 // the events of first, holding one of the scope's resume slots
 // (WithMaxResumes) while it lasts: 429 when none is free.
-func (h *Handler) replay(w http.ResponseWriter, r *http.Request, turn *Turn, l runlog.Log, key history.Key, hdr runlog.Header, after int64, remote bool, first ...agent.Event) {
+func (h *Handler) replay(w http.ResponseWriter, r *http.Request, turn *Turn, tr Trusted, l runlog.Log, key history.Key, hdr runlog.Header, after int64, remote bool, first ...agent.Event) {
 	if !h.cfg.resumes.take(key.Scope) {
 		writeError(w, h.log.With("chat", key.Chat), tooManyResumes(w))
 		return
@@ -174,7 +175,7 @@ func (h *Handler) replay(w http.ResponseWriter, r *http.Request, turn *Turn, l r
 	sse := h.startStream(w, true)
 	w.Header().Set(RunHeader, hdr.Run)
 	w.WriteHeader(http.StatusOK)
-	enc := h.proto.NewEncoder(sse, turn)
+	enc := h.proto.NewEncoder(sse, turn, tr)
 	for _, ev := range first {
 		enc.Encode(ev)
 	}
@@ -269,21 +270,21 @@ func (h *Handler) ConnectHandler() http.Handler {
 			// replay adds the reply, so no message shows twice. The run's
 			// own turn comes from its header: its store may not be done.
 			before := min(max(hdr.Base-len(hdr.Turn), 0), len(conv.Messages))
-			t := &Turn{ChatID: key.Chat, RunID: hdr.Run, Intent: Submit, ProtocolVersion: turn.ProtocolVersion,
-				Messages: turn.Messages, History: append(conv.Messages[:before:before], hdr.Turn...), Added: []cmf.Message{}}
+			t := &Turn{ChatID: key.Chat, RunID: hdr.Run, Intent: Submit, ProtocolVersion: turn.ProtocolVersion, Messages: turn.Messages}
+			tr := Trusted{History: append(conv.Messages[:before:before], hdr.Turn...), Added: []cmf.Message{}}
 			var state []agent.Event
 			if after == 0 { // a reader that resumes holds the state it saw
 				state = storedState(conv.Messages[:before])
 			}
-			h.replay(w, r, t, l, key, hdr, after, remote, state...)
+			h.replay(w, r, t, tr, l, key, hdr, after, remote, state...)
 			return
 		}
-		t := &Turn{ChatID: key.Chat, RunID: ids.New(), Intent: Submit, ProtocolVersion: turn.ProtocolVersion,
-			Messages: turn.Messages, History: conv.Messages, Added: []cmf.Message{}}
+		t := &Turn{ChatID: key.Chat, RunID: ids.New(), Intent: Submit, ProtocolVersion: turn.ProtocolVersion, Messages: turn.Messages}
+		tr := Trusted{History: conv.Messages, Added: []cmf.Message{}}
 		sse := h.startStream(w, false)
 		w.WriteHeader(http.StatusOK)
-		enc := h.proto.NewEncoder(sse, t)
-		req := &request{r: r, turn: t, scope: key.Scope, log: log}
+		enc := h.proto.NewEncoder(sse, t, tr)
+		req := &request{r: r, turn: t, trusted: tr, scope: key.Scope, log: log}
 		for _, ev := range h.waitingFor(req, conv.Messages) {
 			enc.Encode(ev)
 		}

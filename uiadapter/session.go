@@ -118,7 +118,7 @@ func (h *Handler) planStored(req *request) (*session, *agent.Input, error) {
 	s.plan = p
 	kept := conv.Messages[:p.keep:p.keep]
 	// Encoders bring a client whose copy differs back in line with these.
-	turn.History, turn.Added = kept, p.add
+	req.trusted = Trusted{History: kept, Added: p.add}
 	ok = true
 	return s, h.input(req, kept, p.add, p.resume), nil
 }

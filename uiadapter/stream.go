@@ -321,7 +321,7 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 		w.Header().Set(RunHeader, req.turn.RunID)
 	}
 	w.WriteHeader(http.StatusOK)
-	enc := h.proto.NewEncoder(sse, req.turn)
+	enc := h.proto.NewEncoder(sse, req.turn, req.trusted)
 	if sess == nil {
 		h.streamLive(req, in, sse, enc)
 		return

@@ -16,9 +16,15 @@ import (
 // (balanced by agent.Balancer, Encode each, Close, Flush) and returns the
 // SSE body.
 func Encode(p uiadapter.Protocol, turn *uiadapter.Turn, events ...agent.Event) string {
+	return EncodeTrusted(p, turn, uiadapter.Trusted{}, events...)
+}
+
+// EncodeTrusted is Encode with what the server gives the encoder beside
+// the turn (the trusted conversation, a sealer).
+func EncodeTrusted(p uiadapter.Protocol, turn *uiadapter.Turn, tr uiadapter.Trusted, events ...agent.Event) string {
 	rec := httptest.NewRecorder()
 	w := uiadapter.NewSSEWriter(rec)
-	enc := p.NewEncoder(w, turn)
+	enc := p.NewEncoder(w, turn, tr)
 	for _, ev := range agent.Balance(events, true) {
 		enc.Encode(ev)
 	}

@@ -13,7 +13,7 @@ import (
 // delta.
 func BenchmarkEncodeTextDelta(b *testing.B) {
 	w := uiadapter.NewSSEWriter(&testutil.DiscardWriter{})
-	enc := New().NewEncoder(w, &uiadapter.Turn{ChatID: "thread", RunID: "run", ProtocolVersion: "1.0"})
+	enc := New().NewEncoder(w, &uiadapter.Turn{ChatID: "thread", RunID: "run", ProtocolVersion: "1.0"}, uiadapter.Trusted{})
 	enc.Encode(&agent.RunStarted{MessageID: "m"})
 	enc.Encode(&agent.StepStarted{Step: 1, MessageID: "01a1ffb5-4fe8-7bde-a228-eebeaef46ef0"})
 	enc.Encode(&agent.PartStarted{Kind: agent.PartText, ID: "t", MessageID: "01a1ffb5-4fe8-7bde-a228-eebeaef46ef0"})

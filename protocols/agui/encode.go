@@ -29,6 +29,7 @@ const approvalSchema = `{"type":"object","properties":{"approved":{"type":"boole
 type encoder struct {
 	w        *uiadapter.SSEWriter
 	turn     *uiadapter.Turn
+	trusted  uiadapter.Trusted
 	threadID string
 	runID    string
 	v1       bool // the client declared protocol 1.0 or later
@@ -68,13 +69,13 @@ type sealedCall struct {
 	ordinal int
 }
 
-func newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) *encoder {
+func newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn, tr uiadapter.Trusted) *encoder {
 	e := &encoder{
-		w: w, turn: t, threadID: t.ChatID, runID: t.RunID, v1: atLeast1(t.ProtocolVersion),
+		w: w, turn: t, trusted: tr, threadID: t.ChatID, runID: t.RunID, v1: atLeast1(t.ProtocolVersion),
 		messages: map[string]bool{}, text: map[string]string{}, tools: map[string]bool{},
 	}
-	if t.Sealer != nil && e.v1 {
-		e.sealer, e.calls, e.counts = t.Sealer, map[string]sealedCall{}, map[string]int{}
+	if tr.Sealer != nil && e.v1 {
+		e.sealer, e.calls, e.counts = tr.Sealer, map[string]sealedCall{}, map[string]int{}
 	}
 	return e
 }
@@ -186,10 +187,11 @@ func (e *encoder) start() {
 	// messages it knows in its own order and appends the others, so when
 	// the ones it knows are not a prefix of the server's thread, an empty
 	// snapshot clears them first.
-	if e.turn.History == nil && e.turn.Added == nil {
+	th := e.trusted.History
+	if th == nil && e.trusted.Added == nil {
 		return
 	}
-	h := append(e.turn.History[:len(e.turn.History):len(e.turn.History)], e.turn.Added...)
+	h := append(th[:len(th):len(th)], e.trusted.Added...)
 	if differs(e.turn.Messages, h) {
 		if !knownPrefix(e.turn.Messages, h) {
 			e.end(append(e.begin("MESSAGES_SNAPSHOT"), `,"messages":[]`...))

@@ -39,6 +39,6 @@ func (p *Protocol) Name() string { return "ag-ui" }
 func (p *Protocol) SetHeaders(http.Header) {}
 
 // NewEncoder returns an encoder for one run.
-func (p *Protocol) NewEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) uiadapter.Encoder {
-	return newEncoder(w, t)
+func (p *Protocol) NewEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn, tr uiadapter.Trusted) uiadapter.Encoder {
+	return newEncoder(w, t, tr)
 }

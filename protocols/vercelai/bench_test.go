@@ -13,7 +13,7 @@ import (
 // should allocate none).
 func BenchmarkEncodeTextDelta(b *testing.B) {
 	w := uiadapter.NewSSEWriter(&testutil.DiscardWriter{})
-	enc := New().NewEncoder(w, &uiadapter.Turn{ChatID: "c", Intent: uiadapter.Submit})
+	enc := New().NewEncoder(w, &uiadapter.Turn{ChatID: "c", Intent: uiadapter.Submit}, uiadapter.Trusted{})
 	enc.Encode(&agent.RunStarted{MessageID: "01a1ffb5-4fe8-7bde-a228-eebeaef46ef0"})
 	enc.Encode(&agent.StepStarted{Step: 1})
 	enc.Encode(&agent.PartStarted{Kind: agent.PartText, ID: "01a1ffb5-4fe8-7c97-8ffc-aceb825783af"})

@@ -78,14 +78,15 @@ func TestEncoderWritesTheContinuedMessageToAnAttachedReader(t *testing.T) {
 			opts = append(opts, vercelai.WithAISDK7())
 		}
 		p := vercelai.New(opts...)
-		attached := &uiadapter.Turn{ChatID: "c", Intent: uiadapter.Continue, MessageID: "a1", History: continuedHistory()}
-		if got, want := encodeRun(p, attached, run...), prefix(v7); !slices.Equal(got, want) {
+		attached := &uiadapter.Turn{ChatID: "c", Intent: uiadapter.Continue, MessageID: "a1"}
+		stored := uiadapter.Trusted{History: continuedHistory()}
+		if got, want := encodeTrusted(p, attached, stored, run...), prefix(v7); !slices.Equal(got, want) {
 			t.Errorf("v7 %v, attached reader:\ngot  %q\nwant %q", v7, got, want)
 		}
 		// The client that continues holds the message: only the run.
 		client := *attached
 		client.Messages = continuedHistory()[:2]
-		got := encodeRun(p, &client, run...)
+		got := encodeTrusted(p, &client, stored, run...)
 		if got[1] != `{"type":"start-step"}` || slices.ContainsFunc(got, func(s string) bool { return s == `{"type":"text-delta","id":"continued-1","delta":"Looking"}` }) {
 			t.Errorf("v7 %v, the continuing client got the message again: %q", v7, got)
 		}
@@ -101,8 +102,8 @@ func TestEncoderWritesContinuedSourcesAndFiles(t *testing.T) {
 	}}
 	a1.SetID("a1")
 	a1.AddData(cmf.DataRecord{Name: "weather", ID: "w", Value: json.RawMessage(`{"t":1}`), Index: 1})
-	turn := &uiadapter.Turn{ChatID: "c", Intent: uiadapter.Continue, MessageID: "a1", History: []cmf.Message{a1}}
-	got := encodeRun(vercelai.New(), turn, &agent.RunStarted{}, &agent.RunFinished{StopReason: cmf.StopEnd})
+	turn := &uiadapter.Turn{ChatID: "c", Intent: uiadapter.Continue, MessageID: "a1"}
+	got := encodeTrusted(vercelai.New(), turn, uiadapter.Trusted{History: []cmf.Message{a1}}, &agent.RunStarted{}, &agent.RunFinished{StopReason: cmf.StopEnd})
 	want := []string{`{"type":"start","messageId":"a1"}`, `{"type":"start-step"}`,
 		`{"type":"source-url","sourceId":"s1","url":"https://example.com/a","title":"A"}`,
 		`{"type":"data-weather","id":"w","data":{"t":1}}`,

@@ -42,15 +42,12 @@ type encoder struct {
 	ordinals  [agent.PartRedactedThinking]int
 }
 
-func (p *Protocol) newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) *encoder {
-	e := &encoder{w: w, v7: p.v7, tools: map[string]string{}, inputError: map[string]bool{}}
-	if t != nil {
-		e.sealer = t.Sealer
-	}
+func (p *Protocol) newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn, tr uiadapter.Trusted) *encoder {
+	e := &encoder{w: w, v7: p.v7, sealer: tr.Sealer, tools: map[string]string{}, inputError: map[string]bool{}}
 	if t != nil && t.Intent == uiadapter.Continue {
 		e.continueID = t.MessageID
-		e.before = continuedUsage(t.History)
-		e.continued = continuedMessage(t.Messages, t.History, t.MessageID)
+		e.before = continuedUsage(tr.History)
+		e.continued = continuedMessage(t.Messages, tr.History, t.MessageID)
 		e.step = stepsOf(t.Messages, t.MessageID)
 		// The continued message's calls exist on the client: their results
 		// may be written.

@@ -14,8 +14,14 @@ import (
 
 // encodeRun encodes events as one run and returns its frames' data.
 func encodeRun(p *vercelai.Protocol, turn *uiadapter.Turn, events ...agent.Event) []string {
+	return encodeTrusted(p, turn, uiadapter.Trusted{}, events...)
+}
+
+// encodeTrusted is encodeRun with the trusted conversation a handler with
+// history gives the encoder.
+func encodeTrusted(p *vercelai.Protocol, turn *uiadapter.Turn, tr uiadapter.Trusted, events ...agent.Event) []string {
 	var out []string
-	for _, frame := range strings.Split(strings.TrimSuffix(testutil.Encode(p, turn, events...), "\n\n"), "\n\n") {
+	for _, frame := range strings.Split(strings.TrimSuffix(testutil.EncodeTrusted(p, turn, tr, events...), "\n\n"), "\n\n") {
 		out = append(out, strings.TrimPrefix(frame, "data: "))
 	}
 	return out

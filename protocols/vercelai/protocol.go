@@ -67,6 +67,6 @@ func (p *Protocol) SetHeaders(h http.Header) {
 }
 
 // NewEncoder returns an encoder for one run.
-func (p *Protocol) NewEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn) uiadapter.Encoder {
-	return p.newEncoder(w, t)
+func (p *Protocol) NewEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn, tr uiadapter.Trusted) uiadapter.Encoder {
+	return p.newEncoder(w, t, tr)
 }
