@@ -381,10 +381,10 @@ func (h *Handler) input(req *request, history, added []cmf.Message, resume []Res
 
 // request is one chat request being served.
 type request struct {
-	r       *http.Request
-	body    []byte                  // kept when only its last turn was decoded (see decodeAll)
-	cancel  context.CancelCauseFunc // cancels r's context
-	turn    *Turn
+	r      *http.Request
+	body   []byte                  // kept when only its last turn was decoded (see decodeAll)
+	cancel context.CancelCauseFunc // cancels r's context
+	turn   *Turn
 	// model is the model the run asks for: the turn's, when the agent
 	// offers a choice ("" its default).
 	model   string
