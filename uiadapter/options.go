@@ -81,6 +81,11 @@ const DefaultMaxBodyBytes = 8 << 20
 // handler writes an SSE comment to keep proxies from closing it.
 const DefaultKeepAlive = 15 * time.Second
 
+// DefaultMaxResumes is how many resumed streams one scope may have open
+// at once on a handler (WithMaxResumes): a person with a few tabs on
+// chats whose replies are running, with room to spare.
+const DefaultMaxResumes = 8
+
 // SchemeProviderFile is the URL scheme agentui gives provider file handles
 // (AG-UI "file" sources: an id the model provider resolves with the
 // server's credentials). They are dropped unless this scheme is allowed
@@ -294,3 +299,16 @@ func WithLimiter(l limit.Limiter) Option { return func(c *config) { c.limiter = 
 // several handlers bounds them together. The default is a RunLimits of
 // the handler's own with every default.
 func WithRunLimits(l *RunLimits) Option { return func(c *config) { c.runLimits = l } }
+
+// WithMaxResumes bounds how many streams of runs one scope may have
+// resumed at once on this handler: GET {api}/{id}/stream
+// ([Handler.ResumeHandler]) and an AG-UI connect to a running run
+// ([Handler.ConnectHandler]). A resume over the bound gets 429 with
+// Retry-After before anything is read, and nothing else changes: the run
+// goes on, the scope's other streams too, and a retry once one of them
+// has ended gets the whole stream. A resume replays the run from its log,
+// which costs CPU and, read from another replica's shared log, a page of
+// memory while it lasts; the bound keeps one user from spending either
+// many times over. n < 1 removes the bound. The default is
+// [DefaultMaxResumes].
+func WithMaxResumes(n int) Option { return func(c *config) { c.resumes = newScopeSlots(n) } }
