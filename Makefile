@@ -115,6 +115,34 @@ bench-runs:
 	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'ResumeCPU' -test.benchtime 40x | grep '^Benchmark'; \
 	  done
 
+# The turn path against a base revision (before the turn became one
+# pipeline): S1's reply CPU, a turn on a 200-message chat (S4's shape) and
+# TC's turn at 10 and 2,000 stored messages (memory and Redis), in-process,
+# five rounds alternating the two builds' test binaries; then the median
+# cpu-ns/op of each, and head ÷ base. Results: docs/benchmarks.md.
+TURN_BASE ?= ff6f274
+bench-turn:
+	@tmp=$$(mktemp -d); trap 'git worktree remove --force "$$tmp/base" >/dev/null 2>&1; rm -rf "$$tmp"' EXIT; \
+	  git worktree add --detach "$$tmp/base" $(TURN_BASE) >/dev/null 2>&1 && \
+	  (cd "$$tmp/base" && $(GO) test -c -o "$$tmp/base.test" ./uiadapter) && \
+	  $(GO) test -c -o "$$tmp/head.test" ./uiadapter && \
+	  for round in 1 2 3 4 5; do for build in base head; do \
+	    dir=uiadapter; [ $$build = base ] && dir="$$tmp/base/uiadapter"; \
+	    (cd "$$dir" && \
+	      "$$tmp/$$build.test" -test.run '^$$' -test.cpu 1 -test.bench 'ReplyCPU' -test.benchtime 100x && \
+	      "$$tmp/$$build.test" -test.run '^$$' -test.cpu 1 -test.bench 'TurnWithHistory200' -test.benchtime 2000x && \
+	      "$$tmp/$$build.test" -test.run '^$$' -test.cpu 1 -test.bench 'TurnCost/(memory|redis)/(10|2000)$$' -test.benchtime 300x) \
+	      | sed -n "s/^Benchmark/$$build Benchmark/p" | tee -a "$$tmp/all"; \
+	  done; done; \
+	  echo; echo "median cpu-ns/op (ns/op where none), head ÷ base:"; \
+	  awk '{ v = ""; for (i = 3; i < NF; i++) if ($$(i+1) == "cpu-ns/op") v = $$i; \
+	         if (v == "") for (i = 3; i < NF; i++) if ($$(i+1) == "ns/op") v = $$i; \
+	         k = $$2; sub(/-[0-9]+$$/, "", k); n[$$1 SUBSEP k]++; x[$$1 SUBSEP k SUBSEP n[$$1 SUBSEP k]] = v; keys[k] = 1 } \
+	       function med(b, k,   m, i, j, t, a) { m = n[b SUBSEP k]; for (i = 1; i <= m; i++) a[i] = x[b SUBSEP k SUBSEP i]; \
+	         for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } \
+	         return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 } \
+	       END { for (k in keys) printf "%-45s base %12.0f  head %12.0f  %.2fx\n", k, med("base", k), med("head", k), med("head", k) / med("base", k) }' "$$tmp/all" | sort
+
 # Telemetry's cost: S1 with telemetry off and on (spans to an
 # exporter that drops them), five interleaved rounds; docs/benchmarks.md.
 bench-telemetry:
@@ -141,7 +169,7 @@ bench-policy:
 WEB_DIR = webui/app
 WEB_OUT = webui/dist
 
-.PHONY: web web-check e2e bench-runs bench-telemetry bench-policy
+.PHONY: web web-check e2e bench-runs bench-telemetry bench-policy bench-turn
 
 web: $(WEB_DIR)/node_modules/.package-lock.json
 	cd $(WEB_DIR) && npx --no-install vite build --logLevel warn

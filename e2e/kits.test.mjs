@@ -7,7 +7,9 @@
 // approve and deny, edit, reload. A useChat page (ai@6) and the
 // assistant-ui page also run on Vite's dev server, which proxies /api to
 // agentui (the useChat page cross-origin with -cors-origins too), asking
-// for no token: the browser's first API request gets its scope.
+// for no token: the browser's first API request gets its scope; there
+// both also resume a reply after a reload and follow one that another
+// tab started.
 //
 //   AGENTUI_BIN=/path/to/agentui node e2e/kits.test.mjs    (make e2e-kits
 //   does this, after building the kits' pages in e2e/kits/*/dist)
@@ -241,6 +243,55 @@ describe('assistant-ui', () => {
         assert.deepEqual(await shown(page), ['user:hello', 'assistant:You said: hello']);
         await send(page, '/context');
         assert.deepEqual(await context(page), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+      }));
+
+    test('a reload mid-reply resumes it (the resumable transport)', () =>
+      runDev(async (page) => {
+        await send(page, 'think: wait 2000 ms');
+        await page.locator('[data-testid=thread][data-running=true]').waitFor();
+        await page.waitForURL((u) => u.searchParams.has('thread'));
+        await page.reload();
+        await page.locator('[data-role=assistant]').filter({ hasText: 'done' }).waitFor();
+        await page.locator('[data-testid=thread][data-running=false][data-loading=false]').waitFor();
+        assert.deepEqual(await shown(page), ['user:think: wait 2000 ms', 'assistant:done']);
+        // Once it finished, a reload shows it stored, and resumes nothing.
+        await page.reload();
+        await ready(page);
+        await page.locator('[data-role=assistant]').filter({ hasText: 'done' }).waitFor();
+        assert.deepEqual(await shown(page), ['user:think: wait 2000 ms', 'assistant:done']);
+      }));
+
+    test('a message sent from a second tab while a reply runs shows that reply', () =>
+      runDev(async (page) => {
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        await page.waitForURL((u) => u.searchParams.has('thread'));
+        const other = await browser.context.newPage();
+        const otherProblems = [];
+        watch(other, otherProblems, 'assistant-ui second tab');
+        try {
+          await other.goto(page.url());
+          await ready(other);
+          await other.locator('[data-role=assistant]').filter({ hasText: 'You said: hello' }).waitFor();
+          await send(page, 'think: wait 3000 ms');
+          await page.locator('[data-testid=thread][data-running=true]').waitFor();
+          await send(other, 'hello from the second tab');
+          await other.getByTestId('notice').waitFor();
+          await other.locator('[data-role=assistant]').filter({ hasText: 'done' }).waitFor();
+          await reply(page, 'done');
+          await other.locator('[data-testid=thread][data-running=false]').waitFor();
+          const want = ['user:hello', 'assistant:You said: hello', 'user:think: wait 3000 ms', 'assistant:done'];
+          assert.deepEqual(await shown(other), want);
+          // The refusal itself (409) is the browser's console line; nothing else.
+          const unexpected = otherProblems.filter((p) => !p.includes('status of 409'));
+          assert.deepEqual(unexpected, [], 'the second tab logged errors or warnings');
+          await page.reload();
+          await ready(page);
+          await page.locator('[data-role=assistant]').filter({ hasText: 'done' }).waitFor();
+          assert.deepEqual(await shown(page), want);
+        } finally {
+          await other.close();
+        }
       }));
   });
 });

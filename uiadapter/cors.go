@@ -17,10 +17,11 @@ import (
 // origin get 204 with the methods agentui's routes use, the headers the
 // browser asked for, and credentials allowed, so fetch(…, {credentials:
 // "include"}) sends the app's cookies or Authorization header. Responses
-// to an allowed origin name it, allow credentials and expose RunHeader. A
-// request from an origin that is neither allowed nor this server's own
-// gets 403: the browser would hide the reply anyway, and a refused
-// request runs nothing (no cross-site turn on a user's cookies).
+// to an allowed origin name it, allow credentials and expose RunHeader
+// and StreamIDHeader. A request from an origin that is neither allowed
+// nor this server's own gets 403: the browser would hide the reply
+// anyway, and a refused request runs nothing (no cross-site turn on a
+// user's cookies).
 //
 // Origins are exact ("https://app.example.com", scheme, host and port as
 // the browser sends them); "*" is refused, since a reply holds a user's
@@ -64,7 +65,7 @@ func CORS(next http.Handler, origins ...string) (http.Handler, error) {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		h.Set("Access-Control-Expose-Headers", RunHeader)
+		h.Set("Access-Control-Expose-Headers", RunHeader+", "+StreamIDHeader)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), corsAllowedKey{}, true)))
 	}), nil
 }

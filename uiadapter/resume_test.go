@@ -114,14 +114,19 @@ func sameFrames(t *testing.T, what string, got, want []frame) {
 }
 
 // A reloaded useChat asks GET {api}/{id}/stream: it gets the whole run
-// from its start, then live; once the run is over, 204. Another scope
-// sees no run, and cannot stop it. In a synctest bubble, so the run's
-// 400 ms last until the resume has attached.
+// from its start, then live; once the run is over, 204. The stream names
+// the id to resume it by (StreamIDHeader, what assistant-ui's resumable
+// transport keeps). Another scope sees no run, and cannot stop it. In a
+// synctest bubble, so the run's 400 ms last until the resume has
+// attached.
 func TestResumeReplaysTheRunThenFollowsIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newBubbleFixture(t, history.NewMemory())
 		post := f.post("alice", userBody("r", "think: wait 400 ms"))
 		run := post.Header.Get(uiadapter.RunHeader)
+		if id := post.Header.Get(uiadapter.StreamIDHeader); id != "r" {
+			t.Fatalf("%s: %q, want the chat's id", uiadapter.StreamIDHeader, id)
+		}
 		pr := frameReader{bufio.NewReader(post.Body)}
 		first := pr.until(t, `ms"}`)
 

@@ -319,6 +319,7 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 	sse := h.startStream(w, sess != nil)
 	if sess != nil {
 		w.Header().Set(RunHeader, req.turn.RunID)
+		w.Header().Set(StreamIDHeader, req.turn.ChatID)
 	}
 	w.WriteHeader(http.StatusOK)
 	enc := h.proto.NewEncoder(sse, req.turn, req.trusted)
@@ -358,6 +359,13 @@ func (h *Handler) streamLive(req *request, in *agent.Input, sse *SSEWriter, enc 
 // RunHeader names the run a stream shows (its id is AG-UI's runId), so a
 // client can resume it with Last-Event-ID "<run>:<sequence>".
 const RunHeader = "Agentui-Run"
+
+// StreamIDHeader names, on a stream that can be resumed, the id to resume
+// it by: GET {api}/{id}/stream. It is the header assistant-ui's resumable
+// transport reads (AssistantChatTransport's resumable option, with
+// resumeApi: (id) => `/api/chat/${id}/stream`), which then resumes a
+// reply that a reload interrupted.
+const StreamIDHeader = "X-Resumable-Stream-Id"
 
 // startStream sets the stream's headers and returns its writer. Frames of
 // a stream that can be resumed carry SSE ids.

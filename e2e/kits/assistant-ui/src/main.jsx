@@ -10,7 +10,7 @@
 // /api/chat/{id}). With ?history=auto it asks for nothing first: served by
 // a dev server that proxies /api (dev.mjs), its first API request gets the
 // cookie.
-import { useMemo } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import {
   ActionBarPrimitive,
@@ -25,7 +25,7 @@ import {
   useAuiState,
   useRemoteThreadListRuntime,
 } from '@assistant-ui/react';
-import { AssistantChatTransport, useChatRuntime } from '@assistant-ui/react-ai-sdk';
+import { AssistantChatTransport, createResumableSessionStorage, useChatRuntime } from '@assistant-ui/react-ai-sdk';
 import { lastAssistantMessageIsCompleteWithApprovalResponses, lastAssistantMessageIsCompleteWithToolCalls } from 'ai';
 import { z } from 'zod';
 
@@ -139,11 +139,66 @@ function StatelessApp() {
   );
 }
 
+// useResumableThread is a thread's runtime whose reply, interrupted by a
+// reload, resumes: agentui names every stream it keeps in its
+// X-Resumable-Stream-Id header (the chat's id), which the transport keeps
+// in sessionStorage, one key per thread, until the reply finishes; a
+// page that finds one asks GET /api/chat/{id}/stream for the rest.
+//
+// A message sent while another tab's reply runs in the chat is refused
+// (409, code busy): the thread then shows the stored chat, says why, and
+// follows that reply as a reload would.
+function useResumableThread() {
+  const aui = useAui();
+  const [refused, setRefused] = useState(0);
+  const { transport, storage } = useMemo(() => {
+    const storage = createResumableSessionStorage({
+      key: () => {
+        const id = aui.threadListItem().getState().remoteId;
+        return id && 'agentui-stream:' + id;
+      },
+    });
+    const transport = new AssistantChatTransport({
+      api: '/api/chat',
+      body: { wholeBranch: true },
+      fetch: async (input, init) => {
+        const res = await fetch(input, init);
+        if (res.status === 409 && (await res.clone().text()).includes('"code":"busy"')) setRefused((n) => n + 1);
+        return res;
+      },
+      resumable: { storage, resumeApi: (id) => chatURL(id) + '/stream' },
+    });
+    return { transport, storage };
+  }, [aui]);
+  const runtime = useChatRuntime({ ...chatOptions, transport });
+  useEffect(() => {
+    if (!refused) return;
+    const id = aui.threadListItem().getState().remoteId;
+    window.dispatchEvent(new CustomEvent('agentui-notice', { detail: 'A reply from another tab is running: it shows here.' }));
+    (async () => {
+      const res = await fetch(chatURL(id));
+      const msgs = res.ok ? await res.json() : [];
+      runtime.thread.importExternalState({ headId: msgs.at(-1)?.id ?? null, messages: msgs.map((message, i) => ({ parentId: i ? msgs[i - 1].id : null, message })) });
+      storage.setStreamId(id);
+    })();
+  }, [refused, aui, runtime, storage]);
+  return runtime;
+}
+
+// useNotice is the last notice the thread's runtime gave, '' until one.
+function useNotice() {
+  const [notice, setNotice] = useState('');
+  useEffect(() => {
+    const show = (e) => setNotice(e.detail);
+    window.addEventListener('agentui-notice', show);
+    return () => window.removeEventListener('agentui-notice', show);
+  }, []);
+  return notice;
+}
+
 function HistoryApp() {
   const runtime = useRemoteThreadListRuntime({
-    runtimeHook: function useThreadRuntime() {
-      return useChatRuntime(chatOptions);
-    },
+    runtimeHook: useResumableThread,
     adapter: agentuiThreads,
     threadId: params.get('thread') ?? undefined,
     onThreadIdChange: setThreadParam,
@@ -160,6 +215,7 @@ function HistoryApp() {
 function Thread() {
   const running = useAuiState((s) => s.thread.isRunning);
   const loading = useAuiState((s) => s.thread.isLoading);
+  const notice = useNotice();
   return (
     <ThreadPrimitive.Root data-testid="thread" data-running={String(running)} data-loading={String(loading)}>
       <ThreadPrimitive.Viewport>
@@ -167,6 +223,7 @@ function Thread() {
           {({ message }) => (message.composer.isEditing ? <EditComposer /> : message.role === 'user' ? <UserMessage /> : <AssistantMessage />)}
         </ThreadPrimitive.Messages>
       </ThreadPrimitive.Viewport>
+      {notice && <p data-testid="notice">{notice}</p>}
       <ComposerPrimitive.Root>
         <ComposerPrimitive.Input data-testid="composer" placeholder="Message" />
         <ComposerPrimitive.Send data-testid="send">Send</ComposerPrimitive.Send>
