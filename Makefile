@@ -118,20 +118,21 @@ bench-runs:
 # The turn path against a base revision (before the turn became one
 # pipeline): S1's reply CPU, a turn on a 200-message chat (S4's shape) and
 # TC's turn at 10 and 2,000 stored messages (memory and Redis), in-process,
-# five rounds alternating the two builds' test binaries; then the median
-# cpu-ns/op of each, and head ÷ base. Results: docs/benchmarks.md.
+# TURN_ROUNDS rounds alternating the two builds' test binaries; then the
+# median cpu-ns/op of each, and head ÷ base. Results: docs/benchmarks.md.
 TURN_BASE ?= ff6f274
+TURN_ROUNDS ?= 7
 bench-turn:
 	@tmp=$$(mktemp -d); trap 'git worktree remove --force "$$tmp/base" >/dev/null 2>&1; rm -rf "$$tmp"' EXIT; \
 	  git worktree add --detach "$$tmp/base" $(TURN_BASE) >/dev/null 2>&1 && \
 	  (cd "$$tmp/base" && $(GO) test -c -o "$$tmp/base.test" ./uiadapter) && \
 	  $(GO) test -c -o "$$tmp/head.test" ./uiadapter && \
-	  for round in 1 2 3 4 5; do for build in base head; do \
+	  for round in $$(seq $(TURN_ROUNDS)); do for build in base head; do \
 	    dir=uiadapter; [ $$build = base ] && dir="$$tmp/base/uiadapter"; \
 	    (cd "$$dir" && \
-	      "$$tmp/$$build.test" -test.run '^$$' -test.cpu 1 -test.bench 'ReplyCPU' -test.benchtime 100x && \
-	      "$$tmp/$$build.test" -test.run '^$$' -test.cpu 1 -test.bench 'TurnWithHistory200' -test.benchtime 2000x && \
-	      "$$tmp/$$build.test" -test.run '^$$' -test.cpu 1 -test.bench 'TurnCost/(memory|redis)/(10|2000)$$' -test.benchtime 300x) \
+	      "$$tmp/$$build.test" -test.run '^$$' -test.cpu 1 -test.bench 'ReplyCPU' -test.benchtime 2000x && \
+	      "$$tmp/$$build.test" -test.run '^$$' -test.cpu 1 -test.bench 'TurnWithHistory200' -test.benchtime 20000x && \
+	      "$$tmp/$$build.test" -test.run '^$$' -test.cpu 1 -test.bench 'TurnCost/(memory|redis)/(10|2000)$$' -test.benchtime 1500x) \
 	      | sed -n "s/^Benchmark/$$build Benchmark/p" | tee -a "$$tmp/all"; \
 	  done; done; \
 	  echo; echo "median cpu-ns/op (ns/op where none), head ÷ base:"; \

@@ -14,15 +14,18 @@ import (
 // Memory is a Log in this process: right for one replica, and what a
 // handler uses to hand its own runs' events to its own readers (entries
 // stay decoded; nothing is marshalled). A run a later one replaced keeps
-// its log until it expires, so its readers get all of it.
+// its log until a reader has been given all of it, or until it expires,
+// so its readers get all of it.
 type Memory struct {
 	mu   sync.Mutex
 	logs map[history.Key]*memLog
-	// older holds the logs a later run replaced, by chat and run, until
-	// they expire: the next run may begin the moment the last one
-	// releases its chat, before it has logged its last entries, and its
-	// readers must still get them.
-	older    map[runKey]*memLog
+	// older holds the logs a later run replaced, by chat, oldest first:
+	// the next run may begin the moment the last one releases its chat,
+	// before it has logged its last entries, and its readers must still
+	// get them. One goes when it expires, or at the chat's next Begin
+	// once a reader has been given its end (so turns taken in quick
+	// succession hold a log or two, not one per turn for the retention).
+	older    map[history.Key][]*memLog
 	watchers map[int]func(history.Key, string)
 	next     int
 }
@@ -110,7 +113,7 @@ func (l *memLog) from(after int64) []Entry {
 
 // NewMemory returns an empty log.
 func NewMemory() *Memory {
-	return &Memory{logs: map[history.Key]*memLog{}, older: map[runKey]*memLog{}, watchers: map[int]func(history.Key, string){}}
+	return &Memory{logs: map[history.Key]*memLog{}, older: map[history.Key][]*memLog{}, watchers: map[int]func(history.Key, string){}}
 }
 
 // Begin implements Log.
@@ -118,10 +121,15 @@ func (m *Memory) Begin(_ context.Context, key history.Key, h Header, first ...En
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if old := m.logs[key]; old != nil {
-		if prev := m.older[runKey{key, old.header.Run}]; prev != nil {
-			prev.close() // a run id used twice: the later wins
+		kept := m.older[key][:0]
+		for _, o := range m.older[key] {
+			if o.readToItsEnd() || o.header.Run == old.header.Run { // a run id used twice: the later wins
+				o.close()
+				continue
+			}
+			kept = append(kept, o)
 		}
-		m.older[runKey{key, old.header.Run}] = old
+		m.older[key] = append(kept, old)
 	}
 	l := &memLog{header: h, wake: make(chan struct{})}
 	l.add(first)
@@ -137,10 +145,11 @@ func (l *memLog) close() {
 	close(l.wake)
 }
 
-// runKey names one run's log.
-type runKey struct {
-	key history.Key
-	run string
+// readToItsEnd reports whether the log has ended and a reader has been
+// given its last entry.
+func (l *memLog) readToItsEnd() bool {
+	k := len(l.chunks) - 1
+	return l.header.Ended && (k < 0 || l.read >= l.chunks[k][len(l.chunks[k])-1].Seq)
 }
 
 // log returns run's log: key's latest, or one a later run replaced.
@@ -148,7 +157,12 @@ func (m *Memory) log(key history.Key, run string) *memLog {
 	if l := m.logs[key]; l != nil && l.header.Run == run {
 		return l
 	}
-	return m.older[runKey{key, run}]
+	for _, o := range m.older[key] {
+		if o.header.Run == run {
+			return o
+		}
+	}
+	return nil
 }
 
 // Append implements Log.
@@ -201,12 +215,13 @@ func (m *Memory) End(ctx context.Context, key history.Key, run string, retention
 	l.expiry = time.AfterFunc(retention, func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		switch rk := (runKey{key, l.header.Run}); l {
-		case m.logs[key]:
+		if m.logs[key] == l {
 			delete(m.logs, key)
-		case m.older[rk]:
-			delete(m.older, rk)
-		default:
+		} else if i := slices.Index(m.older[key], l); i >= 0 {
+			if m.older[key] = slices.Delete(m.older[key], i, i+1); len(m.older[key]) == 0 {
+				delete(m.older, key)
+			}
+		} else {
 			return // closed already
 		}
 		l.close()

@@ -100,3 +100,35 @@ func TestMemoryKeepsTheRunBeforeForItsReaders(t *testing.T) {
 		t.Fatalf("Current = %q", h.Run)
 	}
 }
+
+// Turns taken in quick succession in one chat hold a log or two, not one
+// per turn for the retention: a replaced log a reader was given to its
+// end goes at the chat's next Begin; one nobody read to its end stays
+// until it expires, for its readers.
+func TestMemoryDropsReplacedLogsReadToTheirEnd(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory()
+	k := history.Key{Scope: "s", Chat: "c"}
+	for i := range 100 {
+		run := "r" + strconv.Itoa(i)
+		_ = m.Begin(ctx, k, Header{Run: run}, EventEntry(1, &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "a"}))
+		_ = m.End(ctx, k, run, time.Minute, EndedEntry(2))
+		if es, _ := m.Read(ctx, k, run, 0, time.Millisecond); len(es) != 2 {
+			t.Fatalf("%s: read %d entries", run, len(es))
+		}
+		if n := len(m.older[k]); n > 1 {
+			t.Fatalf("after %d turns, %d replaced logs are held", i+1, n)
+		}
+	}
+	// Read only part of the way: the log stays for its readers.
+	_ = m.Begin(ctx, k, Header{Run: "half"}, EventEntry(1, &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "a"}))
+	if es, _ := m.Read(ctx, k, "half", 0, time.Millisecond); len(es) != 1 {
+		t.Fatalf("read %d entries", len(es))
+	}
+	_ = m.End(ctx, k, "half", time.Minute, EndedEntry(2))
+	_ = m.Begin(ctx, k, Header{Run: "next"})
+	_ = m.Begin(ctx, k, Header{Run: "after"})
+	if es, err := m.Read(ctx, k, "half", 1, time.Millisecond); err != nil || len(es) != 1 || es[0].Type != TypeEnded {
+		t.Fatalf("the rest of a log not read to its end: %+v, %v", es, err)
+	}
+}
