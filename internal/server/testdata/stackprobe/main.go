@@ -17,10 +17,12 @@ import (
 	"strings"
 
 	"github.com/agentui/agentui/internal/server"
+	"github.com/agentui/agentui/uiadapter"
 )
 
 func main() {
-	s, err := server.New(server.Config{Model: "demo", History: "none"})
+	// As the binary serves on a loopback address: the Host check in front.
+	s, err := server.New(server.Config{Model: "demo", History: "none", AllowedHosts: uiadapter.LoopbackHosts})
 	if err != nil {
 		fmt.Println(err)
 		os.Exit(2)
