@@ -66,6 +66,14 @@ func agentuiArgs(addr, debugAddr, history string) []string {
 		"-log-level", "warn", "-debug-addr", debugAddr}
 }
 
+// agentuiEnv lifts the bound on anonymous scopes per client address
+// (-scope-limit, 60 an hour by default, counted in Redis for an hour):
+// every S4 conversation is a new visitor from 127.0.0.1, and past the
+// bound its page load gets 429, no cookie, and its turns are served
+// without history. The environment twin, not the flag: binaries from
+// before the bound (the -base and side-by-side builds) ignore it.
+var agentuiEnv = []string{"AGENTUI_SCOPE_LIMIT=off"}
+
 // startAgentui starts an agentui process with its own debug listener.
 func startAgentui(ctx context.Context, e *env, name, history string) (*server, error) {
 	return startAgentuiBin(ctx, e, name, e.agentui, history)
@@ -81,7 +89,7 @@ func startAgentuiBin(ctx context.Context, e *env, name, bin, history string) (*s
 	if err != nil {
 		return nil, err
 	}
-	s, err := startServer(ctx, name, e.repo, append([]string{bin}, agentuiArgs(addr, dbg, history)...), nil, addr)
+	s, err := startServer(ctx, name, e.repo, append([]string{bin}, agentuiArgs(addr, dbg, history)...), agentuiEnv, addr)
 	if err != nil {
 		return nil, err
 	}

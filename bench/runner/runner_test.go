@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,5 +159,47 @@ func TestProcReaders(t *testing.T) {
 	}
 	if _, err := m.stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A history conversation whose page load is refused, or sets no cookie,
+// fails rather than be measured without history.
+func TestConversationNeedsItsScope(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		page   func(http.ResponseWriter)
+		want   string // "" for a turn that succeeds
+		stated bool   // wantScope
+	}{
+		{"cookie", func(w http.ResponseWriter) {
+			http.SetCookie(w, &http.Cookie{Name: "agentui_scope", Value: "s"})
+		}, "", true},
+		{"no cookie", func(http.ResponseWriter) {}, "no scope cookie", true},
+		{"no cookie, no history", func(http.ResponseWriter) {}, "", false},
+		{"refused", func(w http.ResponseWriter) { w.WriteHeader(http.StatusTooManyRequests) }, "429", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet {
+					tc.page(w)
+					return
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, vercelCount3)
+			}))
+			defer srv.Close()
+			convs, err := newConversations(1, srv.Client().Transport, "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			convs[0].wantScope = tc.stated
+			_, err = convs[0].turn(context.Background(), strings.TrimPrefix(srv.URL, "http://"), "hi")
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("turn: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("turn: %v, want an error saying %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -400,7 +400,7 @@ func runHistory(ctx context.Context, st settings, e *env) s4Result {
 	convs := map[string][]*conversation{}
 	for _, mode := range s4Modes {
 		start := time.Now()
-		cs, err := prefill(ctx, servers[mode].addr, st)
+		cs, err := prefill(ctx, servers[mode].addr, st, mode != "none")
 		if err != nil {
 			out.skip, out.fail = fmt.Sprintf("pre-filling conversations (history %s): %v", mode, err), true
 			return out
@@ -443,6 +443,9 @@ type conversation struct {
 	client *http.Client
 	msgs   []json.RawMessage
 	n      int // user messages sent
+	// wantScope: the server keeps history, so the page must set the
+	// scope cookie.
+	wantScope bool
 }
 
 var runID = strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -475,6 +478,14 @@ func (cv *conversation) turn(ctx context.Context, addr, text string) (loadgen.Sa
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+		// Without its cookie the conversation would be measured without
+		// history while counted as one with it.
+		if resp.StatusCode != http.StatusOK {
+			return loadgen.Sample{}, fmt.Errorf("the page: %s", resp.Status)
+		}
+		if cv.wantScope && len(cv.client.Jar.Cookies(req.URL)) == 0 {
+			return loadgen.Sample{}, errors.New("the page set no scope cookie: the conversation would have no history")
+		}
 	}
 	cv.n++
 	t, _ := json.Marshal(text)
@@ -533,10 +544,14 @@ const s4Text = "count to 5"
 
 // prefill creates st.s4Convs conversations with st.s4Prefill turns each
 // through the real endpoint, one goroutine per conversation.
-func prefill(ctx context.Context, addr string, st settings) ([]*conversation, error) {
+// With wantScope (the server keeps history) each must get its scope cookie.
+func prefill(ctx context.Context, addr string, st settings, wantScope bool) ([]*conversation, error) {
 	convs, err := newConversations(st.s4Convs, loadgen.NewClient(st.s4Convs).Transport, addr)
 	if err != nil {
 		return nil, err
+	}
+	for _, cv := range convs {
+		cv.wantScope = wantScope
 	}
 	res := turns(ctx, addr, convs, st.s4Prefill, false)
 	if res.Errors > 0 {
