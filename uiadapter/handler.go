@@ -275,10 +275,12 @@ func (h *Handler) prepare(w http.ResponseWriter, req *request) (*agent.Input, *s
 		req.body = nil // the turn is all it needs, and req lasts as long as the stream
 		// A run with history outlives its request: bounded before anything
 		// is locked, stored or run.
-		if req.free, err = h.cfg.runLimits.take(limitKey(req)); err != nil {
-			log.Info("run refused: too many at once", "key", limitKey(req))
+		key := limitKey(req)
+		if err = h.cfg.runLimits.take(key); err != nil {
+			log.Info("run refused: too many at once", "key", key)
 			return nil, nil, err
 		}
+		req.slot = key
 		s, in, err = h.planStored(req)
 		switch {
 		case err != nil && shuttingDown(r):
@@ -294,9 +296,7 @@ func (h *Handler) prepare(w http.ResponseWriter, req *request) (*agent.Input, *s
 		if s != nil {
 			s.release()
 		}
-		if req.free != nil {
-			req.free()
-		}
+		h.giveSlot(req)
 		var ra *refusedAnswer
 		if errors.As(err, &ra) {
 			refused(log, ra.res, ra.why)
@@ -392,9 +392,17 @@ type request struct {
 	scope   string                // "" without a scope function
 	subject *cmf.SubjectExtension // nil without WithSubject
 	log     *slog.Logger
-	// free gives back the run's place under RunLimits (with history);
-	// the run takes it over once it starts.
-	free func()
+	// slot is the key of the run's place under RunLimits (with history;
+	// "" when it holds none); the run gives it back once it starts.
+	slot string
+}
+
+// giveSlot gives back the request's place under RunLimits, if it holds one.
+func (h *Handler) giveSlot(req *request) {
+	if req.slot != "" {
+		h.cfg.runLimits.give(req.slot)
+		req.slot = ""
+	}
 }
 
 // signedCall is what the signature of an approval request in this

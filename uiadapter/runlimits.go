@@ -79,33 +79,32 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 }
 
 // take counts a run of key, or refuses it (429) when key or all of them
-// are at their bound; the run gives its place back with the returned
-// func, once.
-func (l *RunLimits) take(key string) (func(), error) {
+// are at their bound. The run gives its place back with give, once.
+func (l *RunLimits) take(key string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case l.running[key] >= l.perScope():
-		return nil, &Error{Status: http.StatusTooManyRequests, Message: "too many replies are being produced for you at once (" + strconv.Itoa(l.perScope()) + "): wait for one to finish"}
+		return &Error{Status: http.StatusTooManyRequests, Message: "too many replies are being produced for you at once (" + strconv.Itoa(l.perScope()) + "): wait for one to finish"}
 	case l.n >= l.total():
-		return nil, &Error{Status: http.StatusTooManyRequests, Message: "the server is producing as many replies as it can: try again shortly"}
+		return &Error{Status: http.StatusTooManyRequests, Message: "the server is producing as many replies as it can: try again shortly"}
 	}
 	if l.running == nil {
 		l.running = map[string]int{}
 	}
 	l.running[key]++
 	l.n++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			if l.running[key]--; l.running[key] <= 0 {
-				delete(l.running, key)
-			}
-			l.n--
-		})
-	}, nil
+	return nil
+}
+
+// give gives back a place take counted for key.
+func (l *RunLimits) give(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.running[key]--; l.running[key] <= 0 {
+		delete(l.running, key)
+	}
+	l.n--
 }
 
 // Running is how many runs these limits count now.

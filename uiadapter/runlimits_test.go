@@ -1,6 +1,7 @@
 package uiadapter_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -119,5 +120,37 @@ func TestDetachedRunsAreBoundedByDefault(t *testing.T) {
 	}
 	if accepted > 8 {
 		t.Fatalf("%d of 20 detached runs accepted at once, bound 8", accepted)
+	}
+}
+
+// A turn refused on its plan (AG-UI: a new message while an interrupt
+// waits) runs nothing, so it gives its place back: refused more times than
+// the bound, the user can still resume.
+func TestPlanRefusalsGiveTheirPlaceBack(t *testing.T) {
+	limits := &uiadapter.RunLimits{PerScope: 2, Total: 4}
+	f := newHistoryFixture(t, history.NewMemory(), uiadapter.WithRunLimits(limits))
+	post := func(body map[string]any) (int, string) {
+		raw, _ := json.Marshal(body)
+		return f.do("alice", http.MethodPost, "/api/agui", string(raw))
+	}
+	in := map[string]any{"threadId": "t1", "runId": "r1", "protocolVersion": "1.0",
+		"messages": []any{map[string]any{"id": "u1", "role": "user", "content": "delete /tmp/x.txt"}}}
+	_, raw := post(in)
+	i := strings.Index(raw, `"interrupts":[{"id":"`) + len(`"interrupts":[{"id":"`)
+	interruptID := raw[i : i+strings.Index(raw[i:], `"`)]
+	for n := range 5 {
+		in["runId"] = fmt.Sprint("new-", n)
+		in["messages"] = []any{map[string]any{"id": fmt.Sprint("u-new-", n), "role": "user", "content": "delete /etc"}}
+		if status, raw := post(in); status != 200 || !strings.Contains(raw, "pending interrupts") {
+			t.Fatalf("new message %d while an interrupt waits: %d %s", n, status, raw)
+		}
+	}
+	if n := limits.Running(); n != 0 {
+		t.Fatalf("%d runs counted after refusals that ran nothing", n)
+	}
+	in["runId"], in["messages"] = "resume", []any{}
+	in["resume"] = []any{map[string]any{"interruptId": interruptID, "status": "resolved", "payload": map[string]any{"approved": true}}}
+	if status, raw := post(in); status != 200 || !strings.Contains(raw, "TOOL_CALL_RESULT") || f.deleted.Load() != 1 {
+		t.Fatalf("resume after the refusals: %d %.300s", status, raw)
 	}
 }

@@ -97,9 +97,7 @@ func (rn *run) main() {
 	defer close(rn.done)
 	defer h.inflight.exit(rn.flight)
 	defer rn.stopTimer()
-	if rn.req.free != nil {
-		defer rn.req.free()
-	}
+	defer h.giveSlot(rn.req)
 	sess.commit()
 	sess.keepLock(func() { rn.cancel(errLockLost) })
 	res := h.produce(rn.ctx, rn.req, rn.in, true, rn.publish, rn.cancel)
@@ -330,6 +328,7 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 	if sess.plan.refusal != "" {
 		log.Info("run refused", "reason", sess.plan.refusal)
 		sess.release()
+		h.giveSlot(req) // nothing runs
 		enc.Fail(sess.plan.refusal)
 		enc.Close()
 		_ = sse.Flush()
