@@ -101,24 +101,71 @@ func (md *ReplyMetadata) AddLabels(m *cmf.Message) bool {
 }
 
 // MarshalJSON writes agentui's fields, then the application's, sorted by
-// key.
+// key; the usage in AG-UI's shape.
 func (md ReplyMetadata) MarshalJSON() ([]byte, error) {
-	type own ReplyMetadata // without this method
-	b, err := json.Marshal(own(md))
-	if err != nil || len(md.App) == 0 {
-		return b, err
+	return md.AppendJSON(nil, appendTokenUsage), nil
+}
+
+// AppendJSON appends md as JSON to b: agentui's fields, the usage as
+// usage appends it (a protocol's own shape), then the application's
+// fields sorted by key, but for one agentui uses or whose value is not
+// JSON.
+func (md *ReplyMetadata) AppendJSON(b []byte, usage func([]byte, *TokenUsage) []byte) []byte {
+	b = append(b, '{')
+	if md.CreatedAt != 0 {
+		b = jsonw.IntField(b, "createdAt", md.CreatedAt)
 	}
-	b = b[:len(b)-1] // reopen the object
-	for _, k := range slices.Sorted(maps.Keys(md.App)) {
-		switch k {
-		case "createdAt", "model", "finishReason", "usage", "labels":
-			continue
-		}
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		b = append(jsonw.String(b, k), ':')
-		b = append(b, md.App[k]...)
+	if md.Model != "" {
+		b = jsonw.StringField(b, "model", md.Model)
 	}
-	return append(b, '}'), nil
+	if md.FinishReason != "" {
+		b = jsonw.StringField(b, "finishReason", md.FinishReason)
+	}
+	if md.Usage != nil {
+		b = usage(jsonw.Field(b, "usage"), md.Usage)
+	}
+	if len(md.Labels) > 0 {
+		b = append(jsonw.Field(b, "labels"), '[')
+		for i, l := range md.Labels {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonw.String(b, l)
+		}
+		b = append(b, ']')
+	}
+	if len(md.App) > 0 {
+		for _, k := range slices.Sorted(maps.Keys(md.App)) {
+			switch k {
+			case "createdAt", "model", "finishReason", "usage", "labels":
+				continue
+			}
+			v := md.App[k]
+			if !json.Valid(v) {
+				continue
+			}
+			if b[len(b)-1] != '{' {
+				b = append(b, ',')
+			}
+			b = jsonw.Raw(append(jsonw.String(b, k), ':'), v)
+		}
+	}
+	return append(b, '}')
+}
+
+// appendTokenUsage appends u in AG-UI's shape (TokenUsage's field tags).
+func appendTokenUsage(b []byte, u *TokenUsage) []byte {
+	b = jsonw.IntField(append(b, '{'), "inputTokens", u.InputTokens)
+	b = jsonw.IntField(b, "outputTokens", u.OutputTokens)
+	b = jsonw.IntField(b, "totalTokens", u.TotalTokens)
+	if u.ReasoningTokens != 0 {
+		b = jsonw.IntField(b, "reasoningTokens", u.ReasoningTokens)
+	}
+	if u.CachedInputTokens != 0 {
+		b = jsonw.IntField(b, "cachedInputTokens", u.CachedInputTokens)
+	}
+	if u.CacheWriteTokens != 0 {
+		b = jsonw.IntField(b, "cacheWriteInputTokens", u.CacheWriteTokens)
+	}
+	return append(b, '}')
 }

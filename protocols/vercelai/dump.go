@@ -32,7 +32,7 @@ func dump(msgs []cmf.Message, v7 bool) []UIMessage {
 			// Results are shown on their calls; their labels go with
 			// the reply's.
 			if cur != nil && md.AddLabels(m) {
-				cur.Metadata, _ = marshalMetadata(&md, v7)
+				cur.Metadata = appendMetadata(nil, &md, v7)
 			}
 			continue
 		case cmf.RoleAssistant:
@@ -43,7 +43,7 @@ func dump(msgs []cmf.Message, v7 bool) []UIMessage {
 			cur.Parts = append(cur.Parts, Part{Type: "step-start"})
 			cur.Parts = appendParts(cur.Parts, m, states)
 			if md.Add(m) {
-				cur.Metadata, _ = marshalMetadata(&md, v7)
+				cur.Metadata = appendMetadata(nil, &md, v7)
 			}
 		default:
 			cur = nil
@@ -54,7 +54,7 @@ func dump(msgs []cmf.Message, v7 bool) []UIMessage {
 			u := UIMessage{ID: m.ID(), Role: role, Parts: appendParts(nil, m, states)}
 			var labels Metadata
 			if labels.AddLabels(m) {
-				u.Metadata, _ = json.Marshal(labels)
+				u.Metadata = appendMetadata(nil, &labels, v7)
 			}
 			out = append(out, u)
 		}

@@ -1,9 +1,6 @@
 package vercelai
 
 import (
-	"bytes"
-	"encoding/json"
-
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/jsonw"
@@ -20,75 +17,53 @@ type Metadata = uiadapter.ReplyMetadata
 // renders it in the AI SDK's shape (LanguageModelUsage), 6's or 7's.
 type Usage = uiadapter.TokenUsage
 
-// usageV6 is usage with AI SDK 6's names: the totals, and reasoning and
-// cache-read tokens at the top level. AI SDK 6 names cache writes only in
-// inputTokenDetails, which is there when there are some.
-type usageV6 struct {
-	InputTokens       int64         `json:"inputTokens"`
-	OutputTokens      int64         `json:"outputTokens"`
-	TotalTokens       int64         `json:"totalTokens"`
-	ReasoningTokens   int64         `json:"reasoningTokens,omitempty"`
-	CachedInputTokens int64         `json:"cachedInputTokens,omitempty"`
-	InputTokenDetails *inputDetails `json:"inputTokenDetails,omitempty"`
-}
-
-// usageV7 is usage in AI SDK 7's shape: the details replace the top-level
-// reasoning and cached-input counts.
-type usageV7 struct {
-	InputTokens        int64         `json:"inputTokens"`
-	InputTokenDetails  inputDetails  `json:"inputTokenDetails"`
-	OutputTokens       int64         `json:"outputTokens"`
-	OutputTokenDetails outputDetails `json:"outputTokenDetails"`
-	TotalTokens        int64         `json:"totalTokens"`
-}
-
-// inputDetails split the input tokens: read from the prompt cache,
-// written to it, neither.
-type inputDetails struct {
-	NoCacheTokens    int64 `json:"noCacheTokens"`
-	CacheReadTokens  int64 `json:"cacheReadTokens"`
-	CacheWriteTokens int64 `json:"cacheWriteTokens"`
-}
-
-// outputDetails split the output tokens: reasoning, the rest.
-type outputDetails struct {
-	TextTokens      int64 `json:"textTokens"`
-	ReasoningTokens int64 `json:"reasoningTokens"`
-}
-
-// aiSDKUsage is u in the shape of AI SDK 7 (v7) or 6. Cache reads and
-// writes are part of the input, reasoning part of the output.
-func aiSDKUsage(u *Usage, v7 bool) any {
-	in := inputDetails{NoCacheTokens: max(0, u.InputTokens-u.CachedInputTokens-u.CacheWriteTokens), CacheReadTokens: u.CachedInputTokens, CacheWriteTokens: u.CacheWriteTokens}
-	if !v7 {
-		v6 := usageV6{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens, ReasoningTokens: u.ReasoningTokens, CachedInputTokens: u.CachedInputTokens}
-		if u.CacheWriteTokens > 0 {
-			v6.InputTokenDetails = &in
-		}
-		return v6
+// appendUsageV6 appends u in AI SDK 6's shape: the totals, and reasoning
+// and cache-read tokens at the top level. AI SDK 6 names cache writes only
+// in inputTokenDetails, which is there when there are some.
+func appendUsageV6(b []byte, u *Usage) []byte {
+	b = jsonw.IntField(append(b, '{'), "inputTokens", u.InputTokens)
+	b = jsonw.IntField(b, "outputTokens", u.OutputTokens)
+	b = jsonw.IntField(b, "totalTokens", u.TotalTokens)
+	if u.ReasoningTokens != 0 {
+		b = jsonw.IntField(b, "reasoningTokens", u.ReasoningTokens)
 	}
-	return usageV7{InputTokens: u.InputTokens, InputTokenDetails: in, OutputTokens: u.OutputTokens,
-		OutputTokenDetails: outputDetails{TextTokens: max(0, u.OutputTokens-u.ReasoningTokens), ReasoningTokens: u.ReasoningTokens}, TotalTokens: u.TotalTokens}
+	if u.CachedInputTokens != 0 {
+		b = jsonw.IntField(b, "cachedInputTokens", u.CachedInputTokens)
+	}
+	if u.CacheWriteTokens > 0 {
+		b = appendInputDetails(jsonw.Field(b, "inputTokenDetails"), u)
+	}
+	return append(b, '}')
 }
 
-// marshalMetadata is md as useChat gets it: its usage in the AI SDK's
-// shape, in the place Metadata's own encoding gives it.
-func marshalMetadata(md *Metadata, v7 bool) ([]byte, error) {
-	b, err := json.Marshal(md)
-	if err != nil || md.Usage == nil {
-		return b, err
+// appendUsageV7 appends u in AI SDK 7's shape: the details replace the
+// top-level reasoning and cached-input counts.
+func appendUsageV7(b []byte, u *Usage) []byte {
+	b = jsonw.IntField(append(b, '{'), "inputTokens", u.InputTokens)
+	b = appendInputDetails(jsonw.Field(b, "inputTokenDetails"), u)
+	b = jsonw.IntField(b, "outputTokens", u.OutputTokens)
+	b = jsonw.IntField(append(jsonw.Field(b, "outputTokenDetails"), '{'), "textTokens", max(0, u.OutputTokens-u.ReasoningTokens))
+	b = append(jsonw.IntField(b, "reasoningTokens", u.ReasoningTokens), '}')
+	b = jsonw.IntField(b, "totalTokens", u.TotalTokens)
+	return append(b, '}')
+}
+
+// appendInputDetails appends the split of the input tokens: read from the
+// prompt cache, written to it, neither.
+func appendInputDetails(b []byte, u *Usage) []byte {
+	b = jsonw.IntField(append(b, '{'), "noCacheTokens", max(0, u.InputTokens-u.CachedInputTokens-u.CacheWriteTokens))
+	b = jsonw.IntField(b, "cacheReadTokens", u.CachedInputTokens)
+	b = jsonw.IntField(b, "cacheWriteTokens", u.CacheWriteTokens)
+	return append(b, '}')
+}
+
+// appendMetadata appends md as useChat gets it: its usage in the AI SDK's
+// shape, 7's or 6's.
+func appendMetadata(b []byte, md *Metadata, v7 bool) []byte {
+	if v7 {
+		return md.AppendJSON(b, appendUsageV7)
 	}
-	own, err := json.Marshal(md.Usage)
-	if err != nil {
-		return nil, err
-	}
-	sdk, err := json.Marshal(aiSDKUsage(md.Usage, v7))
-	if err != nil {
-		return nil, err
-	}
-	// agentui's fields come before the application's, which cannot hold
-	// the key "usage": the first match is the usage.
-	return bytes.Replace(b, append([]byte(`"usage":`), own...), append([]byte(`"usage":`), sdk...), 1), nil
+	return md.AppendJSON(b, appendUsageV6)
 }
 
 func completion(m *cmf.Message) *cmf.CompletionExtension {
@@ -135,9 +110,5 @@ func appendFinishMetadata(b []byte, ev *agent.RunFinished, before *Usage, v7 boo
 	if md.Usage == nil && md.Model == "" && len(md.App) == 0 {
 		return b
 	}
-	raw, err := marshalMetadata(&md, v7)
-	if err != nil {
-		return b // an application value that is not JSON: nothing rather than a broken frame
-	}
-	return jsonw.RawField(b, "messageMetadata", raw)
+	return appendMetadata(jsonw.Field(b, "messageMetadata"), &md, v7)
 }
