@@ -389,6 +389,7 @@ type request struct {
 	// offers a choice ("" its default).
 	model   string
 	trusted Trusted               // what the encoder gets beside the turn
+	sealer  Sealer                // trusted.Sealer's, without history
 	scope   string                // "" without a scope function
 	subject *cmf.SubjectExtension // nil without WithSubject
 	log     *slog.Logger

@@ -362,10 +362,12 @@ type SealedValue struct {
 // A Sealer serves one run, from one goroutine.
 type Sealer struct {
 	seal *chatSeal
-	key  func() *chatSeal // derives seal on first use, when not given
-	step uint64           // the open step's id; 0 before its first value
-	seq  int              // values sealed in the open step so far
-	held []cmf.Opaque     // redacted thinking waiting for the next part of its step
+	// h and req derive seal on first use, when not given.
+	h    *Handler
+	req  *request
+	step uint64       // the open step's id; 0 before its first value
+	seq  int          // values sealed in the open step so far
+	held []cmf.Opaque // redacted thinking waiting for the next part of its step
 }
 
 // Seal returns the sealed value for an ended part at its place, or ""
@@ -385,8 +387,8 @@ func (s *Sealer) Seal(ev *agent.PartEnded, messageID string, ordinal int) string
 	if sealKind(ev.Part) == 0 || (o == nil && len(s.held) == 0) {
 		return ""
 	}
-	if s.key != nil {
-		s.seal, s.key = s.key(), nil
+	if s.seal == nil && s.req != nil {
+		s.seal, s.req = s.h.chatSeal(s.req), nil
 	}
 	if s.seal == nil {
 		return ""
@@ -522,9 +524,8 @@ func (h *Handler) chatSeal(req *request) *chatSeal {
 // request needed it to open what it brought, else deriving it when the
 // run first has a value to seal (a model without provider values never
 // pays for it).
+// It lives in the request, which lasts as long as the run.
 func (h *Handler) sealer(req *request, seal *chatSeal) *Sealer {
-	if seal != nil {
-		return &Sealer{seal: seal}
-	}
-	return &Sealer{key: func() *chatSeal { return h.chatSeal(req) }}
+	req.sealer = Sealer{seal: seal, h: h, req: req}
+	return &req.sealer
 }
