@@ -118,10 +118,11 @@ bench-runs:
 # The turn path against a base revision (before the turn became one
 # pipeline): S1's reply CPU, a turn on a 200-message chat (S4's shape) and
 # TC's turn at 10 and 2,000 stored messages (memory and Redis), in-process,
-# TURN_ROUNDS rounds alternating the two builds' test binaries; then the
+# TURN_ROUNDS rounds alternating the two builds' test binaries (fewer
+# cannot tell 5 % apart on this machine); then the
 # median cpu-ns/op of each, and head ÷ base. Results: docs/benchmarks.md.
 TURN_BASE ?= ff6f274
-TURN_ROUNDS ?= 7
+TURN_ROUNDS ?= 15
 bench-turn:
 	@tmp=$$(mktemp -d); trap 'git worktree remove --force "$$tmp/base" >/dev/null 2>&1; rm -rf "$$tmp"' EXIT; \
 	  git worktree add --detach "$$tmp/base" $(TURN_BASE) >/dev/null 2>&1 && \
