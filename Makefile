@@ -145,6 +145,25 @@ bench-turn:
 	         return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 } \
 	       END { for (k in keys) printf "%-45s base %12.0f  head %12.0f  %.2fx\n", k, med("base", k), med("head", k), med("head", k) / med("base", k) }' "$$tmp/all" | sort
 
+# S4 of TURN_BASE and of this tree, side by side: the runner built from
+# this tree runs S4 on each in turn, three times over (each run is three
+# S4 runs of fresh servers); one line per run: CPU per turn and TTFB p99
+# of the turns with and without Redis history. Results: docs/benchmarks.md.
+bench-turn-s4: $(addsuffix /node_modules/.package-lock.json,$(BENCH_JS_PACKAGES))
+	@tmp=$$(mktemp -d); trap 'git worktree remove --force "$$tmp/base" >/dev/null 2>&1; rm -rf "$$tmp"' EXIT; \
+	  git worktree add --detach "$$tmp/base" $(TURN_BASE) >/dev/null 2>&1 && \
+	  for d in $(BENCH_JS_PACKAGES); do ln -s "$(CURDIR)/$$d/node_modules" "$$tmp/base/$$d/node_modules"; done && \
+	  $(GO) build -o "$$tmp/runner" ./bench/runner && \
+	  for round in 1 2 3; do for build in base head; do \
+	    repo="$(CURDIR)"; [ $$build = base ] && repo="$$tmp/base"; \
+	    "$$tmp/runner" -repo "$$repo" -scenarios S4 -contenders agentui-vercel > "$$tmp/out.md" 2> "$$tmp/out.log" || { tail -5 "$$tmp/out.log"; exit 1; }; \
+	    printf '%s %s: CPU per turn none %s, redis %s; TTFB p99 redis %s; redis - none, p99 by S4 run: %s\n' $$build $$round \
+	      "$$(awk -F'|' '$$2 ~ /^ none $$/ { v = $$7; gsub(/^ +| +$$/, "", v); print v }' "$$tmp/out.md")" \
+	      "$$(awk -F'|' '$$2 ~ /^ redis $$/ { v = $$7; gsub(/^ +| +$$/, "", v); print v }' "$$tmp/out.md")" \
+	      "$$(awk -F'|' '$$2 ~ /^ redis $$/ { v = $$5; gsub(/^ +| +$$/, "", v); print v }' "$$tmp/out.md")" \
+	      "$$(sed -n 's/.*by run: \(.*\)\.$$/\1/p' "$$tmp/out.md")"; \
+	  done; done
+
 # Telemetry's cost: S1 with telemetry off and on (spans to an
 # exporter that drops them), five interleaved rounds; docs/benchmarks.md.
 bench-telemetry:
@@ -171,7 +190,7 @@ bench-policy:
 WEB_DIR = webui/app
 WEB_OUT = webui/dist
 
-.PHONY: web web-check e2e bench-runs bench-telemetry bench-policy bench-turn
+.PHONY: web web-check e2e bench-runs bench-telemetry bench-policy bench-turn bench-turn-s4
 
 web: $(WEB_DIR)/node_modules/.package-lock.json
 	cd $(WEB_DIR) && npx --no-install vite build --logLevel warn
