@@ -103,14 +103,17 @@ func (md *ReplyMetadata) AddLabels(m *cmf.Message) bool {
 // MarshalJSON writes agentui's fields, then the application's, sorted by
 // key; the usage in AG-UI's shape.
 func (md ReplyMetadata) MarshalJSON() ([]byte, error) {
-	return md.AppendJSON(nil, appendTokenUsage), nil
+	return md.AppendJSON(nil, nil), nil
 }
 
 // AppendJSON appends md as JSON to b: agentui's fields, the usage as
-// usage appends it (a protocol's own shape), then the application's
-// fields sorted by key, but for one agentui uses or whose value is not
-// JSON.
+// usage appends it (a protocol's own shape; nil: AG-UI's), then the
+// application's fields sorted by key, but for one agentui uses or whose
+// value is not JSON.
 func (md *ReplyMetadata) AppendJSON(b []byte, usage func([]byte, *TokenUsage) []byte) []byte {
+	if usage == nil {
+		usage = appendTokenUsage
+	}
 	b = append(b, '{')
 	if md.CreatedAt != 0 {
 		b = jsonw.IntField(b, "createdAt", md.CreatedAt)

@@ -33,4 +33,10 @@ func TestReplyMetadataJSON(t *testing.T) {
 	if got, _ := json.Marshal(uiadapter.ReplyMetadata{}); string(got) != `{}` {
 		t.Fatalf("empty: %s", got)
 	}
+	// A protocol renders the usage in its own shape, appending to its frame.
+	only := uiadapter.ReplyMetadata{Usage: &uiadapter.TokenUsage{InputTokens: 1}}
+	shape := func(b []byte, u *uiadapter.TokenUsage) []byte { return append(b, `"own shape"`...) }
+	if got := only.AppendJSON([]byte(`"messageMetadata":`), shape); string(got) != `"messageMetadata":{"usage":"own shape"}` {
+		t.Fatalf("own usage shape: %s", got)
+	}
 }
