@@ -54,6 +54,7 @@ func run() error {
 	only := flag.String("contenders", "", "comma-separated contender keys to run (default all): agentui-vercel, agentui-agui, barego, barego-batch, barego-batch-agui, peer-agui-go, node-ai, node-agui")
 	rounds := flag.Int("rounds", 0, "override the number of S1/S2 rounds")
 	duration := flag.Duration("duration", 0, "override the length of an S1/S2 round")
+	scRounds := flag.Int("sc-rounds", 0, "override the number of SC rounds (a p99 at one connection needs more than the default 3)")
 	flag.Parse()
 	logf = func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
@@ -68,6 +69,9 @@ func run() error {
 	}
 	if *duration > 0 {
 		st.duration = *duration
+	}
+	if *scRounds > 0 {
+		st.scRounds = *scRounds
 	}
 	if *command == "" {
 		*command = "go run ./bench/runner " + strings.Join(os.Args[1:], " ")
