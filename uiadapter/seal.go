@@ -523,8 +523,7 @@ func (h *Handler) chatSeal(req *request) *chatSeal {
 // sealer is the Sealer of a request's run: with the chat's key when the
 // request needed it to open what it brought, else deriving it when the
 // run first has a value to seal (a model without provider values never
-// pays for it).
-// It lives in the request, which lasts as long as the run.
+// pays for it). It lives in the request, which lasts as long as the run.
 func (h *Handler) sealer(req *request, seal *chatSeal) *Sealer {
 	req.sealer = Sealer{seal: seal, h: h, req: req}
 	return &req.sealer
