@@ -163,20 +163,23 @@ func TestProcReaders(t *testing.T) {
 }
 
 // A history conversation whose page load is refused, or sets no cookie,
-// fails rather than be measured without history.
+// or whose reply was served without history, fails rather than be
+// measured as one with history; and the other way round.
 func TestConversationNeedsItsScope(t *testing.T) {
+	cookie := func(w http.ResponseWriter) { http.SetCookie(w, &http.Cookie{Name: "agentui_scope", Value: "s"}) }
 	for _, tc := range []struct {
 		name   string
 		page   func(http.ResponseWriter)
+		run    bool   // the reply names its run: served with history
 		want   string // "" for a turn that succeeds
 		stated bool   // wantScope
 	}{
-		{"cookie", func(w http.ResponseWriter) {
-			http.SetCookie(w, &http.Cookie{Name: "agentui_scope", Value: "s"})
-		}, "", true},
-		{"no cookie", func(http.ResponseWriter) {}, "no scope cookie", true},
-		{"no cookie, no history", func(http.ResponseWriter) {}, "", false},
-		{"refused", func(w http.ResponseWriter) { w.WriteHeader(http.StatusTooManyRequests) }, "429", true},
+		{"cookie", cookie, true, "", true},
+		{"cookie, reply without history", cookie, false, "served with history: false", true},
+		{"no cookie", func(http.ResponseWriter) {}, true, "no scope cookie", true},
+		{"no cookie, no history", func(http.ResponseWriter) {}, false, "", false},
+		{"no history wanted, reply with it", func(http.ResponseWriter) {}, true, "served with history: true", false},
+		{"refused", func(w http.ResponseWriter) { w.WriteHeader(http.StatusTooManyRequests) }, true, "429", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -185,6 +188,9 @@ func TestConversationNeedsItsScope(t *testing.T) {
 					return
 				}
 				w.Header().Set("Content-Type", "text/event-stream")
+				if tc.run {
+					w.Header().Set("Agentui-Run", "r1")
+				}
 				_, _ = io.WriteString(w, vercelCount3)
 			}))
 			defer srv.Close()

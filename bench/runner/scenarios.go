@@ -444,7 +444,7 @@ type conversation struct {
 	msgs   []json.RawMessage
 	n      int // user messages sent
 	// wantScope: the server keeps history, so the page must set the
-	// scope cookie.
+	// scope cookie and every reply must be served with history.
 	wantScope bool
 }
 
@@ -509,6 +509,11 @@ func (cv *conversation) turn(ctx context.Context, addr, text string) (loadgen.Sa
 	s, err := loadgen.Stream(cv.client, req, &reply, nil)
 	if err != nil {
 		return s, fmt.Errorf("%w: %.200s", err, reply.String())
+	}
+	// agentui names the run of a reply it serves with history (and only
+	// then): what S4 compares is what it measured.
+	if served := s.Header.Get("Agentui-Run") != ""; served != cv.wantScope {
+		return s, fmt.Errorf("a reply served with history: %v, want %v", served, cv.wantScope)
 	}
 	frames, err := parseFrames(reply.Bytes())
 	if err != nil {
