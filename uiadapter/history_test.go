@@ -106,6 +106,21 @@ func serveHistoryFixture(t testing.TB, store history.Store, loop *agent.Loop, in
 	return f
 }
 
+// agui posts an AG-UI run input as alice.
+func (f *historyFixture) agui(body map[string]any) (int, string) {
+	f.t.Helper()
+	raw, _ := json.Marshal(body)
+	return f.do("alice", http.MethodPost, "/api/agui", string(raw))
+}
+
+// firstInterruptID is the id of the first interrupt an AG-UI stream's
+// RUN_FINISHED carries.
+func firstInterruptID(raw string) string {
+	const at = `"interrupts":[{"id":"`
+	i := strings.Index(raw, at) + len(at)
+	return raw[i : i+strings.Index(raw[i:], `"`)]
+}
+
 func (f *historyFixture) do(scope, method, path, body string) (int, string) {
 	f.t.Helper()
 	req, _ := http.NewRequest(method, f.url+path, strings.NewReader(body))
@@ -305,15 +320,11 @@ func TestHistoryStaleAndForgedResolutions(t *testing.T) {
 
 func TestHistoryAGUIResumes(t *testing.T) {
 	f := newHistoryFixture(t, history.NewMemory())
-	post := func(body map[string]any) (int, string) {
-		raw, _ := json.Marshal(body)
-		return f.do("alice", http.MethodPost, "/api/agui", string(raw))
-	}
+	post := f.agui
 	in := map[string]any{"threadId": "t1", "runId": "r1", "protocolVersion": "1.0",
 		"messages": []any{map[string]any{"id": "u1", "role": "user", "content": "delete /tmp/x.txt"}}}
 	_, raw := post(in)
-	i := strings.Index(raw, `"interrupts":[{"id":"`) + len(`"interrupts":[{"id":"`)
-	interruptID := raw[i : i+strings.Index(raw[i:], `"`)]
+	interruptID := firstInterruptID(raw)
 	// A new message while an interrupt waits: RUN_ERROR, nothing runs.
 	in["runId"] = "r2"
 	in["messages"] = []any{map[string]any{"id": "u2", "role": "user", "content": "delete /etc"}}
@@ -857,14 +868,10 @@ func TestHistoryUnknownChat(t *testing.T) {
 // message is answered.
 func TestHistoryAGUINewMessageCancelsTheInterrupt(t *testing.T) {
 	f := newHistoryFixture(t, history.NewMemory())
-	post := func(body map[string]any) (int, string) {
-		raw, _ := json.Marshal(body)
-		return f.do("alice", http.MethodPost, "/api/agui", string(raw))
-	}
+	post := f.agui
 	first := map[string]any{"id": "u1", "role": "user", "content": "delete /tmp/x.txt"}
 	_, raw := post(map[string]any{"threadId": "t1", "runId": "r1", "protocolVersion": "1.0", "messages": []any{first}})
-	i := strings.Index(raw, `"interrupts":[{"id":"`) + len(`"interrupts":[{"id":"`)
-	interruptID := raw[i : i+strings.Index(raw[i:], `"`)]
+	interruptID := firstInterruptID(raw)
 	stored := f.stored("alice", "t1")
 	call := stored[len(stored)-1]
 	status, raw := post(map[string]any{"threadId": "t1", "runId": "r2", "protocolVersion": "1.0",

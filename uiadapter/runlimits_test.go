@@ -1,7 +1,6 @@
 package uiadapter_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -129,15 +128,11 @@ func TestDetachedRunsAreBoundedByDefault(t *testing.T) {
 func TestPlanRefusalsGiveTheirPlaceBack(t *testing.T) {
 	limits := &uiadapter.RunLimits{PerScope: 2, Total: 4}
 	f := newHistoryFixture(t, history.NewMemory(), uiadapter.WithRunLimits(limits))
-	post := func(body map[string]any) (int, string) {
-		raw, _ := json.Marshal(body)
-		return f.do("alice", http.MethodPost, "/api/agui", string(raw))
-	}
+	post := f.agui
 	in := map[string]any{"threadId": "t1", "runId": "r1", "protocolVersion": "1.0",
 		"messages": []any{map[string]any{"id": "u1", "role": "user", "content": "delete /tmp/x.txt"}}}
 	_, raw := post(in)
-	i := strings.Index(raw, `"interrupts":[{"id":"`) + len(`"interrupts":[{"id":"`)
-	interruptID := raw[i : i+strings.Index(raw[i:], `"`)]
+	interruptID := firstInterruptID(raw)
 	for n := range 5 {
 		in["runId"] = fmt.Sprint("new-", n)
 		in["messages"] = []any{map[string]any{"id": fmt.Sprint("u-new-", n), "role": "user", "content": "delete /etc"}}
