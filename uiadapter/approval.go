@@ -205,10 +205,12 @@ func appendNumber(b []byte, lit string) []byte {
 // approval. With a shared guard (history/redisstore.ReplayGuard) this holds
 // across replicas; the default, in memory, holds within one process.
 type ReplayGuard interface {
-	// Use records that the approval request named by nonce was answered;
-	// false when it already was. expires is when the request expires,
-	// after which it need not be remembered.
-	Use(ctx context.Context, nonce string, expires time.Time) (bool, error)
+	// Use records that the approval requests named by nonces, all of one
+	// chat, were answered: all of them, or none when one already was
+	// (then it returns false), so that a request refused for one answer
+	// does not spend the others. expires is when the last of them
+	// expires, after which none need be remembered.
+	Use(ctx context.Context, chat string, expires time.Time, nonces ...string) (bool, error)
 }
 
 // MemoryReplayGuard is a ReplayGuard in process memory, bounded in size.
@@ -243,24 +245,28 @@ func NewMemoryReplayGuard(max int) *MemoryReplayGuard {
 	return &MemoryReplayGuard{max: max, now: time.Now, used: map[string]time.Time{}}
 }
 
-// Use records nonce as answered.
-func (g *MemoryReplayGuard) Use(_ context.Context, nonce string, expires time.Time) (bool, error) {
+// Use records nonces as answered, all or none.
+func (g *MemoryReplayGuard) Use(_ context.Context, _ string, expires time.Time, nonces ...string) (bool, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.now()
-	if until, ok := g.used[nonce]; ok && now.Before(until) {
-		return false, nil
+	for _, n := range nonces {
+		if until, ok := g.used[n]; ok && now.Before(until) {
+			return false, nil
+		}
 	}
-	if len(g.used) >= g.max {
+	if len(g.used)+len(nonces) > g.max {
 		for n, until := range g.used {
 			if !now.Before(until) {
 				delete(g.used, n)
 			}
 		}
-		if len(g.used) >= g.max {
+		if len(g.used)+len(nonces) > g.max {
 			return false, ErrReplayGuardFull
 		}
 	}
-	g.used[nonce] = expires
+	for _, n := range nonces {
+		g.used[n] = expires
+	}
 	return true, nil
 }

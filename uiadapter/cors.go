@@ -49,6 +49,7 @@ func CORS(next http.Handler, origins ...string) (http.Handler, error) {
 			next.ServeHTTP(w, r)
 			return
 		case !allowed[origin]:
+			closeUnread(w, r)
 			writeError(w, slog.New(slog.DiscardHandler), &Error{Status: http.StatusForbidden, Message: "this origin may not use this server"})
 			return
 		}
@@ -137,6 +138,7 @@ func RefuseCrossSite(next http.Handler) http.Handler {
 	quiet := slog.New(slog.DiscardHandler)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := checkCrossSite(r); err != nil {
+			closeUnread(w, r)
 			writeError(w, quiet, err)
 			return
 		}

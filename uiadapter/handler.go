@@ -175,7 +175,7 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request) (*request, erro
 	if err != nil {
 		return nil, err
 	}
-	req := &request{r: r}
+	req := &request{r: r, addr: h.cfg.clientAddr(r)}
 	if _, ok := h.proto.(TailDecoder); ok && h.cfg.store != nil {
 		req.body = body // for decodeAll, should the request be served without history
 	}
@@ -272,16 +272,20 @@ func (h *Handler) prepare(w http.ResponseWriter, req *request) (*agent.Input, *s
 	if stateless {
 		in, err = h.planClient(req)
 	} else {
-		req.body = nil // the turn is all it needs, and req lasts as long as the stream
 		// A run with history outlives its request: bounded before anything
 		// is locked, stored or run.
 		key := limitKey(req)
-		if err = h.cfg.runLimits.take(key); err != nil {
-			log.Info("run refused: too many at once", "key", key)
+		if err = h.cfg.runLimits.take(key, req.addr); err != nil {
+			if err == errRunsPerAddress {
+				log.Warn("run refused: its client address has as many runs going as RunLimits.PerAddress allows (behind a reverse proxy, see WithClientAddr)", "addr", req.addr)
+			} else {
+				log.Info("run refused: too many at once", "key", key, "addr", req.addr)
+			}
 			return nil, nil, err
 		}
 		req.slot = key
 		s, in, err = h.planStored(req)
+		req.body = nil // the turn is all it needs, and req lasts as long as the stream
 		switch {
 		case err != nil && shuttingDown(r):
 			err = Unavailable("the server is shutting down; try again", err)
@@ -291,6 +295,14 @@ func (h *Handler) prepare(w http.ResponseWriter, req *request) (*agent.Input, *s
 	}
 	if err == nil && (s == nil || s.plan.refusal == "") {
 		err = h.ingest(req, in, stateless)
+		if s != nil {
+			// What the turn adds, as the policies left it (a client's
+			// greeting they denied is left out), is what is stored.
+			s.plan.add, req.trusted.Added = in.Messages, in.Messages
+		}
+	}
+	if err == nil && stateless {
+		err = h.spendAnswers(req, in)
 	}
 	if err != nil {
 		if s != nil {
@@ -391,8 +403,12 @@ type request struct {
 	trusted Trusted               // what the encoder gets beside the turn
 	sealer  Sealer                // trusted.Sealer's, without history
 	scope   string                // "" without a scope function
+	addr    string                // the client address it is counted under (WithClientAddr)
 	subject *cmf.SubjectExtension // nil without WithSubject
 	log     *slog.Logger
+	// signed are the turn's verified answers to signed approval requests
+	// (without history), spent by spendAnswers.
+	signed []signedAnswer
 	// slot is the key of the run's place under RunLimits (with history;
 	// "" when it holds none); the run gives it back once it starts.
 	slot string
@@ -401,7 +417,7 @@ type request struct {
 // giveSlot gives back the request's place under RunLimits, if it holds one.
 func (h *Handler) giveSlot(req *request) {
 	if req.slot != "" {
-		h.cfg.runLimits.give(req.slot)
+		h.cfg.runLimits.give(req.slot, req.addr)
 		req.slot = ""
 	}
 }
@@ -416,10 +432,12 @@ func (h *Handler) signedCall(req *request, toolCallID, toolName string, input js
 // (413, 408, 400).
 func (h *Handler) postBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.Method != http.MethodPost {
+		closeUnread(w, r)
 		w.Header().Set("Allow", http.MethodPost)
 		return nil, &Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use POST"}
 	}
 	if !isJSON(r.Header.Get("Content-Type")) {
+		closeUnread(w, r)
 		return nil, &Error{Status: http.StatusUnsupportedMediaType, Message: "content type must be application/json"}
 	}
 	return h.readBody(w, r)
@@ -438,9 +456,10 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	var tooBig *http.MaxBytesError
 	switch {
 	case err == nil:
-		if h.cfg.bodyTimeout > 0 {
-			_ = rc.SetReadDeadline(time.Time{})
-		}
+		// Cleared whoever set it (this handler, or a server's edge that
+		// bounds every body): a deadline left on the connection would cut
+		// the stream.
+		_ = rc.SetReadDeadline(time.Time{})
 		return body, nil
 	case errors.As(err, &tooBig):
 		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Message: "request body too large"}
@@ -454,10 +473,11 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 }
 
 // verify checks that every approval, denial or edit answers an approval
-// request this server signed, unexpired, for this scope, and not answered
-// before: the signature must match the tool call as the client's history
-// shows it (protocol, scope, chat, call id, tool name, input), and its
-// nonce must be new to the replay guard.
+// request this server signed, unexpired, for this scope: the signature
+// must match the tool call as the client's history shows it (protocol,
+// scope, chat, call id, tool name, input). It spends nothing: the
+// answers' nonces are kept in req for spendAnswers, once nothing else can
+// refuse the turn.
 func (h *Handler) verify(req *request, msgs []cmf.Message, answers []Resolution) error {
 	for _, res := range answers {
 		if !res.NeedsSignature() {
@@ -476,21 +496,61 @@ func (h *Handler) verify(req *request, msgs []cmf.Message, answers []Resolution)
 			if err != nil {
 				refusal = err.Error()
 			} else {
-				ctx, cancel := context.WithTimeout(req.r.Context(), h.cfg.storeTimeout)
-				fresh, err := h.cfg.replay.Use(ctx, nonce, expires)
-				cancel()
-				switch {
-				case err != nil:
-					return Unavailable("approvals cannot be checked right now", err)
-				case !fresh:
-					refusal = "this approval request was already answered"
-				}
+				req.signed = append(req.signed, signedAnswer{call: res.ToolCallID, nonce: nonce, expires: expires})
 			}
 		}
 		if refusal != "" {
 			refused(req.log, res, refusal)
 			return Conflict(refusal)
 		}
+	}
+	return nil
+}
+
+// signedAnswer is a verified answer to a signed approval request: its
+// nonce is spent once the turn can no longer be refused.
+type signedAnswer struct {
+	call    string
+	nonce   string
+	expires time.Time
+}
+
+// spendAnswers is the last check of a turn without history: the signed
+// answers the run resumes are recorded as answered, all at once, and a
+// request that repeats one is refused (409) with none of them spent. An
+// answer whose call the policies left out of the thread is not resumed,
+// and not spent: the approval request can still be answered.
+func (h *Handler) spendAnswers(req *request, in *agent.Input) error {
+	if len(req.signed) == 0 {
+		return nil
+	}
+	var nonces []string
+	var last time.Time
+	for _, a := range req.signed {
+		_, inHistory := findCall(in.History, a.call)
+		if _, inTurn := findCall(in.Messages, a.call); !inHistory && !inTurn {
+			in.Resume = slices.DeleteFunc(in.Resume, func(r agent.Resolution) bool { return r.ToolCallID == a.call })
+			req.log.Info("an answer's tool call was left out by policy: not resumed", "call", a.call)
+			continue
+		}
+		nonces = append(nonces, a.nonce)
+		if a.expires.After(last) {
+			last = a.expires
+		}
+	}
+	if len(nonces) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(req.r.Context(), h.cfg.storeTimeout)
+	fresh, err := h.cfg.replay.Use(ctx, req.turn.ChatID, last, nonces...)
+	cancel()
+	switch {
+	case err != nil:
+		return Unavailable("approvals cannot be checked right now", err)
+	case !fresh:
+		const why = "this approval request was already answered"
+		req.log.Warn("refused an answer to a tool call", "reason", why)
+		return Conflict(why)
 	}
 	return nil
 }

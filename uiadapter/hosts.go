@@ -66,7 +66,7 @@ type hostCheck struct {
 type hostEntry struct{ host, port string }
 
 func (h *hostCheck) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.allows(w, r.Host) {
+	if h.allows(w, r) {
 		h.next.ServeHTTP(w, r)
 	}
 }
@@ -74,9 +74,10 @@ func (h *hostCheck) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // allows reports whether host is allowed; if not, it has answered w.
 //
 //go:noinline
-func (h *hostCheck) allows(w http.ResponseWriter, host string) bool {
-	name, port, ok := NormalizeHost(host)
+func (h *hostCheck) allows(w http.ResponseWriter, r *http.Request) bool {
+	name, port, ok := NormalizeHost(r.Host)
 	if !ok {
+		closeUnread(w, r)
 		writeError(w, quietLog, BadRequest("the Host header is missing or malformed"))
 		return false
 	}
@@ -85,9 +86,20 @@ func (h *hostCheck) allows(w http.ResponseWriter, host string) bool {
 			return true
 		}
 	}
+	closeUnread(w, r)
 	writeError(w, quietLog, &Error{Status: http.StatusForbidden,
 		Message: `this server does not answer to the host "` + name + `": add it to the server's allowed hosts`})
 	return false
+}
+
+// closeUnread makes a refusal of a request whose body is unread close the
+// connection after it: net/http would otherwise read the body to its end
+// first, to keep the connection, with no deadline (a client that trickles
+// it would hold the connection for as long as it likes).
+func closeUnread(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
 }
 
 // quietLog drops what it is given: a refused Host is not worth a log line.

@@ -40,6 +40,8 @@ type config struct {
 	runRetention    time.Duration
 	metadata        func(*http.Request, *agent.RunFinished) map[string]any
 	limiter         limit.Limiter
+	addrLimiter     limit.Limiter
+	clientAddr      limit.ClientAddr
 	runLimits       *RunLimits
 	guard           agent.Guard
 	subject         func(*http.Request) (*cmf.SubjectExtension, error)
@@ -105,6 +107,7 @@ func defaults() config {
 		approvalTTL:  DefaultApprovalTTL,
 		runRetention: runlog.DefaultRetention,
 		resumes:      newScopeSlots(DefaultMaxResumes),
+		clientAddr:   limit.PeerAddr,
 
 		maxChatMessages: DefaultMaxChatMessages,
 		maxChatBytes:    DefaultMaxChatBytes,
@@ -294,6 +297,23 @@ func WithRecordedHeaders(names ...string) Option {
 // without a scope (served without history) is counted by its client's
 // address. The default is no limit.
 func WithLimiter(l limit.Limiter) Option { return func(c *config) { c.limiter = l } }
+
+// WithAddressLimiter bounds runs and tokens per client address (see
+// [WithClientAddr]), beside the scope's own bounds ([WithLimiter]): where
+// anyone can get a new scope (the binary's anonymous cookies), each one
+// is a fresh budget, and only a bound per address keeps one client from
+// multiplying its share. A run is counted against its scope first, then
+// its address; over either it gets 429. Choose its limits for everyone
+// behind one address together (an office, a NAT). The default is none.
+func WithAddressLimiter(l limit.Limiter) Option { return func(c *config) { c.addrLimiter = l } }
+
+// WithClientAddr sets how a request's client address is read, for the
+// bounds per address ([RunLimits].PerAddress, [WithAddressLimiter]) and
+// the limit key of a request without a scope. The default is
+// [limit.PeerAddr], the connection's address; behind reverse proxies use
+// [limit.ForwardedFor] with the proxies' addresses, or every client
+// counts as the proxy.
+func WithClientAddr(fn limit.ClientAddr) Option { return func(c *config) { c.clientAddr = fn } }
 
 // WithRunLimits bounds runs (see [RunLimits]); one RunLimits given to
 // several handlers bounds them together. The default is a RunLimits of

@@ -26,6 +26,11 @@ func pathID(r *http.Request) string { return r.PathValue("id") }
 // that history is kept, and the scope.
 func (h *Handler) historyRequest(w http.ResponseWriter, r *http.Request, allow string) (string, *slog.Logger, bool) {
 	log := h.log
+	if r.ContentLength != 0 && h.cfg.bodyTimeout > 0 {
+		// A refusal below leaves the body unread, and net/http reads it
+		// before answering: bounded, like every body.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.cfg.bodyTimeout))
+	}
 	if methods := strings.Split(allow, ", "); !slices.Contains(methods, r.Method) {
 		w.Header().Set("Allow", allow)
 		writeError(w, log, &Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use " + methods[0]})

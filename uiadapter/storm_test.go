@@ -41,7 +41,7 @@ func TestDisconnectStorm(t *testing.T) {
 			h := testutil.Must(vercelai.Handler(testutil.DemoLoop(t, nil), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope),
 				uiadapter.WithRunLog(runs), uiadapter.WithRunRetention(retention), uiadapter.WithLogger(testutil.Logger(logs)),
 				// One scope runs them all: the storm is the point here.
-				uiadapter.WithRunLimits(&uiadapter.RunLimits{PerScope: c.clients, Total: c.clients})))
+				uiadapter.WithRunLimits(&uiadapter.RunLimits{PerScope: c.clients, PerAddress: -1, Total: c.clients})))
 			srv := httptest.NewServer(h)
 			var wg sync.WaitGroup
 			errs := make(chan error, c.clients)
@@ -122,7 +122,7 @@ func TestTurnsTakenInOneChatEndTruthfully(t *testing.T) {
 	store := history.NewMemory()
 	logs := &testutil.LogBuffer{}
 	h := testutil.Must(vercelai.Handler(testutil.DemoLoop(t, nil), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope),
-		uiadapter.WithLogger(testutil.Logger(logs)), uiadapter.WithRunLimits(&uiadapter.RunLimits{PerScope: 200})))
+		uiadapter.WithLogger(testutil.Logger(logs)), uiadapter.WithRunLimits(&uiadapter.RunLimits{PerScope: 200, PerAddress: -1})))
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	defer testutil.ShutdownNow(h)

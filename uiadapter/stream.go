@@ -13,6 +13,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/limit"
 	"github.com/agentui/agentui/runlog"
 )
 
@@ -208,7 +209,7 @@ func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, re
 				return
 			}
 		}
-		if e, ok := ev.(*agent.StepFinished); ok && h.cfg.limiter != nil {
+		if e, ok := ev.(*agent.StepFinished); ok && (h.cfg.limiter != nil || h.cfg.addrLimiter != nil) {
 			h.spend(ctx, req, e, stop)
 		}
 		if e, ok := ev.(*agent.ApprovalRequested); ok {
@@ -271,20 +272,33 @@ func compactState(state json.RawMessage) []byte {
 	return b.Bytes()
 }
 
-// spend charges a finished step's tokens to the request's limit key, and
-// stops the run when none are left.
+// spend charges a finished step's tokens to the request's limit key and
+// its address, and stops the run when either has none left.
 func (h *Handler) spend(ctx context.Context, req *request, step *agent.StepFinished, stop context.CancelCauseFunc) {
 	tokens := step.Usage.InputTokens + step.Usage.OutputTokens
 	if tokens <= 0 {
 		return
 	}
-	left, err := h.cfg.limiter.Spend(ctx, limitKey(req), tokens)
-	switch {
-	case err != nil:
-		req.log.Warn("the limiter failed: the run goes on unlimited", "error", err)
-	case !left:
-		req.log.Info("the token budget is used up: run stopped", "tokens", tokens)
-		stop(errBudget)
+	type account struct {
+		l   limit.Limiter
+		key string
+	}
+	accounts := [2]account{{h.cfg.limiter, limitKey(req)}, {}}
+	if req.scope != "" {
+		accounts[1] = account{h.cfg.addrLimiter, "addr:" + req.addr}
+	}
+	for _, a := range accounts {
+		if a.l == nil {
+			continue
+		}
+		left, err := a.l.Spend(ctx, a.key, tokens)
+		switch {
+		case err != nil:
+			req.log.Warn("the limiter failed: the run goes on unlimited", "error", err)
+		case !left:
+			req.log.Info("the token budget is used up: run stopped", "tokens", tokens, "key", a.key)
+			stop(errBudget)
+		}
 	}
 }
 

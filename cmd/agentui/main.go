@@ -50,8 +50,9 @@ type options struct {
 	addr, model, history, historyPrefix, secret, logLevel, debugAddr, corsOrigins string
 	models, anthropicThinking                                                     string
 	rateLimit, tokenLimit, gcMinHeap, scopeLimit, allowedHosts, maxRunOutput      string
-	runsPerUser, runsTotal, maxResumes                                            int
-	maxRunTime                                                                    time.Duration
+	addressRateLimit, addressTokenLimit, trustedProxies                           string
+	runsPerUser, runsPerAddress, runsTotal, maxResumes                            int
+	maxRunTime, bearerTTL                                                         time.Duration
 	historyTTL, demoDelay                                                         time.Duration
 	bodyTimeout, writeTimeout, idleTimeout, shutdownGrace, lockTTL                time.Duration
 	envErrs                                                                       map[string]error // by flag name
@@ -113,6 +114,9 @@ func newFlags() (*flag.FlagSet, *options, error) {
 	str(&o.debugAddr, "debug-addr", "", "serve /debug/pprof and /debug/vars on this address; off when empty")
 	str(&o.corsOrigins, "cors-origins", "", "comma-separated origins whose pages may use the API (https://app.example.com,…); same-origin only when empty")
 	str(&o.rateLimit, "rate-limit", "", "runs each user (scope; without one, client address) may start, as N/unit (20/m, 500/h); over it a request gets 429; unlimited when empty")
+	str(&o.addressRateLimit, "address-rate-limit", "", "runs each client address may start, all its users together, as N/unit; default: the same as -rate-limit; off: no bound")
+	str(&o.addressTokenLimit, "address-token-limit", "", "tokens each client address's runs may use, all its users together, as N/unit; default: the same as -token-limit; off: no bound")
+	str(&o.trustedProxies, "trusted-proxies", "", "comma-separated addresses and CIDR prefixes of reverse proxies whose X-Forwarded-For names the client address (10.0.0.0/8,127.0.0.1); none when empty: the connection's address is the client's")
 	str(&o.gcMinHeap, "gc-min-heap", "64MiB", "the garbage collector lets the heap grow to at least this (KiB, MiB, GiB) before it runs, however small the live heap; above it GOGC applies as usual; 0: Go's own floor (4 MB)")
 	str(&o.tokenLimit, "token-limit", "", "tokens each user's runs may use, as N/unit (100000/h); a run that uses up the rest stops after its step; unlimited when empty")
 	str(&o.scopeLimit, "scope-limit", "60/h", "anonymous scopes (browser cookies, tokens) one client address may be issued, as N/unit; over it 429; off: no bound")
@@ -128,9 +132,13 @@ func newFlags() (*flag.FlagSet, *options, error) {
 	}
 	num(&o.maxResumes, "max-resumes", uiadapter.DefaultMaxResumes, "streams of running replies each user (scope) may have resumed at once, per protocol (a reload, another tab or device); over it a resume gets 429; 0: no bound")
 	num(&o.runsPerUser, "runs-per-user", uiadapter.DefaultRunsPerScope, "replies one user (scope; without one, client address) may have going at once with history; over it a new turn gets 429")
+	num(&o.runsPerAddress, "runs-per-address", uiadapter.DefaultRunsPerAddress, "replies one client address may have going at once with history, all its users together; over it a new turn gets 429; 0: no bound")
 	num(&o.runsTotal, "runs-total", uiadapter.DefaultRunsTotal, "replies this server may have going at once with history, all users together; over it a new turn gets 429")
 	str(&o.maxRunOutput, "max-run-output", "4MiB", "text, reasoning and tool arguments one reply may stream (KiB, MiB); past it the reply is cut, what it said kept")
 	if err := dur(&o.maxRunTime, "max-run-time", uiadapter.DefaultMaxRunDuration.String(), "how long one reply may run; past it the reply is cut, what it said kept"); err != nil {
+		return nil, nil, err
+	}
+	if err := dur(&o.bearerTTL, "bearer-ttl", server.DefaultBearerTTL.String(), "how long a bearer token from POST /api/token is valid"); err != nil {
 		return nil, nil, err
 	}
 	if err := dur(&o.historyTTL, "history-ttl", "24h", "conversations expire this long after their last write; 0 keeps them"); err != nil {
@@ -226,17 +234,16 @@ func run(args []string) error {
 	}
 	defer gctune.MinHeap(minHeap)()
 
-	var limits limit.Limits
-	for _, r := range []struct {
-		flag, value string
-		p           *limit.Rate
-	}{{"-rate-limit", o.rateLimit, &limits.Runs}, {"-token-limit", o.tokenLimit, &limits.Tokens}} {
-		if r.value == "" {
-			continue
-		}
-		if *r.p, err = limit.ParseRate(r.value); err != nil {
-			return fmt.Errorf("%s: %w", r.flag, err)
-		}
+	limits, addrLimits, err := o.limits()
+	if err != nil {
+		return err
+	}
+	proxies, err := limit.ParsePrefixes(o.trustedProxies)
+	if err != nil {
+		return fmt.Errorf("-trusted-proxies: %w", err)
+	}
+	if o.bearerTTL <= 0 {
+		return fmt.Errorf("-bearer-ttl %s: want a positive duration", o.bearerTTL)
 	}
 
 	model, models, err := o.modelChoice(fs)
@@ -250,6 +257,7 @@ func run(args []string) error {
 		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL, MaxResumes: maxResumes,
 		CORSOrigins: splitList(o.corsOrigins), Limits: limits, Telemetry: otelProviders != nil,
 		ScopeLimit: scopeLimit, AllowedHosts: hosts, RunLimits: runLimits,
+		AddressLimits: addrLimits, TrustedProxies: proxies, BearerTTL: o.bearerTTL,
 	})
 	if err != nil {
 		return err
@@ -418,7 +426,13 @@ func (o *options) runLimits() (*uiadapter.RunLimits, error) {
 			return nil, fmt.Errorf("%s %d: want 1 or more", f.name, f.n)
 		}
 	}
-	l.PerScope, l.Total = o.runsPerUser, o.runsTotal
+	if o.runsPerAddress < 0 {
+		return nil, fmt.Errorf("-runs-per-address %d: want 0 (no bound) or more", o.runsPerAddress)
+	}
+	l.PerScope, l.Total, l.PerAddress = o.runsPerUser, o.runsTotal, o.runsPerAddress
+	if o.runsPerAddress == 0 {
+		l.PerAddress = -1 // RunLimits: negative is no bound
+	}
 	if o.maxRunTime <= 0 {
 		return nil, fmt.Errorf("-max-run-time %s: want a positive duration", o.maxRunTime)
 	}
@@ -428,4 +442,37 @@ func (o *options) runLimits() (*uiadapter.RunLimits, error) {
 	}
 	l.MaxOutput = int64(n)
 	return l, nil
+}
+
+// limits reads the bounds per window: per user (-rate-limit,
+// -token-limit) and per client address (-address-…, the user's when not
+// given, "off" for none).
+func (o *options) limits() (user, addr limit.Limits, err error) {
+	for _, r := range []struct {
+		flag, value string
+		p           *limit.Rate
+	}{{"-rate-limit", o.rateLimit, &user.Runs}, {"-token-limit", o.tokenLimit, &user.Tokens}} {
+		if r.value == "" {
+			continue
+		}
+		if *r.p, err = limit.ParseRate(r.value); err != nil {
+			return user, addr, fmt.Errorf("%s: %w", r.flag, err)
+		}
+	}
+	addr = user
+	for _, r := range []struct {
+		flag, value string
+		p           *limit.Rate
+	}{{"-address-rate-limit", o.addressRateLimit, &addr.Runs}, {"-address-token-limit", o.addressTokenLimit, &addr.Tokens}} {
+		switch r.value {
+		case "":
+		case "off":
+			*r.p = limit.Rate{}
+		default:
+			if *r.p, err = limit.ParseRate(r.value); err != nil {
+				return user, addr, fmt.Errorf("%s: %w (or off)", r.flag, err)
+			}
+		}
+	}
+	return user, addr, nil
 }

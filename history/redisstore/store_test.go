@@ -259,17 +259,24 @@ func TestReplayGuard(t *testing.T) {
 	ctx := context.Background()
 	a, b := redisstore.NewReplayGuard(rdb, prefix), redisstore.NewReplayGuard(rdb, prefix)
 	exp := time.Now().Add(time.Minute)
-	if ok, err := a.Use(ctx, "n1", exp); !ok || err != nil {
+	if ok, err := a.Use(ctx, "chat", exp, "n1"); !ok || err != nil {
 		t.Fatalf("first use: %v %v", ok, err)
 	}
-	if ok, err := b.Use(ctx, "n1", exp); ok || err != nil {
+	if ok, err := b.Use(ctx, "chat", exp, "n1"); ok || err != nil {
 		t.Fatalf("second use on another replica: %v %v", ok, err)
 	}
-	if ttl := rdb.PTTL(ctx, prefix+"approval:n1").Val(); ttl <= 0 || ttl > time.Minute {
+	if ttl := rdb.PTTL(ctx, prefix+"approval:{c:chat}:n1").Val(); ttl <= 0 || ttl > time.Minute {
 		t.Fatalf("the key expires in %v", ttl)
 	}
-	if ok, _ := a.Use(ctx, "n2", time.Now().Add(-time.Second)); ok {
+	if ok, _ := a.Use(ctx, "chat", time.Now().Add(-time.Second), "n2"); ok {
 		t.Fatal("an expired request was accepted")
+	}
+	// Several at once: all or none.
+	if ok, _ := b.Use(ctx, "chat", exp, "n3", "n1"); ok {
+		t.Fatal("a batch holding a used nonce accepted")
+	}
+	if ok, _ := b.Use(ctx, "chat", exp, "n3"); !ok {
+		t.Fatal("a refused batch spent its other nonce")
 	}
 }
 

@@ -6,8 +6,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,19 +20,29 @@ import (
 // ScopeCookie names the cookie that scopes a browser's conversations.
 const ScopeCookie = "agentui_scope"
 
+// DefaultBearerTTL is how long a bearer token from POST /api/token is
+// valid.
+const DefaultBearerTTL = 24 * time.Hour
+
 // cookieScope gives every browser an anonymous scope: a cookie holding 128
 // random bits and an HMAC of them, so a client cannot pick another
 // browser's scope. It is HttpOnly (scripts cannot read it) and
 // SameSite=Lax (other sites cannot post with it). A client that keeps no
-// cookies (a server-side runtime, a script) may send the same value as
-// "Authorization: Bearer <token>" (POST /api/token issues one); a request
-// with neither is served without history (uiadapter.ErrNoScope).
+// cookies (a server-side runtime, a script) sends "Authorization: Bearer
+// <token>" instead: POST /api/token issues one for the request's scope,
+// valid for bearerTTL, and DELETE /api/token revokes every token of the
+// scope issued so far. A request with neither is served without history
+// (uiadapter.ErrNoScope).
 type cookieScope struct {
 	key []byte
-	// mint bounds the scopes issued per client address (nil: no bound):
-	// each new scope is a fresh budget under the per-scope rate limits.
+	// mint bounds the scopes issued per client address (nil: no bound).
 	mint limit.Limiter
-	log  *slog.Logger
+	// addr is the client address minting is counted under.
+	addr      limit.ClientAddr
+	bearerTTL time.Duration
+	revoked   revocations
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 type scopeKey struct{}
@@ -45,16 +55,14 @@ type scopeKey struct{}
 // agentui's page, and gets its scope on its first API call. Any other API
 // request without a credential gets none, so a server-side client stays
 // without history rather than start a new anonymous user on every call.
-// A bearer token that does not verify is a 401, not a request without a
-// credential; a client address over the minting bound gets 429.
+// A bearer token that does not verify, has expired or was revoked is a
+// 401, not a request without a credential; a client address over the
+// minting bound gets 429.
 func (c *cookieScope) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scope, ok, bad := c.credential(r)
-		if bad {
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(`{"error":"the bearer token is not one this server issued"}` + "\n"))
+		scope, ok, err := c.credential(r)
+		if err != nil {
+			c.refuse(w, err)
 			return
 		}
 		if !ok && issues(r) {
@@ -67,6 +75,31 @@ func (c *cookieScope) middleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// Why a bearer token is refused.
+var (
+	errBadToken     = errors.New("the bearer token is not one this server issued")
+	errExpiredToken = errors.New("the bearer token has expired: get a new one from POST /api/token")
+	errRevokedToken = errors.New("the bearer token was revoked")
+)
+
+// refuse answers a request whose credential is refused: 401 for a token
+// that is bad, expired or revoked, 503 when revocations cannot be read.
+func (c *cookieScope) refuse(w http.ResponseWriter, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	msg, status := err.Error(), http.StatusUnauthorized
+	switch {
+	case errors.Is(err, errBadToken), errors.Is(err, errRevokedToken):
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+	case errors.Is(err, errExpiredToken):
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="expired"`)
+	default:
+		c.log.Warn("bearer token revocations cannot be read", "error", err)
+		msg, status = "credentials cannot be checked right now; try again", http.StatusServiceUnavailable
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(`{"error":"` + msg + `"}` + "\n"))
 }
 
 // issues reports whether a request without a credential is issued a
@@ -95,11 +128,7 @@ func issues(r *http.Request) bool {
 // client address's minting bound it answers 429 itself and returns false.
 func (c *cookieScope) issue(w http.ResponseWriter, r *http.Request) (string, bool) {
 	if c.mint != nil {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		wait, err := c.mint.Allow(r.Context(), "mint:"+host)
+		wait, err := c.mint.Allow(r.Context(), "mint:"+c.addr(r))
 		if err != nil {
 			c.log.Warn("the scope minting limiter failed: the scope is issued unbounded", "error", err)
 		} else if wait > 0 {
@@ -115,19 +144,43 @@ func (c *cookieScope) issue(w http.ResponseWriter, r *http.Request) (string, boo
 	_, _ = rand.Read(id)
 	scope := base64.RawURLEncoding.EncodeToString(id)
 	http.SetCookie(w, &http.Cookie{
-		Name: ScopeCookie, Value: c.token(scope), Path: "/",
+		Name: ScopeCookie, Value: c.cookie(scope), Path: "/",
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, MaxAge: 400 * 24 * 3600,
 	})
 	return scope, true
 }
 
-// token is a scope's credential, as cookie value or bearer token.
-func (c *cookieScope) token(scope string) string { return scope + "." + c.sign(scope) }
+// cookie is a scope's cookie value: <scope>.<HMAC>.
+func (c *cookieScope) cookie(scope string) string {
+	return scope + "." + c.sign("agentui scope cookie\x00"+scope)
+}
 
-// tokenHandler serves POST /api/token: {"token": "…"}, a bearer token for
-// the request's scope (its cookie's or its token's), or for a new one
-// when it has none. A browser page can hand its own to a server-side
-// runtime that forwards Authorization; a script can start with one.
+// bearer is a bearer token for scope that expires at exp:
+// <scope>.<exp, Unix milliseconds>.<HMAC>. A token is not a cookie value,
+// nor the reverse: each verifies only where it is sent.
+func (c *cookieScope) bearer(scope string, exp time.Time) string {
+	e := strconv.FormatInt(exp.UnixMilli(), 10)
+	return scope + "." + e + "." + c.sign("agentui bearer token\x00"+scope+"\x00"+e)
+}
+
+func (c *cookieScope) sign(what string) string {
+	mac := hmac.New(sha256.New, c.key)
+	mac.Write([]byte(what))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+func (c *cookieScope) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
+}
+
+// tokenHandler serves POST /api/token: {"token": "…", "expiresAt": "…"},
+// a bearer token for the request's scope (its cookie's or its token's:
+// a client renews its token with it), or for a new one when it has none.
+// A browser page can hand its own to a server-side runtime that forwards
+// Authorization; a script can start with one.
 func (c *cookieScope) tokenHandler(w http.ResponseWriter, r *http.Request) {
 	scope, ok := r.Context().Value(scopeKey{}).(string)
 	if !ok {
@@ -135,43 +188,98 @@ func (c *cookieScope) tokenHandler(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	exp := c.clock().Add(c.bearerTTL)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write([]byte(`{"token":"` + c.token(scope) + `"}` + "\n"))
+	_, _ = w.Write([]byte(`{"token":"` + c.bearer(scope, exp) + `","expiresAt":"` + exp.UTC().Format(time.RFC3339Nano) + `"}` + "\n"))
 }
 
-func (c *cookieScope) sign(scope string) string {
-	mac := hmac.New(sha256.New, c.key)
-	mac.Write([]byte("agentui scope cookie\x00" + scope))
-	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+// revokeHandler serves DELETE /api/token: every bearer token issued for
+// the scope of the one the request carries, until now, is refused from
+// now on (204); tokens issued later are not. Without a bearer token it is
+// a 400: a cookie is ended by clearing it, not here. Revoking by scope
+// rather than by token keeps one entry per scope, however many tokens a
+// client has had.
+func (c *cookieScope) revokeHandler(w http.ResponseWriter, r *http.Request) {
+	token, ok := bearerToken(r)
+	if !ok {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":"DELETE /api/token revokes the bearer token in Authorization: send one"}` + "\n"))
+		return
+	}
+	scope, _, _ := c.verifyBearer(token) // the middleware verified it
+	// Every token issued until now expires by now+TTL.
+	if err := c.revoked.revoke(r.Context(), scope, c.clock().Add(c.bearerTTL)); err != nil {
+		c.refuse(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// bearerToken is the request's bearer token, if it sends one.
+func bearerToken(r *http.Request) (string, bool) {
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
 }
 
 // credential reads the request's scope from its bearer token or, without
-// one, its cookie. bad: it sent a bearer token that does not verify.
-func (c *cookieScope) credential(r *http.Request) (scope string, ok, bad bool) {
-	if auth := r.Header.Get("Authorization"); auth != "" {
-		scheme, token, _ := strings.Cut(auth, " ")
-		if !strings.EqualFold(scheme, "Bearer") {
-			return "", false, false // another scheme is not ours to judge
+// one, its cookie. err: it sent a bearer token that is refused.
+func (c *cookieScope) credential(r *http.Request) (scope string, ok bool, err error) {
+	if r.Header.Get("Authorization") != "" {
+		token, isBearer := bearerToken(r)
+		if !isBearer {
+			return "", false, nil // another scheme is not ours to judge
 		}
-		scope, ok = c.verify(strings.TrimSpace(token))
-		return scope, ok, !ok
+		scope, exp, err := c.verifyBearer(token)
+		if err != nil {
+			return "", false, err
+		}
+		if c.revoked != nil {
+			revoked, err := c.revoked.isRevoked(r.Context(), scope, exp)
+			if err != nil {
+				return "", false, err
+			}
+			if revoked {
+				return "", false, errRevokedToken
+			}
+		}
+		return scope, true, nil
 	}
 	ck, err := r.Cookie(ScopeCookie)
 	if err != nil {
-		return "", false, false
+		return "", false, nil
 	}
-	scope, ok = c.verify(ck.Value)
-	return scope, ok, false
+	scope, ok = c.verifyCookie(ck.Value)
+	return scope, ok, nil
 }
 
-// verify checks a token (cookie value or bearer token): <scope>.<HMAC>.
-func (c *cookieScope) verify(token string) (string, bool) {
-	scope, sig, ok := strings.Cut(token, ".")
-	if !ok || len(scope) != 22 || !hmac.Equal([]byte(sig), []byte(c.sign(scope))) {
+// verifyCookie checks a cookie value: <scope>.<HMAC>.
+func (c *cookieScope) verifyCookie(v string) (string, bool) {
+	scope, sig, ok := strings.Cut(v, ".")
+	if !ok || len(scope) != 22 || !hmac.Equal([]byte(sig), []byte(c.sign("agentui scope cookie\x00"+scope))) {
 		return "", false
 	}
 	return scope, true
+}
+
+// verifyBearer checks a bearer token and its expiry; it returns the
+// token's scope and expiry.
+func (c *cookieScope) verifyBearer(token string) (scope string, exp time.Time, err error) {
+	scope, rest, ok := strings.Cut(token, ".")
+	e, sig, ok2 := strings.Cut(rest, ".")
+	ms, perr := strconv.ParseInt(e, 10, 64)
+	if !ok || !ok2 || perr != nil || len(scope) != 22 || !hmac.Equal([]byte(sig), []byte(c.sign("agentui bearer token\x00"+scope+"\x00"+e))) {
+		return "", time.Time{}, errBadToken
+	}
+	exp = time.UnixMilli(ms)
+	if !c.clock().Before(exp) {
+		return "", exp, errExpiredToken
+	}
+	return scope, exp, nil
 }
 
 // scope is the uiadapter scope function: the middleware's scope, or

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -89,6 +90,17 @@ type Config struct {
 	// counted in Redis when the history is there, else in memory; zero
 	// Rates: no limit.
 	Limits limit.Limits
+	// AddressLimits bound runs and tokens per client address
+	// (uiadapter.WithAddressLimiter), counted like Limits; zero Rates: no
+	// limit.
+	AddressLimits limit.Limits
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client address (limit.ForwardedFor); none: the connection's
+	// address is the client's.
+	TrustedProxies []netip.Prefix
+	// BearerTTL is how long a bearer token from POST /api/token is valid
+	// (0: DefaultBearerTTL).
+	BearerTTL time.Duration
 	// Guard decides each turn's input, tool calls, results and output
 	// (uiadapter.WithGuard; a policy.Engine). Nil: none.
 	Guard agent.Guard
@@ -168,7 +180,17 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Secret == "" {
 		key, s.RandomSecret = uiadapter.RandomKey(), true
 	}
-	scope := &cookieScope{key: key, log: cfg.Logger}
+	clientAddr := limit.PeerAddr
+	if len(cfg.TrustedProxies) > 0 {
+		clientAddr = limit.ForwardedFor(cfg.TrustedProxies...)
+	}
+	if cfg.BearerTTL == 0 {
+		cfg.BearerTTL = DefaultBearerTTL
+	}
+	scope := &cookieScope{key: key, log: cfg.Logger, addr: clientAddr, bearerTTL: cfg.BearerTTL, revoked: newMemoryRevocations(time.Now)}
+	if s.rdb != nil {
+		scope.revoked = &redisRevocations{rdb: s.rdb, prefix: orPrefix(cfg.HistoryPrefix)}
+	}
 	if cfg.ScopeLimit.N > 0 {
 		if scope.mint, err = s.limiter(cfg, limit.Limits{Runs: cfg.ScopeLimit}); err != nil {
 			return nil, fmt.Errorf("-scope-limit: %w", err)
@@ -191,6 +213,7 @@ func New(cfg Config) (*Server, error) {
 		uiadapter.WithBodyTimeout(cfg.BodyTimeout),
 		uiadapter.WithRunLimits(runLimits(cfg.RunLimits)),
 		uiadapter.WithWriteTimeout(cfg.WriteTimeout),
+		uiadapter.WithClientAddr(clientAddr),
 	}
 	if store != nil {
 		opts = append(opts, uiadapter.WithStore(store), uiadapter.WithRunLog(s.runLog))
@@ -207,6 +230,13 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("-rate-limit, -token-limit: %w", err)
 		}
 		opts = append(opts, uiadapter.WithLimiter(l))
+	}
+	if cfg.AddressLimits.Runs.N > 0 || cfg.AddressLimits.Tokens.N > 0 {
+		l, err := s.limiter(cfg, cfg.AddressLimits)
+		if err != nil {
+			return nil, fmt.Errorf("-address-rate-limit, -address-token-limit: %w", err)
+		}
+		opts = append(opts, uiadapter.WithAddressLimiter(l))
 	}
 	if cfg.Guard != nil {
 		opts = append(opts, uiadapter.WithGuard(cfg.Guard))
@@ -227,6 +257,7 @@ func New(cfg Config) (*Server, error) {
 	mux := http.NewServeMux()
 	s.api.Mount(mux, "/api")
 	mux.Handle("POST /api/token", uiadapter.RefuseCrossSite(http.HandlerFunc(scope.tokenHandler)))
+	mux.Handle("DELETE /api/token", uiadapter.RefuseCrossSite(http.HandlerFunc(scope.revokeHandler)))
 	if cfg.Page != nil {
 		mux.Handle("GET /", cfg.Page)
 	}
@@ -244,13 +275,13 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("-cors-origins: %w", err)
 		}
 	}
+	e := &edge{probes: s.handler, checked: s.handler, bodyTimeout: cfg.BodyTimeout}
 	if len(cfg.AllowedHosts) > 0 {
-		checked, err := uiadapter.AllowHosts(s.handler, cfg.AllowedHosts...)
-		if err != nil {
+		if e.checked, err = uiadapter.AllowHosts(s.handler, cfg.AllowedHosts...); err != nil {
 			return nil, fmt.Errorf("-allowed-hosts: %w", err)
 		}
-		s.handler = &probesAnyHost{probes: s.handler, checked: checked}
 	}
+	s.handler = e
 	return s, nil
 }
 
@@ -452,15 +483,43 @@ func runLimits(l *uiadapter.RunLimits) *uiadapter.RunLimits {
 	return l
 }
 
-// probesAnyHost serves /healthz and /readyz whatever the Host (a load
-// balancer probes by address) and the rest through the Host check. A
-// type rather than a closure: one frame less on every stream's stack.
-type probesAnyHost struct{ probes, checked http.Handler }
+// orPrefix is the Redis key prefix: p, or the stores' default.
+func orPrefix(p string) string {
+	if p == "" {
+		return redisstore.DefaultPrefix
+	}
+	return p
+}
 
-func (p *probesAnyHost) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// edge is what every request passes first. It gives a request with a
+// body a read deadline of bodyTimeout before any handler runs: the chat
+// handlers set their own and clear it once the body is read, but a
+// request that no handler reads (a refused Host, an unknown route) would
+// otherwise be read to its end by net/http, to keep the connection, for
+// as long as its client trickles it. Then it serves /healthz and /readyz
+// whatever the Host (a load balancer probes by address) and the rest
+// through the Host check. A type rather than closures: one frame on every
+// stream's stack.
+type edge struct {
+	probes, checked http.Handler
+	bodyTimeout     time.Duration
+}
+
+func (e *edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 && e.bodyTimeout > 0 {
+		boundBody(w, e.bodyTimeout)
+	}
 	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
-		p.probes.ServeHTTP(w, r)
+		e.probes.ServeHTTP(w, r)
 		return
 	}
-	p.checked.ServeHTTP(w, r)
+	e.checked.ServeHTTP(w, r)
+}
+
+// boundBody sets the read deadline, out of line: its frame is gone
+// before the request is served (see TestStreamFitsStartingStack).
+//
+//go:noinline
+func boundBody(w http.ResponseWriter, timeout time.Duration) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
 }

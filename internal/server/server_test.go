@@ -30,11 +30,15 @@ func newTestServer(t *testing.T, cfg Config) *httptest.Server {
 }
 
 // browser is a client with a cookie jar that has loaded the page at url,
-// so it holds a scope cookie as a browser would.
-func browser(t *testing.T, url string) *http.Client {
+// so it holds a scope cookie as a browser would: with, if given, the
+// client c (which needs a jar).
+func browser(t *testing.T, url string, with ...*http.Client) *http.Client {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
+	if len(with) > 0 {
+		c = with[0]
+	}
 	resp, err := c.Get(url + "/")
 	if err != nil {
 		t.Fatal(err)

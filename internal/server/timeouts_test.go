@@ -169,3 +169,58 @@ func TestSlowBodiesLeaveNothingBehind(t *testing.T) {
 		t.Fatalf("left behind: goroutines %d → %d, heap %d → %d KiB", baseG, g, baseHeap>>10, heap>>10)
 	}
 }
+
+// A request that no handler reads still has its body bounded: a refused
+// Host, an unknown route, a method a route does not take, a foreign
+// origin. net/http reads an unread body to its end before answering, to
+// keep the connection, so a client trickling a promised body one byte at
+// a time would hold the connection for as long as it went on.
+func TestRefusedRequestsBodiesAreBounded(t *testing.T) {
+	s, err := New(Config{Model: "demo", BodyTimeout: bound, AllowedHosts: []string{"localhost"}, CORSOrigins: []string{"http://app.example"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := s.HTTPServer()
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close(); _ = s.Close() })
+	for _, c := range []struct{ name, head, status string }{
+		{"a Host the check refuses", "POST /api/chat HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\n", "403"},
+		{"an unknown route", "POST /nothing/here HTTP/1.1\r\nHost: localhost\r\n", "404"},
+		{"a method the route does not take", "PUT /api/chat HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n", "405"},
+		{"an origin CORS does not list", "POST /api/chat HTTP/1.1\r\nHost: localhost\r\nOrigin: http://evil.example\r\nContent-Type: application/json\r\n", "403"},
+		{"a stop with a body from another site", "POST /api/chat/c1/stop HTTP/1.1\r\nHost: localhost\r\nSec-Fetch-Site: cross-site\r\n", "403"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			conn := dial(t, ln.Addr().String())
+			start := time.Now()
+			if _, err := io.WriteString(conn, c.head+"Content-Length: 100000\r\n\r\n{"); err != nil {
+				t.Fatal(err)
+			}
+			stop := make(chan struct{})
+			defer close(stop)
+			go func() { // one byte every 100 ms, until the server stops reading
+				tick := time.NewTicker(100 * time.Millisecond)
+				defer tick.Stop()
+				for {
+					select {
+					case <-stop:
+						return
+					case <-tick.C:
+						if _, err := conn.Write([]byte(" ")); err != nil {
+							return
+						}
+					}
+				}
+			}()
+			got, took := closedWithin(t, conn, start)
+			if !strings.HasPrefix(got, "HTTP/1.1 "+c.status) {
+				t.Fatalf("response %q", got)
+			}
+			t.Logf("answered %s and closed after %v (bound %v)", c.status, took, bound)
+		})
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -32,16 +34,52 @@ func RunProgram(t testing.TB, dir string, env []string, args ...string) *Program
 
 // BuildProgram builds the main package in dir (relative to the test's
 // directory) and returns the binary's path, for RunBuilt to run it more
-// than once.
+// than once. In a package whose TestMain runs its tests with
+// ShareBuilds, a dir is built once for all of them.
 func BuildProgram(t testing.TB, dir string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "program")
+	if shared.dir != "" {
+		shared.mu.Lock()
+		defer shared.mu.Unlock()
+		if bin, ok := shared.bins[dir]; ok {
+			return bin
+		}
+	}
+	out := t.TempDir()
+	if shared.dir != "" {
+		out = filepath.Join(shared.dir, strconv.Itoa(len(shared.bins)))
+	}
+	bin := filepath.Join(out, "program")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Dir = dir
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", dir, err, out)
 	}
+	if shared.dir != "" {
+		shared.bins[dir] = bin
+	}
 	return bin
+}
+
+// shared holds the programs built once for a package's tests.
+var shared struct {
+	mu   sync.Mutex
+	dir  string
+	bins map[string]string
+}
+
+// ShareBuilds runs m's tests with each program built once for all of
+// them (a package that starts the same binary in many tests: linking it
+// each time costs seconds a test), and removes the builds after. Call it
+// from TestMain: os.Exit(testutil.ShareBuilds(m)).
+func ShareBuilds(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "agentui-test-programs-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	shared.dir, shared.bins = dir, map[string]string{}
+	return m.Run()
 }
 
 // RunBuilt runs a binary BuildProgram built, as RunProgram does.

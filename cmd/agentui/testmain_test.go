@@ -1,0 +1,11 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/agentui/agentui/internal/testutil"
+)
+
+// The tests start the binary many times: it is built once for all of them.
+func TestMain(m *testing.M) { os.Exit(testutil.ShareBuilds(m)) }
