@@ -963,3 +963,76 @@ func TestClientLeavingDuringLoadIsNotAnError(t *testing.T) {
 		t.Fatalf("logged as an error:\n%s", f.logs)
 	}
 }
+
+// A page that opens a new chat's thread with its own greeting (an
+// assistant message of text, before the user's first message) starts the
+// chat, in both protocols: the greeting is kept as its first message,
+// marked as the client's, so a reload shows what the page showed. A
+// greeting that is not text alone, or a user message before it, is a
+// chat the server lost.
+func TestHistoryOpeningGreeting(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	hello := "Hi! How can I help?"
+	status, body := f.agui(map[string]any{"threadId": "greeted-agui", "runId": "r1", "messages": []any{
+		map[string]any{"id": "g1", "role": "assistant", "content": hello},
+		map[string]any{"id": "u1", "role": "user", "content": "hi"},
+	}})
+	if status != http.StatusOK || !strings.Contains(body, `"delta":"hi"`) {
+		t.Fatalf("AG-UI with a greeting: %d %s", status, body)
+	}
+	b, _ := json.Marshal(map[string]any{"id": "greeted-vercel", "trigger": "submit-message", "messages": []any{
+		msg("g1", "assistant", part("text", "text", hello)), msg("u1", "user", part("text", "text", "hi")),
+	}})
+	if got := f.chat("alice", string(b)).Text(); got != "You said: hi" {
+		t.Fatalf("useChat with a greeting: %q", got)
+	}
+	for _, chat := range []string{"greeted-agui", "greeted-vercel"} {
+		got := f.stored("alice", chat)
+		if roles(got) != "assistant,user,assistant" || got[0].Text() != hello || got[0].ID() != "g1" ||
+			got[0].Extensions == nil || got[0].Extensions.Provenance == nil || got[0].Extensions.Provenance.Source != "client" {
+			j, _ := json.Marshal(got[0])
+			t.Fatalf("%s stored %s, first %s", chat, roles(got), j)
+		}
+	}
+	// Not a greeting: a tool call, or a user message before.
+	status, body = f.agui(map[string]any{"threadId": "not-greeted", "runId": "r1", "messages": []any{
+		map[string]any{"id": "g1", "role": "assistant", "content": "", "toolCalls": []any{map[string]any{"id": "c1", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": "{}"}}}},
+		map[string]any{"id": "u1", "role": "user", "content": "hi"},
+	}})
+	if status != http.StatusConflict || !strings.Contains(body, uiadapter.CodeUnknownChat) {
+		t.Fatalf("a tool call before the first message: %d %s", status, body)
+	}
+}
+
+// A chat at its size limit takes no new message, but an edit or a
+// regenerate that leaves it under the limit shrinks it.
+func TestHistoryFullChatCanShrink(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory(), uiadapter.WithChatLimits(4, 1<<20))
+	f.chat("alice", testutil.UserMessage("full", "u1", "one"))
+	b, _ := json.Marshal(map[string]any{"id": "full", "trigger": "submit-message", "messages": []any{
+		msg("u1", "user", part("text", "text", "one")), msg(f.stored("alice", "full")[1].ID(), "assistant", part("text", "text", "You said: one")),
+		msg("u2", "user", part("text", "text", "two")),
+	}})
+	f.chat("alice", string(b))
+	if n := len(f.stored("alice", "full")); n != 4 {
+		t.Fatalf("stored %d messages", n)
+	}
+	b, _ = json.Marshal(map[string]any{"id": "full", "trigger": "submit-message", "messages": []any{msg("u3", "user", part("text", "text", "three"))}})
+	if status, body := f.do("alice", http.MethodPost, "/api/chat", string(b)); status != http.StatusConflict || !strings.Contains(body, "too long") {
+		t.Fatalf("a new message in a full chat: %d %s", status, body)
+	}
+	// Editing the first message: the chat goes back to two messages.
+	b, _ = json.Marshal(map[string]any{"id": "full", "trigger": "submit-message", "messages": []any{msg("u1", "user", part("text", "text", "one, edited"))}})
+	if got := f.chat("alice", string(b)).Text(); got != "You said: one, edited" {
+		t.Fatalf("an edit of a full chat: %q", got)
+	}
+	if got := f.stored("alice", "full"); roles(got) != "user,assistant" {
+		t.Fatalf("after the edit: %s", roles(got))
+	}
+	// Regenerating a full chat's last reply.
+	f.chat("alice", string(b))
+	b, _ = json.Marshal(map[string]any{"id": "full", "trigger": "regenerate-message", "messages": []any{msg("u1", "user", part("text", "text", "one, edited"))}})
+	if got := f.chat("alice", string(b)).Text(); got != "You said: one, edited" {
+		t.Fatalf("a regenerate in a full chat: %q", got)
+	}
+}

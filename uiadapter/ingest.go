@@ -88,6 +88,8 @@ func (h *Handler) ingest(req *request, in *agent.Input, stateless bool) error {
 			return err
 		}
 	} else if n := len(in.Messages); n > 0 && in.Messages[n-1].Role == cmf.RoleUser {
+		in.Messages = h.screenGreeting(req, in.Messages)
+		n = len(in.Messages)
 		m := &in.Messages[n-1]
 		h.stampUser(req, m, run, lastID(in.History, in.Messages[:n-1]))
 		if err := h.checkInput(req, m); err != nil {
@@ -100,6 +102,36 @@ func (h *Handler) ingest(req *request, in *agent.Input, stateless bool) error {
 	// The run works for the turn's user message, as the policies left it.
 	run.Agent.Input = intent(lastUserText(in.History, in.Messages))
 	return nil
+}
+
+// screenGreeting marks the assistant messages a new chat's turn adds
+// before its user message (the client's opening greeting, see
+// openingGreeting) as the client's, and lets the guard decide them at the
+// input point like the user's words: a greeting it denies is left out.
+// The turn's other added messages are the server's own.
+func (h *Handler) screenGreeting(req *request, msgs []cmf.Message) []cmf.Message {
+	if !slices.ContainsFunc(msgs[:len(msgs)-1], func(m cmf.Message) bool { return m.Role == cmf.RoleAssistant }) {
+		return msgs
+	}
+	out := msgs[:0:0]
+	for i, m := range msgs {
+		if m.Role != cmf.RoleAssistant || i == len(msgs)-1 {
+			out = append(out, m)
+			continue
+		}
+		e := m.Extensions.Clone()
+		if e == nil {
+			e = &cmf.Extensions{}
+		}
+		e.Provenance = &cmf.ProvenanceExtension{Source: "client", MessageID: m.ID()}
+		m.Extensions = e
+		if err := h.checkInput(req, &m); err != nil {
+			req.log.Info("the client's greeting was denied by policy: left out", "message", m.ID())
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // checkContext lets the guard decide the client's application context

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
@@ -69,17 +70,52 @@ func (c chatSize) full() bool {
 // the calls the stored conversation waits for, or asks to regenerate.
 // Everything else the client sent about the past is ignored.
 func planStored(stored []cmf.Message, t *Turn, size chatSize, policy *SanitizePolicy) (plan, Findings, error) {
-	if t.Intent != Continue && size.full() {
-		return plan{}, Findings{}, Conflict("this chat is too long: start a new one")
+	p, f, err := planStoredTurn(stored, t, policy)
+	// A chat at its size limit takes no new turn, but an edit or a
+	// regenerate that leaves it under the limit may shrink it.
+	if err == nil && t.Intent != Continue && size.keptFull(stored, p.keep) {
+		return plan{}, Findings{}, errChatTooLong
 	}
+	return p, f, err
+}
+
+// errChatTooLong refuses a turn on a chat at its size limit.
+var errChatTooLong = Conflict("this chat is too long: start a new one")
+
+// keptFull reports whether the first keep stored messages are at the
+// limits. Their bytes are counted only when the whole chat is over the
+// byte limit and the turn drops messages: the rare case where it matters.
+func (c chatSize) keptFull(stored []cmf.Message, keep int) bool {
+	if !c.full() {
+		return false
+	}
+	if keep >= len(stored) || keep >= c.maxMessages {
+		return true
+	}
+	bytes := c.bytes
+	for _, m := range stored[keep:] {
+		if b, err := json.Marshal(m); err == nil {
+			bytes -= int64(len(b))
+		}
+	}
+	return bytes >= c.maxBytes
+}
+
+func planStoredTurn(stored []cmf.Message, t *Turn, policy *SanitizePolicy) (plan, Findings, error) {
 	// A request that builds on earlier messages (it answers calls,
 	// regenerates a reply, or shows messages before its new one) in a
 	// chat of which nothing is stored talks to a server that lost the
 	// chat: the chat expired, was deleted, or lived in the memory of a
 	// server that restarted. Going on would start another conversation
-	// under the same id behind the client's back.
+	// under the same id behind the client's back. One exception: a
+	// client's own opening greeting (see openingGreeting) before the
+	// first user message of a new chat.
+	var greeting []cmf.Message
 	if len(stored) == 0 && (t.Intent != Submit || t.ParentID != "" || showsEarlier(t.Messages)) {
-		return plan{}, Findings{}, unknownChat()
+		var ok bool
+		if greeting, ok = openingGreeting(t); !ok {
+			return plan{}, Findings{}, unknownChat()
+		}
 	}
 	switch t.Intent {
 	case Continue:
@@ -102,15 +138,24 @@ func planStored(stored []cmf.Message, t *Turn, size chatSize, policy *SanitizePo
 	if len(t.Messages) == 0 || t.Messages[len(t.Messages)-1].Role != cmf.RoleUser {
 		return plan{}, Findings{}, BadRequest("a new turn must end with a user message")
 	}
-	clean, findings := Sanitize(t.Messages[len(t.Messages)-1:], nil, *policy)
-	if len(clean) == 0 {
+	msgs := t.Messages[len(t.Messages)-1:]
+	if len(greeting) > 0 {
+		msgs = append(slices.Clip(greeting), msgs...)
+	}
+	clean, findings := Sanitize(msgs, nil, *policy)
+	if len(clean) == 0 || clean[len(clean)-1].Role != cmf.RoleUser {
 		return plan{}, findings, BadRequest("the message has no content left after sanitization")
 	}
-	user := clean[0]
+	user := clean[len(clean)-1]
 	if user.ID() == "" {
 		user.SetID(ids.New())
 	}
 	p := plan{keep: len(stored)}
+	if len(greeting) > 0 {
+		p.note(slog.LevelDebug, "a new chat opens with the client's greeting: kept as its first messages", "messages", len(clean)-1)
+		p.add = append(clean[:len(clean)-1:len(clean)-1], user)
+		return p, findings, nil
+	}
 	pending := cmf.PendingToolCalls(stored)
 	if t.ResumeRequired {
 		for _, c := range pending {
@@ -456,6 +501,43 @@ func regenerateFrom(stored []cmf.Message, messageID string) (int, error) {
 		break
 	}
 	return 0, Conflict("no message with this id to regenerate in this chat")
+}
+
+// openingGreeting reads the messages a new chat's first turn shows
+// before its user message as the client's own greeting: one or more
+// assistant messages of text alone (a page that opens its thread with
+// "Hi! How can I help?"), maybe beside system messages (which sanitizing
+// drops), and nothing else: no user message, no tool call, no answer. A
+// chat that opens so is kept with its greeting as its first messages, so
+// that a reload shows what the page showed; the greeting passes the
+// policies at the input point as the user's words do, since the client
+// wrote it. Anything else before the first user message is a chat the
+// server lost.
+func openingGreeting(t *Turn) ([]cmf.Message, bool) {
+	if t.Intent != Submit || len(t.Resolutions) > 0 || len(t.Messages) < 2 {
+		return nil, false
+	}
+	before := t.Messages[:len(t.Messages)-1]
+	var greeting []cmf.Message
+	for _, m := range before {
+		switch m.Role {
+		case cmf.RoleSystem, cmf.RoleDeveloper:
+			continue
+		case cmf.RoleAssistant:
+		default:
+			return nil, false
+		}
+		for _, p := range m.Content {
+			if _, ok := p.(cmf.Text); !ok {
+				return nil, false
+			}
+		}
+		greeting = append(greeting, m)
+	}
+	if len(greeting) == 0 || t.ParentID != "" && t.ParentID != before[len(before)-1].ID() {
+		return nil, false
+	}
+	return greeting, true
 }
 
 // showsEarlier reports whether a turn's messages hold any before the new

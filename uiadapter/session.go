@@ -107,9 +107,18 @@ func (h *Handler) planStored(req *request) (*session, *agent.Input, error) {
 	s.version, s.stored = conv.Version, len(conv.Messages)
 	size := chatSize{messages: len(conv.Messages), bytes: conv.Bytes, maxMessages: h.cfg.maxChatMessages, maxBytes: h.cfg.maxChatBytes, atLimitCheck: true}
 	p, findings, err := planStored(conv.Messages, turn, size, &h.cfg.policy)
+	if e := (*Error)(nil); errors.As(err, &e) && e.Code == CodeUnknownChat && req.body != nil {
+		// Decoded to its last message: the messages before it may be a
+		// new chat's opening greeting, which only the whole thread shows.
+		if err := h.decodeAll(req); err != nil {
+			return nil, nil, err
+		}
+		turn = req.turn
+		p, findings, err = planStored(conv.Messages, turn, size, &h.cfg.policy)
+	}
 	findings.Log(log)
 	if err != nil {
-		if size.full() {
+		if err == errChatTooLong {
 			log.Warn("chat is at its size limit", "messages", len(conv.Messages), "bytes", conv.Bytes)
 		}
 		return nil, nil, err
