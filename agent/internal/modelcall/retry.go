@@ -84,6 +84,7 @@ func CheckMaxRetries(provider string, n int) error {
 	return nil
 }
 
+// RoundTrip sends req, and again as the Transport's rule says.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
