@@ -10,14 +10,30 @@ import (
 )
 
 // Errors a [Model] returns (wrapped) for failures the user can act on; a
-// server may tell its client these, and only generic words for others.
+// server tells its client one short sentence for each (uiadapter), the
+// same whichever provider failed, and only generic words for others. The
+// provider's own detail (status, body, address) stays in the error's
+// text, for the log.
 var (
 	// ErrContextOverflow: the conversation does not fit the model's
 	// context window.
 	ErrContextOverflow = errors.New("agent: the conversation is longer than the model's context window")
-	// ErrModelBusy: the provider refused the call as rate-limited or
-	// overloaded, and retries did not help.
+	// ErrModelBusy: the provider refused the call as rate-limited,
+	// overloaded or failing (408, 409, 429, 5xx), and retries did not
+	// help. Trying again later may.
 	ErrModelBusy = errors.New("agent: the model is rate-limited or overloaded")
+	// ErrModelUnreachable: the provider could not be reached (the
+	// connection was refused or reset, its name did not resolve, or it
+	// timed out), and retries did not help.
+	ErrModelUnreachable = errors.New("agent: the model could not be reached")
+	// ErrModelRejected: the provider refused the request as one it will
+	// not serve as it is (a 4xx other than those above: invalid, too
+	// large, an unknown model); sending it again will not help.
+	ErrModelRejected = errors.New("agent: the model's provider rejected the request")
+	// ErrModelAccessDenied: the provider refused the server's credentials
+	// or account (401, 403, an invalid key, a quota used up): the server
+	// is misconfigured, which its operator must fix.
+	ErrModelAccessDenied = errors.New("agent: the model's provider refused the server's credentials")
 )
 
 // Model is a streaming language model.

@@ -75,23 +75,46 @@ var ErrNoScope = errors.New("uiadapter: the request carries no scope credential"
 // has started. The cause is logged.
 const ErrorMessage = "An error occurred."
 
-// Messages for run failures the user can act on.
+// Messages for run failures the user can act on: one for each of the
+// agent errors a model wraps, the same whichever provider failed. They
+// say what happened and what to do, never the provider's detail (status,
+// body, address, key), which stays in the log.
 const (
 	// ContextOverflowMessage: the model's context window is full.
 	ContextOverflowMessage = "This conversation is too long for the model: start a new chat."
-	// ModelBusyMessage: the model's provider is rate-limiting or
-	// overloaded.
+	// ModelBusyMessage: the model's provider is rate-limiting, overloaded
+	// or failing.
 	ModelBusyMessage = "The model is busy right now: try again in a moment."
+	// ModelUnreachableMessage: the model's provider could not be reached.
+	ModelUnreachableMessage = "The model could not be reached: try again in a moment."
+	// ModelRejectedMessage: the provider would not take the request as it
+	// is.
+	ModelRejectedMessage = "The model could not take this request: try changing it, or start a new chat."
+	// ModelAccessDeniedMessage: the provider refused the server's
+	// credentials; only the operator can fix that.
+	ModelAccessDeniedMessage = "The service is misconfigured: please tell its operator."
 )
+
+// failureMessages is what a client is told of a run that failed, by the
+// agent error the failure wraps; the first that matches is told.
+var failureMessages = []struct {
+	err     error
+	message string
+}{
+	{agent.ErrContextOverflow, ContextOverflowMessage},
+	{agent.ErrModelBusy, ModelBusyMessage},
+	{agent.ErrModelUnreachable, ModelUnreachableMessage},
+	{agent.ErrModelRejected, ModelRejectedMessage},
+	{agent.ErrModelAccessDenied, ModelAccessDeniedMessage},
+}
 
 // failureMessage is what a client is told of a run that failed with err:
 // what it can act on, else ErrorMessage.
 func failureMessage(err error) string {
-	switch {
-	case errors.Is(err, agent.ErrContextOverflow):
-		return ContextOverflowMessage
-	case errors.Is(err, agent.ErrModelBusy):
-		return ModelBusyMessage
+	for _, f := range failureMessages {
+		if errors.Is(err, f.err) {
+			return f.message
+		}
 	}
 	return ErrorMessage
 }

@@ -19,10 +19,29 @@ func TestFailureMessageSaysWhatTheUserCanActOn(t *testing.T) {
 	}{
 		{fmt.Errorf("anthropic: %w", agent.ErrContextOverflow), ContextOverflowMessage},
 		{fmt.Errorf("gemini: 429: %w", agent.ErrModelBusy), ModelBusyMessage},
+		{fmt.Errorf("openai: %w", fmt.Errorf("%w: dial tcp 10.0.0.1:443: connection refused", agent.ErrModelUnreachable)), ModelUnreachableMessage},
+		{fmt.Errorf("openai responses: HTTP 400: %w", agent.ErrModelRejected), ModelRejectedMessage},
+		{fmt.Errorf("anthropic: HTTP 401: %w", agent.ErrModelAccessDenied), ModelAccessDeniedMessage},
 		{errors.New("dial tcp 10.0.0.1:443: connection refused"), ErrorMessage},
+		{errors.New("agent: the model sent a tool call without a tool name"), ErrorMessage},
 	} {
 		if got := failureMessage(c.err); got != c.want {
 			t.Errorf("failureMessage(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+// Each agent error a model wraps has a sentence of its own, which names
+// none of the provider's detail.
+func TestFailureMessagesAreDistinct(t *testing.T) {
+	seen := map[string]bool{ErrorMessage: true}
+	for _, f := range failureMessages {
+		if seen[f.message] {
+			t.Errorf("%v: %q is told for another failure too", f.err, f.message)
+		}
+		seen[f.message] = true
+		if got := failureMessage(fmt.Errorf("provider: HTTP 418: %w", f.err)); got != f.message {
+			t.Errorf("%v: told %q", f.err, got)
 		}
 	}
 }

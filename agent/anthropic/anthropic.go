@@ -17,9 +17,10 @@
 // rules and what the API does with each case).
 //
 // Errors carry the status and error type, never the API's message (it can
-// echo request content). Rate limits and overload after the SDK's retries
-// wrap [agent.ErrModelBusy]; a prompt longer than the context window wraps
-// [agent.ErrContextOverflow].
+// echo request content), and wrap the agent error that says what the
+// failure means to the user ([APIError.Unwrap]): rate limits, overload and
+// server errors after the retries wrap [agent.ErrModelBusy]; a prompt
+// longer than the context window wraps [agent.ErrContextOverflow].
 package anthropic
 
 import (
@@ -32,6 +33,7 @@ import (
 	"strings"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/agent/internal/modelcall"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 )
@@ -93,7 +95,7 @@ type Option func(*config)
 type config struct {
 	key, baseURL string
 	httpClient   *http.Client
-	maxRetries   *int
+	maxRetries   int
 	maxTokens    int64
 	thinking     thinkingConfig
 	webSearch    int64
@@ -107,14 +109,19 @@ func WithAPIKey(key string) Option { return func(c *config) { c.key = key } }
 // else Anthropic's.
 func WithBaseURL(url string) Option { return func(c *config) { c.baseURL = url } }
 
-// WithHTTPClient sets the HTTP client. The default is the SDK's.
+// WithHTTPClient sets the HTTP client. The default is a plain
+// http.Client. Retries wrap its transport.
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
 
-// WithMaxRetries sets how often a call refused before its stream starts
-// (connection errors, 408, 409, 429, 5xx and 529 overloaded) is tried
-// again, waiting as the retry-after header says, else with exponential
-// backoff. The default is the SDK's (2).
-func WithMaxRetries(n int) Option { return func(c *config) { c.maxRetries = &n } }
+// WithMaxRetries sets how many times a request is tried again when it
+// was refused before its stream began, with 408, 409, 429 or a 5xx (529
+// overloaded among them), or could not connect; 0 sends each request
+// once, and a negative n makes New fail. The default is 2. Each retry
+// waits what the API asks for (retry-after-ms, else retry-after), and
+// none is made when it asks for more than a minute; without a hint the
+// waits back off from half a second. It means the same for every agentui
+// model; the SDK's own retries are off.
+func WithMaxRetries(n int) Option { return func(c *config) { c.maxRetries = n } }
 
 // WithMaxTokens sets the most tokens one call may produce when the run's
 // settings do not say (default [DefaultMaxTokens]).
@@ -146,7 +153,9 @@ func WithThinkingDisplay(display string) Option {
 // sources.
 func WithWebSearch(maxUses int64) Option { return func(c *config) { c.webSearch = maxUses } }
 
-// WithRequestOptions passes SDK request options through.
+// WithRequestOptions passes SDK request options through. They come after
+// this package's: an HTTP client or retries set here replace the ones
+// WithHTTPClient and WithMaxRetries describe.
 func WithRequestOptions(opts ...option.RequestOption) Option {
 	return func(c *config) { c.sdkOptions = append(c.sdkOptions, opts...) }
 }
@@ -158,7 +167,7 @@ func New(model string, opts ...Option) (*Model, error) {
 	if model == "" {
 		return nil, errors.New("anthropic: no model name")
 	}
-	c := config{key: os.Getenv("ANTHROPIC_API_KEY"), baseURL: os.Getenv("ANTHROPIC_BASE_URL"), maxTokens: DefaultMaxTokens}
+	c := config{key: os.Getenv("ANTHROPIC_API_KEY"), baseURL: os.Getenv("ANTHROPIC_BASE_URL"), maxTokens: DefaultMaxTokens, maxRetries: modelcall.DefaultMaxRetries}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -184,18 +193,13 @@ func New(model string, opts ...Option) (*Model, error) {
 	default:
 		return nil, fmt.Errorf("anthropic: effort must be low, medium, high, xhigh or max, got %q", t.effort)
 	}
-	ro := []option.RequestOption{option.WithAPIKey(c.key)}
+	if err := modelcall.CheckMaxRetries("anthropic", c.maxRetries); err != nil {
+		return nil, err
+	}
+	hc, _ := modelcall.Client(c.httpClient, c.maxRetries)
+	ro := []option.RequestOption{option.WithAPIKey(c.key), option.WithHTTPClient(hc), option.WithMaxRetries(0)}
 	if c.baseURL != "" {
 		ro = append(ro, option.WithBaseURL(c.baseURL))
-	}
-	if c.httpClient != nil {
-		ro = append(ro, option.WithHTTPClient(c.httpClient))
-	}
-	if c.maxRetries != nil {
-		if *c.maxRetries < 0 {
-			return nil, fmt.Errorf("anthropic: max retries must not be negative, got %d", *c.maxRetries)
-		}
-		ro = append(ro, option.WithMaxRetries(*c.maxRetries))
 	}
 	ro = append(ro, c.sdkOptions...)
 	return &Model{client: sdk.NewClient(ro...), model: model, maxTokens: c.maxTokens, thinking: t, webSearch: c.webSearch}, nil
@@ -214,7 +218,7 @@ type APIError struct {
 	// Streaming says the error came as an `error` event after the stream
 	// had started (the reply so far is partial).
 	Streaming bool
-	kind      error // agent.ErrModelBusy, agent.ErrContextOverflow or nil
+	kind      error // one of the agent errors for a failed call, or nil
 }
 
 func (e *APIError) Error() string {
@@ -229,8 +233,10 @@ func (e *APIError) Error() string {
 		s += ": overloaded"
 	case e.Type == "rate_limit_error":
 		s += ": rate limited"
-	case e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:
+	case e.kind == agent.ErrModelAccessDenied:
 		s += ": authentication failed"
+	case e.kind == agent.ErrModelBusy:
+		s += ": server error"
 	}
 	if e.Type != "" {
 		s += " (" + e.Type + ")"
@@ -241,8 +247,11 @@ func (e *APIError) Error() string {
 	return s
 }
 
-// Unwrap lets errors.Is find [agent.ErrModelBusy] and
-// [agent.ErrContextOverflow].
+// Unwrap lets errors.Is find what the failure means to the user, as for
+// every agentui model: [agent.ErrContextOverflow], [agent.ErrModelBusy]
+// (429, 529, 5xx, and the overloaded, rate-limit and API errors a stream
+// carries), [agent.ErrModelAccessDenied] (401, 403) or
+// [agent.ErrModelRejected] (another 4xx).
 func (e *APIError) Unwrap() error { return e.kind }
 
 // ErrIncomplete is returned when the stream ends before message_stop (the
@@ -293,12 +302,19 @@ func apiError(ctx context.Context, err error) error {
 		// Error without a status.
 		out.Streaming = true
 	}
-	switch {
-	case out.Type == "overloaded_error" || out.Type == "rate_limit_error" ||
-		e.StatusCode == http.StatusTooManyRequests || e.StatusCode == 529:
+	switch out.Type {
+	case "invalid_request_error":
+		if contextOverflow(e.Message) {
+			out.kind = agent.ErrContextOverflow
+		}
+	case "overloaded_error", "rate_limit_error", "api_error", "timeout_error":
+		// Also when the stream carries them, after it began.
 		out.kind = agent.ErrModelBusy
-	case e.StatusCode == http.StatusBadRequest && contextOverflow(e.Message):
-		out.kind = agent.ErrContextOverflow
+	case "authentication_error", "permission_error":
+		out.kind = agent.ErrModelAccessDenied
+	}
+	if out.kind == nil {
+		out.kind = modelcall.StatusError(e.StatusCode)
 	}
 	return out
 }

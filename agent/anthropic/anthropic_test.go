@@ -431,14 +431,22 @@ func TestHTTPErrorsKeepTheMessageOut(t *testing.T) {
 	for _, tc := range []struct {
 		status int
 		typ    string
-		busy   bool
-	}{{401, "authentication_error", false}, {429, "rate_limit_error", true}, {529, "overloaded_error", true}, {500, "api_error", false}} {
+		means  error
+	}{
+		{401, "authentication_error", agent.ErrModelAccessDenied},
+		{403, "permission_error", agent.ErrModelAccessDenied},
+		{429, "rate_limit_error", agent.ErrModelBusy},
+		{529, "overloaded_error", agent.ErrModelBusy},
+		{500, "api_error", agent.ErrModelBusy},
+		{404, "not_found_error", agent.ErrModelRejected},
+		{400, "invalid_request_error", agent.ErrModelRejected},
+	} {
 		srv := fake.New(t)
 		srv.Reply(fake.Reply{Status: tc.status, ErrorMessage: "key sk-ant-test-secret-1234 is wrong"})
 		_, err := collect(newModel(t, srv, "claude-test"), userReq("hi"))
 		var apiErr *anthropic.APIError
-		if !errors.As(err, &apiErr) || apiErr.StatusCode != tc.status || apiErr.Type != tc.typ || errors.Is(err, agent.ErrModelBusy) != tc.busy {
-			t.Fatalf("%d: err = %#v", tc.status, err)
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != tc.status || apiErr.Type != tc.typ || !errors.Is(err, tc.means) {
+			t.Fatalf("%d: err = %#v, want it to mean %v", tc.status, err, tc.means)
 		}
 		if strings.Contains(err.Error(), "sk-ant") || strings.Contains(err.Error(), "wrong") {
 			t.Fatalf("%d: the API's message leaked: %v", tc.status, err)

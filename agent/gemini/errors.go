@@ -1,19 +1,16 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/agent/internal/modelcall"
 	"google.golang.org/genai"
 )
 
@@ -31,7 +28,7 @@ type APIError struct {
 	// is missing its thought signature", "a thought signature was
 	// rejected".
 	Problem string
-	cause   error // agent.ErrContextOverflow, agent.ErrModelBusy or nil
+	cause   error // one of the agent errors for a failed call, or nil
 }
 
 func (e *APIError) Error() string {
@@ -48,8 +45,10 @@ func (e *APIError) Error() string {
 	return s
 }
 
-// Unwrap lets errors.Is find agent.ErrContextOverflow and
-// agent.ErrModelBusy.
+// Unwrap lets errors.Is find what the refusal means to the user, as for
+// every agentui model: agent.ErrContextOverflow, agent.ErrModelBusy
+// (408, 409, 429, 5xx), agent.ErrModelAccessDenied (401, 403, an invalid key) or
+// agent.ErrModelRejected (another 4xx).
 func (e *APIError) Unwrap() error { return e.cause }
 
 // FinishError is a reply the model ended for a reason that is neither an
@@ -91,10 +90,11 @@ func apiError(e *genai.APIError) *APIError {
 			out.Reason, _ = d["reason"].(string)
 		}
 	}
+	out.cause = modelcall.StatusError(e.Code)
 	msg := strings.ToLower(e.Message)
 	switch {
 	case e.Code == http.StatusTooManyRequests || e.Code == http.StatusServiceUnavailable:
-		out.Problem, out.cause = "the model is rate-limited or overloaded", agent.ErrModelBusy
+		out.Problem = "the model is rate-limited or overloaded"
 	case e.Code == http.StatusBadRequest && strings.Contains(msg, "input token count") && strings.Contains(msg, "exceeds the maximum"):
 		out.Problem, out.cause = "the conversation is longer than the context window", agent.ErrContextOverflow
 	case strings.Contains(msg, "missing a thought_signature"):
@@ -102,86 +102,15 @@ func apiError(e *genai.APIError) *APIError {
 	case strings.Contains(msg, "thought signature"):
 		out.Problem = "a thought signature was rejected"
 	case e.Code == http.StatusUnauthorized || e.Code == http.StatusForbidden || out.Reason == "API_KEY_INVALID":
-		out.Problem = "authentication failed"
+		// An invalid key is a 400, but the server's configuration is
+		// at fault, not the request.
+		out.Problem, out.cause = "authentication failed", agent.ErrModelAccessDenied
 	}
 	return out
 }
 
-// retryTransport retries a request the API refused as busy (429, 500,
-// 503, 504) or that failed to connect, before any byte of the reply was
-// read: the stream a caller sees starts only once a request succeeded.
-// It waits as long as the API asks (a RetryInfo detail, else Retry-After)
-// when that is at most maxRetryWait, and gives up at once when it asks
-// for longer; without a hint it backs off exponentially.
-type retryTransport struct {
-	base    http.RoundTripper
-	retries int
-	sleep   func(context.Context, time.Duration) error
-}
-
-// maxRetryWait is the longest wait a retry honours: a user watching a
-// reply is better told the model is busy than kept waiting longer.
-const maxRetryWait = time.Minute
-
-func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	for attempt := 0; ; attempt++ {
-		resp, err := t.base.RoundTrip(req)
-		if attempt >= t.retries || ctx.Err() != nil || req.GetBody == nil && req.Body != nil {
-			return resp, err
-		}
-		var wait time.Duration
-		switch {
-		case err != nil:
-			wait = backoff(attempt)
-		case retryable(resp.StatusCode):
-			var ok bool
-			if wait, ok = retryWait(resp, attempt); !ok {
-				return resp, nil
-			}
-			resp.Body.Close()
-		default:
-			return resp, nil
-		}
-		if err := t.sleep(ctx, wait); err != nil {
-			return nil, err
-		}
-		next := req.Clone(ctx)
-		if req.GetBody != nil {
-			if next.Body, err = req.GetBody(); err != nil {
-				return nil, err
-			}
-		}
-		req = next
-	}
-}
-
-func retryable(status int) bool {
-	switch status {
-	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true
-	}
-	return false
-}
-
-// retryWait reads how long the API asks to wait. It leaves resp's body
-// readable (the caller may return resp) and reports false when the wait
-// asked for is too long to honour.
-func retryWait(resp *http.Response, attempt int) (time.Duration, bool) {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	wait, hinted := retryInfo(body)
-	if !hinted {
-		wait, hinted = retryAfter(resp.Header.Get("Retry-After"))
-	}
-	if !hinted {
-		return backoff(attempt), true
-	}
-	return wait, wait <= maxRetryWait
-}
-
-// retryInfo finds a google.rpc.RetryInfo detail in an error body.
+// retryInfo finds a google.rpc.RetryInfo detail in an error body: the
+// wait the API asks for before a retry, ahead of its headers.
 func retryInfo(body []byte) (time.Duration, bool) {
 	var e struct {
 		Error struct {
@@ -202,37 +131,4 @@ func retryInfo(body []byte) (time.Duration, bool) {
 		}
 	}
 	return 0, false
-}
-
-// retryAfter reads a Retry-After header: seconds, or an HTTP date.
-func retryAfter(v string) (time.Duration, bool) {
-	if v == "" {
-		return 0, false
-	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
-		return time.Duration(secs * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0), true
-	}
-	return 0, false
-}
-
-// backoff is the wait before retry attempt+1 when the API gave no hint:
-// half a second doubling, capped at 8s, with ±25% jitter so that many
-// clients refused together do not return together.
-func backoff(attempt int) time.Duration {
-	d := min(500*time.Millisecond<<attempt, 8*time.Second)
-	return time.Duration(float64(d) * (0.75 + rand.Float64()/2))
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

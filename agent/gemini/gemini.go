@@ -28,6 +28,7 @@ import (
 	"os"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/agent/internal/modelcall"
 	"github.com/agentui/agentui/cmf"
 	"google.golang.org/genai"
 )
@@ -45,7 +46,7 @@ type Model struct {
 	client *genai.Client
 	model  string
 	cfg    config
-	retry  *retryTransport
+	retry  *modelcall.Transport
 }
 
 type config struct {
@@ -75,10 +76,14 @@ func WithBaseURL(url string) Option { return func(c *config) { c.baseURL = url }
 // http.Client. Retries wrap its transport.
 func WithHTTPClient(hc *http.Client) Option { return func(c *config) { c.httpClient = hc } }
 
-// WithMaxRetries sets how often a request the API refused as busy (429,
-// 500, 503, 504) or that failed to connect is retried before the reply
-// starts. The default is 2.
-func WithMaxRetries(n int) Option { return func(c *config) { c.retries = max(n, 0) } }
+// WithMaxRetries sets how many times a request is tried again when it
+// was refused before its reply began, with 408, 409, 429 or a 5xx, or
+// could not connect; 0 sends each request once, and a negative n makes
+// New fail. The default is 2. Each retry waits what the API asks for (a
+// RetryInfo detail, else retry-after-ms or Retry-After), and none is made
+// when it asks for more than a minute; without a hint the waits back off
+// from half a second. It means the same for every agentui model.
+func WithMaxRetries(n int) Option { return func(c *config) { c.retries = n } }
 
 // WithThinkingBudget sets the reasoning budget in tokens (Gemini 2.5:
 // 0 turns thinking off where the model allows, -1 lets the model decide).
@@ -109,7 +114,7 @@ func New(model string, opts ...Option) (*Model, error) {
 	if model == "" {
 		return nil, errors.New("gemini: no model name")
 	}
-	cfg := config{retries: 2, includeThoughts: true}
+	cfg := config{retries: modelcall.DefaultMaxRetries, includeThoughts: true}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -122,22 +127,16 @@ func New(model string, opts ...Option) (*Model, error) {
 	if cfg.apiKey == "" {
 		return nil, errors.New("gemini: no API key (set GEMINI_API_KEY or GOOGLE_API_KEY)")
 	}
+	if err := modelcall.CheckMaxRetries("gemini", cfg.retries); err != nil {
+		return nil, err
+	}
 	switch cfg.level {
 	case "", genai.ThinkingLevelMinimal, genai.ThinkingLevelLow, genai.ThinkingLevelMedium, genai.ThinkingLevelHigh:
 	default:
 		return nil, errors.New("gemini: the thinking level must be minimal, low, medium or high")
 	}
-	hc := &http.Client{}
-	if cfg.httpClient != nil {
-		c := *cfg.httpClient
-		hc = &c
-	}
-	base := hc.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	rt := &retryTransport{base: base, retries: cfg.retries, sleep: sleep}
-	hc.Transport = rt
+	hc, rt := modelcall.Client(cfg.httpClient, cfg.retries)
+	rt.Hint = retryInfo
 	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
 		APIKey:      cfg.apiKey,
 		Backend:     genai.BackendGeminiAPI,

@@ -105,11 +105,12 @@ func TestMultiTurnReplaysSignaturesOnTheirParts(t *testing.T) {
 		model.Parts[1].FunctionCall == nil || model.Parts[1].ThoughtSignature != callSig {
 		t.Fatalf("step replayed as %+v", model)
 	}
-	if model.Parts[1].FunctionCall.ID != calls[0].ToolCallID {
-		t.Fatalf("call id %q, stored %q", model.Parts[1].FunctionCall.ID, calls[0].ToolCallID)
+	// Gemini sent the call without an id: it goes back without one.
+	if model.Parts[1].FunctionCall.ID != "" {
+		t.Fatalf("call sent back with id %q", model.Parts[1].FunctionCall.ID)
 	}
 	resp := second[2].Parts[0].FunctionResponse
-	if second[2].Role != "user" || resp == nil || resp.ID != calls[0].ToolCallID || resp.Name != "get_weather" {
+	if second[2].Role != "user" || resp == nil || resp.ID != "" || resp.Name != "get_weather" {
 		t.Fatalf("function response %+v", second[2])
 	}
 	var out struct {
@@ -174,15 +175,75 @@ func TestParallelCalls(t *testing.T) {
 	if len(calls) != 2 || calls[0].ThoughtSignature == "" || calls[1].ThoughtSignature != "" || len(resps) != 2 {
 		t.Fatalf("request %s", f.Last().Body)
 	}
-	for i := range calls {
-		if resps[i].FunctionResponse.ID != calls[i].FunctionCall.ID {
-			t.Fatalf("response %d answers %q, call is %q", i, resps[i].FunctionResponse.ID, calls[i].FunctionCall.ID)
+	for i, city := range []string{"Paris", "Tokyo"} {
+		var out struct {
+			Output demo.Weather `json:"output"`
+		}
+		if json.Unmarshal(resps[i].FunctionResponse.Response, &out) != nil || out.Output.City != city {
+			t.Fatalf("response %d is %s, want %s's", i, resps[i].FunctionResponse.Response, city)
 		}
 	}
-	if calls[0].FunctionCall.ID == calls[1].FunctionCall.ID {
-		t.Fatal("two calls share an id")
+	if ids := toolCalls(r.msgs[0]); len(ids) != 2 || ids[0].ToolCallID == ids[1].ToolCallID {
+		t.Fatalf("two calls share an id: %+v", ids)
 	}
 	allOK(t, f)
+}
+
+// Gemini gets its calls back as it sent them. A call it sent without an
+// id goes back without one, and so does its response, though agentui made
+// an id up for the UI and the history; a call with an id of Gemini's goes
+// back with it, its response too, even an id that looks like one made up
+// here. So both in the run that made the calls and from stored history.
+func TestCallIDsGoBackAsGeminiSentThem(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ids  []string // what Gemini sent, one per call
+	}{
+		{"none", []string{"", ""}},
+		{"Gemini's own", []string{"fc-7", "fc-8"}},
+		{"one of each", []string{"", "fc-8"}},
+		{"Gemini's own that looks made up", []string{"gemini-local-0197", "gemini-local-gemini-local-x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, m := start(t)
+			cities := []string{"Paris", "Tokyo"}
+			var parts []fake.ReplyPart
+			for i, id := range tc.ids {
+				parts = append(parts, fake.ReplyPart{Call: &fake.Call{ID: id, Name: "get_weather", Args: `{"city":"` + cities[i] + `"}`}})
+			}
+			f.Script(fake.Calls(parts...), fake.Say("Both sunny."), fake.Say("Still sunny."))
+			first := runLoop(t, m, &agent.Input{Messages: []cmf.Message{user("Paris and Tokyo?")}})
+			if first.err != nil {
+				t.Fatal(first.err)
+			}
+			stored := toolCalls(first.msgs[0])
+			if len(stored) != 2 || stored[0].ToolCallID == "" || stored[1].ToolCallID == "" || stored[0].ToolCallID == stored[1].ToolCallID {
+				t.Fatalf("stored calls %+v", stored)
+			}
+			check := func(r *fake.Request) {
+				t.Helper()
+				c := r.Parsed.Contents
+				if len(c) < 3 {
+					t.Fatalf("request %s", r.Body)
+				}
+				for i, want := range tc.ids {
+					if got := c[1].Parts[i].FunctionCall.ID; got != want {
+						t.Errorf("call %d sent with id %q, Gemini sent %q", i, got, want)
+					}
+					if got := c[2].Parts[i].FunctionResponse.ID; got != want {
+						t.Errorf("response %d sent with id %q, its call had %q", i, got, want)
+					}
+				}
+			}
+			check(f.Requests()[1])
+			history := append([]cmf.Message{user("Paris and Tokyo?")}, first.msgs...)
+			if r := runLoop(t, m, &agent.Input{History: history, Messages: []cmf.Message{user("And now?")}}); r.err != nil {
+				t.Fatal(r.err)
+			}
+			check(f.Requests()[2])
+			allOK(t, f)
+		})
+	}
 }
 
 // A call that needs approval pauses the run; the run that resumes it

@@ -38,6 +38,8 @@ var skipSignature = []byte("skip_thought_signature_validator")
 //     none, because another model made it, carries skipSignature.
 //   - Tool results become function responses, all of a step's in one
 //     content, in the order of its calls.
+//   - A call and its response carry the id Gemini gave the call, or none
+//     when it gave none (callid.go).
 func (m *Model) request(req *agent.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
 	b := builder{model: m.model, contents: make([]*genai.Content, 0, req.Len())}
 	for msg := range req.All() {
@@ -143,12 +145,18 @@ func schema(params json.RawMessage) any {
 	return params
 }
 
+// sentCall is a call as agentui knows it (id) and its name, for the
+// function response that answers it.
+type sentCall struct {
+	id, name string
+}
+
 type builder struct {
 	model    string
 	contents []*genai.Content
 	system   []*genai.Part
-	calls    []*genai.FunctionCall // the last model content's calls
-	results  []cmf.ToolResult      // tool results waiting for their content
+	calls    []sentCall       // the last model content's calls
+	results  []cmf.ToolResult // tool results waiting for their content
 	// emptySigned: a signed part with empty text is sent, which the
 	// SDK's encoding needs help with (restoreEmptyText).
 	emptySigned bool
@@ -215,12 +223,11 @@ func (b *builder) assistant(m *cmf.Message) {
 			if json.Unmarshal(p.Arguments, &args) != nil || args == nil {
 				args = map[string]any{}
 			}
-			fc := &genai.FunctionCall{ID: p.ToolCallID, Name: p.Name, Args: args}
-			part := &genai.Part{FunctionCall: fc}
+			part := &genai.Part{FunctionCall: &genai.FunctionCall{ID: geminiID(p.ToolCallID), Name: p.Name, Args: args}}
 			if p.Opaque.From(Provider, b.model) {
 				part.ThoughtSignature = decodeSignature(p.Opaque.Data)
 			}
-			b.calls = append(b.calls, fc)
+			b.calls = append(b.calls, sentCall{id: p.ToolCallID, name: p.Name})
 			parts = append(parts, part)
 		}
 	}
@@ -328,9 +335,9 @@ func (b *builder) flushResults() {
 	used := make([]bool, len(b.results))
 	for _, c := range b.calls {
 		for i, r := range b.results {
-			if !used[i] && r.ToolCallID == c.ID {
+			if !used[i] && r.ToolCallID == c.id {
 				used[i] = true
-				parts = append(parts, functionResponse(r, c.Name))
+				parts = append(parts, functionResponse(r, c.name))
 				break
 			}
 		}
@@ -345,7 +352,8 @@ func (b *builder) flushResults() {
 }
 
 // functionResponse is a tool result as the API takes it: an object with
-// the result under "output", or the error under "error".
+// the result under "output", or the error under "error", and the id of
+// the call it answers as Gemini gave it (none for a call that had none).
 func functionResponse(r cmf.ToolResult, name string) *genai.Part {
 	if name == "" {
 		name = r.ToolName
@@ -358,7 +366,7 @@ func functionResponse(r cmf.ToolResult, name string) *genai.Part {
 	if r.IsError {
 		key = "error"
 	}
-	return &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: r.ToolCallID, Name: name, Response: map[string]any{key: v}}}
+	return &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: geminiID(r.ToolCallID), Name: name, Response: map[string]any{key: v}}}
 }
 
 func userParts(m *cmf.Message) ([]*genai.Part, error) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
-	"github.com/agentui/agentui/internal/ids"
 	"google.golang.org/genai"
 )
 
@@ -91,12 +90,7 @@ func (d *decoder) part(p *genai.Part, yield func(agent.Chunk, error) bool) bool 
 	switch {
 	case p.FunctionCall != nil:
 		fc := p.FunctionCall
-		id := fc.ID
-		if id == "" {
-			// Gemini often sends no ids; one made up must be unique in the
-			// whole chat, not only in this reply.
-			id = "call_" + ids.New()
-		}
+		id := callID(fc.ID)
 		args := "{}"
 		if len(fc.Args) > 0 {
 			if b, err := json.Marshal(fc.Args); err == nil {

@@ -7,7 +7,7 @@
 // (or "reasoning"), token usage and finish reasons. Errors from the server
 // become [*APIError]s that carry the status and error code but never the
 // server's message, which for authentication failures can echo part of the
-// key.
+// key; each wraps the agent error that says what it means to the user.
 package openai
 
 import (
@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/agent/internal/modelcall"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/ids"
 	oai "github.com/openai/openai-go/v3"
@@ -34,7 +35,13 @@ type Model struct {
 }
 
 // Option configures a [Model].
-type Option func(*[]option.RequestOption)
+type Option func(*config)
+
+type config struct {
+	httpClient *http.Client
+	maxRetries int
+	opts       []option.RequestOption
+}
 
 // WithAPIKey sets the API key. The default is $OPENAI_API_KEY.
 func WithAPIKey(key string) Option { return with(option.WithAPIKey(key)) }
@@ -43,31 +50,44 @@ func WithAPIKey(key string) Option { return with(option.WithAPIKey(key)) }
 // Ollama. The default is $OPENAI_BASE_URL, else OpenAI's.
 func WithBaseURL(url string) Option { return with(option.WithBaseURL(url)) }
 
-// WithHTTPClient sets the HTTP client. The default is openai-go's.
-func WithHTTPClient(c *http.Client) Option { return with(option.WithHTTPClient(c)) }
+// WithHTTPClient sets the HTTP client. The default is a plain
+// http.Client. Retries wrap its transport.
+func WithHTTPClient(c *http.Client) Option { return func(cfg *config) { cfg.httpClient = c } }
 
-// WithMaxRetries sets how often a failed request (connection errors, 408,
-// 409, 429, 5xx) is retried before streaming starts. The default is
-// openai-go's (2).
-func WithMaxRetries(n int) Option { return with(option.WithMaxRetries(n)) }
+// WithMaxRetries sets how many times a request is tried again when it
+// was refused before its stream began, with 408, 409, 429 or a 5xx, or
+// could not connect; 0 sends each request once, and a negative n makes
+// New fail. The default is 2. Each retry waits what the endpoint asks
+// for (retry-after-ms, else Retry-After), and none is made when it asks
+// for more than a minute; without a hint the waits back off from half a
+// second. It means the same for every agentui model; openai-go's own
+// retries are off.
+func WithMaxRetries(n int) Option { return func(cfg *config) { cfg.maxRetries = n } }
 
-// WithRequestOptions passes any openai-go request options through.
+// WithRequestOptions passes any openai-go request options through. They
+// come after this package's: an HTTP client or retries set here replace
+// the ones WithHTTPClient and WithMaxRetries describe.
 func WithRequestOptions(opts ...option.RequestOption) Option { return with(opts...) }
 
 func with(opts ...option.RequestOption) Option {
-	return func(o *[]option.RequestOption) { *o = append(*o, opts...) }
+	return func(cfg *config) { cfg.opts = append(cfg.opts, opts...) }
 }
 
 // New returns a model that calls the named model ("gpt-4o-mini",
-// "llama3.2", …).
+// "llama3.2", …). It fails for a negative WithMaxRetries.
 func New(model string, opts ...Option) (*Model, error) {
 	if model == "" {
 		return nil, errors.New("openai: no model name")
 	}
-	var ro []option.RequestOption
+	cfg := config{maxRetries: modelcall.DefaultMaxRetries}
 	for _, o := range opts {
-		o(&ro)
+		o(&cfg)
 	}
+	if err := modelcall.CheckMaxRetries("openai", cfg.maxRetries); err != nil {
+		return nil, err
+	}
+	hc, _ := modelcall.Client(cfg.httpClient, cfg.maxRetries)
+	ro := append([]option.RequestOption{option.WithHTTPClient(hc), option.WithMaxRetries(0)}, cfg.opts...)
 	return &Model{client: oai.NewClient(ro...), model: model}, nil
 }
 
@@ -82,6 +102,8 @@ type APIError struct {
 func (e *APIError) Error() string {
 	s := fmt.Sprintf("openai: HTTP %d", e.StatusCode)
 	switch {
+	case e.Code == "context_length_exceeded":
+		s += ": the conversation is longer than the context window"
 	case e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:
 		s += ": authentication failed"
 	case e.StatusCode == http.StatusTooManyRequests:
@@ -93,6 +115,20 @@ func (e *APIError) Error() string {
 		s += " (" + e.Code + ")"
 	}
 	return s
+}
+
+// Unwrap returns what the refusal means to the user, as for every agentui
+// model: agent.ErrContextOverflow, agent.ErrModelBusy (408, 409, 429,
+// 5xx), agent.ErrModelAccessDenied (401, 403, a quota used up) or
+// agent.ErrModelRejected (another 4xx).
+func (e *APIError) Unwrap() error {
+	switch e.Code {
+	case "context_length_exceeded":
+		return agent.ErrContextOverflow
+	case "insufficient_quota":
+		return agent.ErrModelAccessDenied // retrying does not help; the account needs attention
+	}
+	return modelcall.StatusError(e.StatusCode)
 }
 
 // ErrIncomplete is returned when the stream ends before the model said it

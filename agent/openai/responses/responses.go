@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/agent/internal/modelcall"
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -54,7 +55,7 @@ type Reasoning struct {
 type config struct {
 	apiKey, baseURL string
 	httpClient      *http.Client
-	maxRetries      *int
+	maxRetries      int
 	reasoning       *Reasoning
 	noReasoning     bool
 	webSearch       bool
@@ -71,15 +72,19 @@ func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
 // OpenAI's.
 func WithBaseURL(url string) Option { return func(c *config) { c.baseURL = url } }
 
-// WithHTTPClient sets the HTTP client. The default is openai-go's.
+// WithHTTPClient sets the HTTP client. The default is a plain
+// http.Client. Retries wrap its transport.
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
 
-// WithMaxRetries sets how often a request that failed before its stream
-// began (a connection error, 408, 409, 429, 5xx) is tried again. openai-go
-// waits as the response's retry-after-ms or retry-after says (up to two
-// minutes; longer, and it gives up at once), else backs off from half a
-// second. The default is openai-go's: 2.
-func WithMaxRetries(n int) Option { return func(c *config) { c.maxRetries = &n } }
+// WithMaxRetries sets how many times a request is tried again when it
+// was refused before its stream began, with 408, 409, 429 or a 5xx, or
+// could not connect; 0 sends each request once, and a negative n makes
+// New fail. The default is 2. Each retry waits what the API asks for
+// (retry-after-ms, else retry-after), and none is made when it asks for
+// more than a minute; without a hint the waits back off from half a
+// second. It means the same for every agentui model; openai-go's own
+// retries are off.
+func WithMaxRetries(n int) Option { return func(c *config) { c.maxRetries = n } }
 
 // WithReasoning says that the model reasons, and how. The default, for the
 // names of OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 and later,
@@ -98,7 +103,9 @@ func WithoutReasoning() Option { return func(c *config) { c.reasoning, c.noReaso
 func WithWebSearch() Option { return func(c *config) { c.webSearch = true } }
 
 // WithRequestOptions passes openai-go request options through (headers,
-// an organization, a longer retry delay).
+// an organization). They come after this package's: an HTTP client or
+// retries set here replace the ones WithHTTPClient and WithMaxRetries
+// describe.
 func WithRequestOptions(opts ...option.RequestOption) Option {
 	return func(c *config) { c.requestOptions = append(c.requestOptions, opts...) }
 }
@@ -109,7 +116,7 @@ func New(model string, opts ...Option) (*Model, error) {
 	if model == "" {
 		return nil, errors.New("openai responses: no model name")
 	}
-	var c config
+	c := config{maxRetries: modelcall.DefaultMaxRetries}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -125,15 +132,13 @@ func New(model string, opts ...Option) (*Model, error) {
 	if u, err := url.Parse(c.baseURL); c.baseURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 		return nil, errors.New("openai responses: the base URL (OPENAI_BASE_URL or WithBaseURL) is not an http(s) URL")
 	}
-	ro := []option.RequestOption{option.WithAPIKey(c.apiKey)}
+	if err := modelcall.CheckMaxRetries("openai responses", c.maxRetries); err != nil {
+		return nil, err
+	}
+	hc, _ := modelcall.Client(c.httpClient, c.maxRetries)
+	ro := []option.RequestOption{option.WithAPIKey(c.apiKey), option.WithHTTPClient(hc), option.WithMaxRetries(0)}
 	if c.baseURL != "" {
 		ro = append(ro, option.WithBaseURL(c.baseURL))
-	}
-	if c.httpClient != nil {
-		ro = append(ro, option.WithHTTPClient(c.httpClient))
-	}
-	if c.maxRetries != nil {
-		ro = append(ro, option.WithMaxRetries(*c.maxRetries))
 	}
 	m := &Model{client: oai.NewClient(append(ro, c.requestOptions...)...), model: model, reasoning: c.reasoning, webSearch: c.webSearch}
 	if m.reasoning == nil && !c.noReasoning && reasons(model) {
@@ -161,9 +166,8 @@ func reasons(model string) bool {
 // keeps the status and the error code and type, never the message, which
 // can echo part of a key or of the conversation.
 //
-// It wraps [agent.ErrContextOverflow] for a conversation longer than the
-// model's context window, and [agent.ErrModelBusy] for a rate limit or an
-// overloaded server that retries did not get past.
+// It wraps the agent error that says what it means to the user, as for
+// every agentui model ([APIError.Unwrap]).
 type APIError struct {
 	StatusCode int
 	Code       string
@@ -181,8 +185,8 @@ func (e *APIError) Error() string {
 	switch {
 	case e.Unwrap() == agent.ErrContextOverflow:
 		s += ": the conversation is longer than the context window"
-	case e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:
-		s += ": authentication failed"
+	case e.Unwrap() == agent.ErrModelAccessDenied:
+		s += ": authentication failed or quota used up"
 	case e.Unwrap() == agent.ErrModelBusy && e.StatusCode == http.StatusTooManyRequests:
 		s += ": rate limited"
 	case e.Unwrap() == agent.ErrModelBusy:
@@ -194,18 +198,22 @@ func (e *APIError) Error() string {
 	return s
 }
 
-// Unwrap returns the agent error the user can act on, or nil.
+// Unwrap returns what the failure means to the user, as for every
+// agentui model: agent.ErrContextOverflow, agent.ErrModelBusy (408, 409,
+// 429, 5xx; a stream that failed as rate-limited, overloaded or with a
+// server error), agent.ErrModelAccessDenied (401, 403, a quota used up) or
+// agent.ErrModelRejected (another 4xx); nil for another failure of a
+// stream.
 func (e *APIError) Unwrap() error {
-	switch {
-	case e.Code == "context_length_exceeded":
+	switch e.Code {
+	case "context_length_exceeded":
 		return agent.ErrContextOverflow
-	case e.Code == "insufficient_quota":
-		return nil // retrying does not help; the account needs attention
-	case e.StatusCode == http.StatusTooManyRequests || e.StatusCode >= 500,
-		e.Code == "rate_limit_exceeded", e.Code == "server_is_overloaded", e.Code == "slow_down":
+	case "insufficient_quota":
+		return agent.ErrModelAccessDenied // retrying does not help; the account needs attention
+	case "rate_limit_exceeded", "server_is_overloaded", "slow_down", "server_error":
 		return agent.ErrModelBusy
 	}
-	return nil
+	return modelcall.StatusError(e.StatusCode)
 }
 
 // ErrIncomplete is returned when the stream ends before the response

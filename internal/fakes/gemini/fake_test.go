@@ -64,6 +64,15 @@ func conversation(calls []string, responses int) string {
 		`]},{"role":"user","parts":[` + strings.Join(resp, ",") + `]}]}`
 }
 
+// withResponseIDs gives the function responses of a conversation these
+// ids, in order.
+func withResponseIDs(body string, ids ...string) string {
+	for _, id := range ids {
+		body = strings.Replace(body, `{"functionResponse":{"name"`, `{"functionResponse":{"id":"`+id+`","name"`, 1)
+	}
+	return body
+}
+
 func signed(s *Server, call string) string {
 	return strings.TrimSuffix(call, "}") + `,"thoughtSignature":"` + sigOf(s, call) + `"}`
 }
@@ -83,6 +92,9 @@ func TestRefusals(t *testing.T) {
 		{"too few responses", conversation([]string{signed(s, weatherCall), weatherCall}, 1), "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn."},
 		{"response without its call", `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"text":"Hello"}]},{"role":"user","parts":[{"functionResponse":{"name":"f","response":{}}}]}]}`,
 			"Please ensure that function response turn comes immediately after a function call turn."},
+		{"response with an id no call has", withResponseIDs(conversation([]string{signed(s, weatherCall)}, 1), "call_1"), "functionResponse.id does not match functionCall.id."},
+		{"call's id not answered", conversation([]string{signed(s, `{"functionCall":{"id":"a","name":"get_weather","args":{"city":"Oslo"}}}`)}, 1), "functionResponse.id does not match functionCall.id."},
+		{"response with another call's id", withResponseIDs(conversation([]string{signed(s, `{"functionCall":{"id":"a","name":"get_weather","args":{"city":"Oslo"}}}`)}, 1), "b"), "functionResponse.id does not match functionCall.id."},
 		{"call turn first", `{"contents":[{"role":"model","parts":[` + signed(s, weatherCall) + `]}]}`, "Please ensure that function call turn comes immediately after a user turn or after a function response turn."},
 		{"unknown field", `{"contents":[{"role":"user","parts":[{"text":"hi","signature":"x"}]}]}`, `Invalid JSON payload received. Unknown name "signature": Cannot find field.`},
 		{"two kinds of data in a part", `{"contents":[{"role":"user","parts":[{"text":"hi","inlineData":{"mimeType":"image/png","data":"AA=="}}]}]}`, "Oneof field 'data' is already set"},
@@ -120,7 +132,8 @@ func TestAccepted(t *testing.T) {
 		"sentinel as text":              conversation([]string{strings.TrimSuffix(weatherCall, "}") + `,"thoughtSignature":"context_engineering_is_the_way_to_go"}`}, 1),
 		"args in another key order":     conversation([]string{`{"functionCall":{"name":"f","args":{"b":1,"a":2}},"thoughtSignature":"` + sigOf(s, `{"functionCall":{"name":"f","args":{"a":2,"b":1}}}`) + `"}`}, 1),
 		"signed empty text part":        `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"text":"Hello"},{"text":"","thoughtSignature":"` + sigOf(s, `{"text":""}`) + `"}]},{"role":"user","parts":[{"text":"bye"}]}]}`,
-		"a call the client assigned id": conversation([]string{`{"functionCall":{"id":"call_1","name":"get_weather","args":{"city":"Oslo"}},"thoughtSignature":"` + sigOf(s, weatherCall) + `"}`}, 1),
+		"a call the client assigned id": withResponseIDs(conversation([]string{`{"functionCall":{"id":"call_1","name":"get_weather","args":{"city":"Oslo"}},"thoughtSignature":"` + sigOf(s, weatherCall) + `"}`}, 1), "call_1"),
+		"responses answering by id":     withResponseIDs(conversation([]string{signed(s, `{"functionCall":{"id":"a","name":"get_weather","args":{"city":"Oslo"}}}`), `{"functionCall":{"id":"b","name":"get_weather","args":{"city":"Oslo"}}}`}, 2), "b", "a"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			s.Script(Say("ok"))

@@ -9,7 +9,8 @@
 // signature."), the first function call of each step of the current
 // turn without a signature ("Function call is missing a
 // thought_signature in functionCall parts…"), function responses that do
-// not follow their calls or do not match them in number, malformed JSON
+// not follow their calls or do not match them in number or by id
+// ("functionResponse.id does not match functionCall.id."), malformed JSON
 // and unknown fields, tool declarations, a prompt longer than the context
 // window, the API key. Each refusal is a 400 (or 403) with the API's
 // error shape {"error":{"code","message","status"}}. It records every

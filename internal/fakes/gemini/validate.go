@@ -16,6 +16,7 @@ const (
 	msgResponseCount    = "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn."
 	msgResponseAfter    = "Please ensure that function response turn comes immediately after a function call turn."
 	msgCallAfter        = "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
+	msgResponseID       = "functionResponse.id does not match functionCall.id."
 )
 
 func invalid(format string, args ...any) *Failure {
@@ -211,6 +212,9 @@ func validateCallTurns(contents []Content) *Failure {
 			if i+1 < len(contents) && count(&contents[i+1], false) != calls {
 				return invalid(msgResponseCount)
 			}
+			if i+1 < len(contents) && !idsMatch(c, &contents[i+1]) {
+				return invalid(msgResponseID)
+			}
 		}
 		if count(c, false) > 0 {
 			if i == 0 || contents[i-1].Role != "model" || count(&contents[i-1], true) == 0 {
@@ -219,6 +223,33 @@ func validateCallTurns(contents []Content) *Failure {
 		}
 	}
 	return nil
+}
+
+// idsMatch reports whether the function responses answer the calls by
+// their ids: a call Gemini gave an id must get a response with that id,
+// and a response may name no call that was not made. Calls without ids
+// are answered without them, matched by order.
+func idsMatch(calls, responses *Content) bool {
+	open := map[string]int{}
+	for _, p := range calls.Parts {
+		if p.FunctionCall != nil && p.FunctionCall.ID != "" {
+			open[p.FunctionCall.ID]++
+		}
+	}
+	for _, p := range responses.Parts {
+		if r := p.FunctionResponse; r != nil && r.ID != "" {
+			if open[r.ID] == 0 {
+				return false
+			}
+			open[r.ID]--
+		}
+	}
+	for _, n := range open {
+		if n > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // validateSignatures checks every signature sent (it must be the model's
