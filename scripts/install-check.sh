@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds README.md's mounting snippet ("Mounting agentui in your app") in
-# a scratch module outside the repository, the two ways docs/deploy.md
-# gives for using agentui before it is published: a `replace` directive,
-# and a go.work workspace. Dependencies come through the module proxy.
+# a scratch module outside the repository, set up by the commands of
+# docs/deploy.md's "Before the module is published" as written there
+# (go mod tidy included), but for their `git clone`: the clone is this
+# checkout, linked where the commands expect it. Dependencies come
+# through the module proxy.
 #   scripts/install-check.sh
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,14 +48,24 @@ $snippet
 GO
 }
 
-echo "install-check: replace"
-write_app "$work/replace"
-(cd "$work/replace" && go mod init example.com/app >/dev/null 2>&1 &&
-  go mod edit -require github.com/agentui/agentui@v0.0.0 -replace "github.com/agentui/agentui=$repo" &&
-  GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1 && go vet . && go build -o app .)
+# The commands: the first ```sh block after the section's heading.
+commands=$(awk '/^## Before the module is published/ {s=1} s && /^```sh$/ {g=1; next} g && /^```$/ {exit} g {print}' "$repo/docs/deploy.md")
+clone=$(grep '^git clone ' <<<"$commands" || true)
+[ "${clone##* }" = ../agentui ] || { echo "install-check: docs/deploy.md's commands do not clone into ../agentui" >&2; exit 1; }
+commands=$(grep -v '^git clone ' <<<"$commands")
+grep -q '^go mod tidy$' <<<"$commands" || { echo "install-check: docs/deploy.md's commands do not run go mod tidy" >&2; exit 1; }
 
-echo "install-check: go.work"
-write_app "$work/workspace/app"
-(cd "$work/workspace/app" && go mod init example.com/app >/dev/null 2>&1 &&
-  cd .. && go work init ./app "$repo" && cd app && go vet . && go build -o app .)
-echo "install-check: the README's snippet builds both ways"
+write_app "$work/app"
+ln -s "$repo" "$work/agentui"
+cd "$work/app"
+go mod init example.com/app >/dev/null 2>&1
+# A workspace named by the caller's environment would stand in for what
+# the commands set up.
+unset GOWORK
+while IFS= read -r line; do
+  echo "install-check: $line"
+  out=$(bash -euo pipefail -c "$line" 2>&1) || { echo "$out" >&2; exit 1; }
+done <<<"$commands"
+go vet .
+go build -o app .
+echo "install-check: the README's snippet builds after docs/deploy.md's commands"

@@ -351,6 +351,24 @@ func TestHistoryAGUIResumes(t *testing.T) {
 	}
 }
 
+// A call that waits for a client tool's output is no pending interrupt:
+// over AG-UI a new message then runs (the call is answered "not
+// answered"), where one waiting for approval is refused.
+func TestHistoryAGUIMovesOnFromAClientTool(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	in := map[string]any{"threadId": "t1", "runId": "r1", "protocolVersion": "1.0",
+		"messages": []any{map[string]any{"id": "u1", "role": "user", "content": "where am I"}}}
+	if status, raw := f.agui(in); status != 200 || !strings.Contains(raw, `"toolCallName":"get_location"`) || strings.Contains(raw, `"interrupts"`) {
+		t.Fatalf("the client tool's call: %d %s", status, raw)
+	}
+	in["runId"] = "r2"
+	in["messages"] = []any{map[string]any{"id": "u2", "role": "user", "content": "hello"}}
+	status, raw := f.agui(in)
+	if status != 200 || strings.Contains(raw, "RUN_ERROR") || !strings.Contains(raw, `"delta":"hello"`) || !strings.Contains(raw, "RUN_FINISHED") {
+		t.Fatalf("a new message after the client tool's call: %d %s", status, raw)
+	}
+}
+
 // One run per chat: while a reply streams, another turn in its chat is a
 // 409 that says the chat is busy, other chats go on, and the chat takes
 // the next turn once the reply is done. In a synctest bubble, so the

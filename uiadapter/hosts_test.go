@@ -30,6 +30,9 @@ func TestAllowHosts(t *testing.T) {
 		{"chat.example.com", 200}, {"chat.example.com:443", 200}, {"admin.example.com:8443", 200}, {"a.b.apps.example.com:1", 200}, {"[fe80::1]:9000", 200},
 		{"evil.example:8080", 403}, {"admin.example.com:8080", 403}, {"apps.example.com", 403}, {"xapps.example.com", 403},
 		{"127.0.0.2:8080", 403}, {"localhost.evil.example", 403}, {"[fe80::1]:9001", 403},
+		// An entry with a port wants that port: a Host without one is
+		// another (the scheme's default).
+		{"admin.example.com", 403}, {"[fe80::1]", 403}, {"fe80::1", 403},
 		{"a b", 400}, {"x:y", 400}, {"user@localhost", 400}, {"[::1", 400}, {"localhost:99999", 400},
 	} {
 		before := served

@@ -3,6 +3,7 @@ package uiadapter
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentui/agentui/agent"
@@ -133,6 +134,53 @@ func TestPlanEditCutsAndAddsInOneWrite(t *testing.T) {
 	}
 }
 
+// AG-UI's pending-interrupts rule (Turn.ResumeRequired): a new message
+// is refused while a call awaits approval, the interrupt the client must
+// resume. A call that awaits a client tool's output is no interrupt: the
+// new message goes on, and the call is answered "not answered". Without
+// the rule a waiting approval is answered so too.
+func TestPlanPendingInterrupts(t *testing.T) {
+	const refusal = "This thread has pending interrupts: resume them before sending a new message."
+	awaiting := func(call cmf.ToolCall, record cmf.CallRecord) []cmf.Message {
+		asst := callMsg("a1", call)
+		asst.SetCallRecord(call.ToolCallID, record)
+		return []cmf.Message{textMsg(cmf.RoleUser, "u1", "go"), asst}
+	}
+	approval := awaiting(toolCall("ap", "delete_file"), cmf.CallRecord{ApprovalID: "appr-1"})
+	client := awaiting(toolCall("cl", "get_location"), cmf.CallRecord{Client: true})
+	for _, c := range []struct {
+		name           string
+		stored         []cmf.Message
+		resumeRequired bool
+		refused        bool
+	}{
+		{"an approval waits", approval, true, true},
+		{"an approval waits, no rule", approval, false, false},
+		{"a client tool waits", client, true, false},
+		{"both wait", waitingChat(), true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			turn := &Turn{Intent: Submit, ResumeRequired: c.resumeRequired, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u2", "something else")}}
+			p, _, err := planStored(c.stored, turn, roomy, &SanitizePolicy{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.refused {
+				if p.refusal != refusal || len(p.add) != 0 {
+					t.Fatalf("refusal %q, adds %d", p.refusal, len(p.add))
+				}
+				return
+			}
+			if p.refusal != "" || len(p.add) != 2 || p.add[1].ID() != "u2" {
+				t.Fatalf("refusal %q, adds %d", p.refusal, len(p.add))
+			}
+			if r, ok := p.add[0].Content[0].(cmf.ToolResult); !ok || !r.IsError || !strings.Contains(string(r.Content), "Not answered") {
+				t.Fatalf("the waiting call's answer: %+v", p.add[0].Content)
+			}
+		})
+	}
+}
+
 // A client that shows messages before its new one, in a chat the server
 // does not have, is told so (409 unknown_chat) instead of starting
 // another conversation under the same id.
@@ -146,6 +194,45 @@ func TestPlanUnknownChat(t *testing.T) {
 	turn.ParentID = ""
 	if _, _, err := planStored(nil, turn, roomy, &SanitizePolicy{}); err != nil {
 		t.Fatalf("a first message: %v", err)
+	}
+}
+
+// Where "the server lost this chat" begins: with nothing stored, a new
+// message alone (or after the client's own system and developer
+// messages) starts the chat; one earlier message of any other kind, an
+// answer or a regeneration says the client knew a chat the server does
+// not. With one message stored, the client's past is ignored as always.
+func TestPlanUnknownChatBoundary(t *testing.T) {
+	user := textMsg(cmf.RoleUser, "u9", "and then?")
+	system, developer := textMsg(cmf.RoleSystem, "s1", "Be brief."), textMsg(cmf.RoleDeveloper, "d1", "Be kind.")
+	for _, c := range []struct {
+		name    string
+		stored  []cmf.Message
+		turn    Turn
+		unknown bool
+	}{
+		{"the first message", nil, Turn{Intent: Submit, Messages: []cmf.Message{user}}, false},
+		{"after a system message", nil, Turn{Intent: Submit, Messages: []cmf.Message{system, user}}, false},
+		{"after system and developer messages", nil, Turn{Intent: Submit, Messages: []cmf.Message{system, developer, user}}, false},
+		{"after one earlier reply", nil, Turn{Intent: Submit, Messages: []cmf.Message{textMsg(cmf.RoleAssistant, "a1", "hi"), user}}, true},
+		{"after one earlier user message", nil, Turn{Intent: Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u1", "hi"), user}}, true},
+		{"after a system message and one earlier reply", nil, Turn{Intent: Submit, Messages: []cmf.Message{system, textMsg(cmf.RoleAssistant, "a1", "hi"), user}}, true},
+		{"an earlier reply after the system message", nil, Turn{Intent: Submit, Messages: []cmf.Message{textMsg(cmf.RoleAssistant, "a1", "hi"), system, user}}, true},
+		{"answers", nil, Turn{Intent: Continue, Resolutions: []Resolution{approve("ap")}}, true},
+		{"a regeneration", nil, Turn{Intent: Regenerate}, true},
+		{"one message stored", []cmf.Message{textMsg(cmf.RoleUser, "u1", "hi")},
+			Turn{Intent: Submit, ParentID: "a1", Messages: []cmf.Message{textMsg(cmf.RoleAssistant, "a1", "hi"), user}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := planStored(c.stored, &c.turn, roomy, &SanitizePolicy{})
+			var e *Error
+			if unknown := errors.As(err, &e) && e.Code == CodeUnknownChat; unknown != c.unknown {
+				t.Fatalf("err = %v, want unknown chat: %v", err, c.unknown)
+			}
+			if !c.unknown && err != nil {
+				t.Fatalf("err = %v", err)
+			}
+		})
 	}
 }
 

@@ -277,6 +277,35 @@ func TestOpenAllDropsWhatWasTamperedWith(t *testing.T) {
 	}
 }
 
+// A value opens only on an assistant message: the model's own output is
+// all the server seals. Moved with its part onto a message of another
+// role (same id, same content, so that its binding alone would let it
+// open) it is refused, and nothing there is trusted.
+func TestOpenAllOpensOnlyOnAssistantMessages(t *testing.T) {
+	c := testSeal()
+	for _, role := range []cmf.Role{cmf.RoleUser, cmf.RoleTool, cmf.RoleSystem, cmf.RoleDeveloper} {
+		t.Run(string(role), func(t *testing.T) {
+			st := sealStep(t, c, "m1",
+				cmf.Thinking{Text: "Plan.", Opaque: opaque("anthropic", "sig-1")},
+				cmf.Text{Text: "Sunny.", Opaque: opaque("gemini", "sig-2")},
+			)
+			if u := c.openAll(st.thread, st.sealed); u.refused != 0 || len(u.trusted) != 2 {
+				t.Fatalf("on the assistant message: refused %d, trusted %v", u.refused, u.trusted)
+			}
+			st.thread[1].Role = role
+			u := c.openAll(st.thread, st.sealed)
+			if u.refused != len(st.sealed) || len(u.trusted) != 0 {
+				t.Fatalf("refused %d of %d, trusted %v", u.refused, len(st.sealed), u.trusted)
+			}
+			for _, p := range u.msgs[1].Content {
+				if opaqueOf(p) != nil {
+					t.Fatalf("a value opened on a %s message: %+v", role, p)
+				}
+			}
+		})
+	}
+}
+
 // Redacted thinking travels with the next part of its step; what no
 // part of its step follows is lost, not carried into the next step.
 func TestRedactedThinkingTravelsWithTheNextPartOfItsStep(t *testing.T) {
