@@ -199,12 +199,18 @@ func TestPlanUnknownChat(t *testing.T) {
 
 // Where "the server lost this chat" begins: with nothing stored, a new
 // message alone (or after the client's own system and developer
-// messages) starts the chat; one earlier message of any other kind, an
-// answer or a regeneration says the client knew a chat the server does
-// not. With one message stored, the client's past is ignored as always.
+// messages, or its greeting) starts the chat; one earlier message of any
+// other kind, an answer or a regeneration says the client knew a chat the
+// server does not. With one message stored, the client's past is ignored as always.
 func TestPlanUnknownChatBoundary(t *testing.T) {
 	user := textMsg(cmf.RoleUser, "u9", "and then?")
 	system, developer := textMsg(cmf.RoleSystem, "s1", "Be brief."), textMsg(cmf.RoleDeveloper, "d1", "Be kind.")
+	// A reply that is more than text is the past of a chat the server
+	// lost; text alone before the first user message is the client's
+	// greeting (openingGreeting).
+	greeting := textMsg(cmf.RoleAssistant, "g1", "Hi! How can I help?")
+	called := textMsg(cmf.RoleAssistant, "a1", "hi")
+	called.Content = append(called.Content, cmf.ToolCall{ToolCallID: "c1", Name: "get_weather", Arguments: []byte(`{}`)})
 	for _, c := range []struct {
 		name    string
 		stored  []cmf.Message
@@ -214,10 +220,14 @@ func TestPlanUnknownChatBoundary(t *testing.T) {
 		{"the first message", nil, Turn{Intent: Submit, Messages: []cmf.Message{user}}, false},
 		{"after a system message", nil, Turn{Intent: Submit, Messages: []cmf.Message{system, user}}, false},
 		{"after system and developer messages", nil, Turn{Intent: Submit, Messages: []cmf.Message{system, developer, user}}, false},
-		{"after one earlier reply", nil, Turn{Intent: Submit, Messages: []cmf.Message{textMsg(cmf.RoleAssistant, "a1", "hi"), user}}, true},
+		{"after one earlier reply", nil, Turn{Intent: Submit, Messages: []cmf.Message{called, user}}, true},
 		{"after one earlier user message", nil, Turn{Intent: Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u1", "hi"), user}}, true},
-		{"after a system message and one earlier reply", nil, Turn{Intent: Submit, Messages: []cmf.Message{system, textMsg(cmf.RoleAssistant, "a1", "hi"), user}}, true},
-		{"an earlier reply after the system message", nil, Turn{Intent: Submit, Messages: []cmf.Message{textMsg(cmf.RoleAssistant, "a1", "hi"), system, user}}, true},
+		{"after a system message and one earlier reply", nil, Turn{Intent: Submit, Messages: []cmf.Message{system, called, user}}, true},
+		{"an earlier reply after the system message", nil, Turn{Intent: Submit, Messages: []cmf.Message{called, system, user}}, true},
+		{"after the client's greeting", nil, Turn{Intent: Submit, ParentID: "g1", Messages: []cmf.Message{greeting, user}}, false},
+		{"after a system message and the client's greeting", nil, Turn{Intent: Submit, Messages: []cmf.Message{system, greeting, user}}, false},
+		{"after a greeting, naming another parent", nil, Turn{Intent: Submit, ParentID: "a7", Messages: []cmf.Message{greeting, user}}, true},
+		{"after a user message and a greeting", nil, Turn{Intent: Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u1", "hi"), greeting, user}}, true},
 		{"answers", nil, Turn{Intent: Continue, Resolutions: []Resolution{approve("ap")}}, true},
 		{"a regeneration", nil, Turn{Intent: Regenerate}, true},
 		{"one message stored", []cmf.Message{textMsg(cmf.RoleUser, "u1", "hi")},
