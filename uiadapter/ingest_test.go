@@ -43,12 +43,13 @@ func TestInvalidPartsAreDroppedAtIngestion(t *testing.T) {
 	}
 }
 
-// source-url parts pass the same scheme allowlist as files; with
-// WithPublicURLsOnly, URLs to the server's own network (loopback, private,
-// link-local and internal names, however spelled) are dropped too, and
-// counted in the log.
+// source-url parts pass the same scheme allowlist as files; URLs to the
+// server's own network (loopback, private, link-local and internal
+// names, however spelled) are dropped too by default, and counted in the
+// log: a provider inside the network would fetch them for the client.
+// WithPrivateURLs lets them through.
 func TestSourceURLsAndPrivateHosts(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, uiadapter.WithPrivateURLs())
 	got := describe(t, f, []any{msg("u1", "user",
 		part("text", "text", "sources"),
 		part("source-url", "sourceId", "s1", "url", "s3://bucket/key"),
@@ -57,9 +58,9 @@ func TestSourceURLsAndPrivateHosts(t *testing.T) {
 		part("file", "mediaType", "image/png", "url", "http://169.254.169.254/latest/meta-data"),
 	)})
 	if parts := strings.Join(got[1].Parts, ","); parts != "text,resource_ref,image:http" {
-		t.Fatalf("model saw %s", parts)
+		t.Fatalf("with WithPrivateURLs the model saw %s", parts)
 	}
-	strict := newFixture(t, uiadapter.WithPublicURLsOnly())
+	strict := newFixture(t)
 	var parts []any
 	for _, u := range []string{"http://169.254.169.254/latest", "http://localhost:8080/x", "http://[::1]/x", "http://127.1/x",
 		"http://2130706433/x", "http://0x7f.0.0.1/x", "http://10.0.0.5/x", "http://[::ffff:192.168.1.1]/x", "http://db.internal/x",
@@ -68,7 +69,7 @@ func TestSourceURLsAndPrivateHosts(t *testing.T) {
 	}
 	got = describe(t, strict, []any{msg("u1", "user", append([]any{part("text", "text", "look")}, parts...)...)})
 	if p := strings.Join(got[1].Parts, ","); p != "text,image:https" {
-		t.Fatalf("model saw %s", p)
+		t.Fatalf("by default the model saw %s", p)
 	}
 	if !strings.Contains(strict.logs.String(), `"dropped client URLs to private hosts" protocol=vercel-ai chat=ctx intent=submit count=9`) {
 		t.Fatalf("log:\n%s", strict.logs)

@@ -98,7 +98,7 @@ func defaults() config {
 	return config{
 		maxBodyBytes: DefaultMaxBodyBytes,
 		logger:       slog.Default(),
-		policy:       SanitizePolicy{AllowedSchemes: []string{"http", "https"}},
+		policy:       SanitizePolicy{AllowedSchemes: []string{"http", "https"}, PublicHostsOnly: true},
 		keepAlive:    DefaultKeepAlive,
 		lockTTL:      DefaultLockTTL,
 		bodyTimeout:  DefaultBodyTimeout,
@@ -173,13 +173,17 @@ func WithAllowedURLSchemes(schemes ...string) Option {
 	}
 }
 
-// WithPublicURLsOnly drops client URLs whose host is loopback, private,
-// link-local or unspecified, or a local name (see
-// [SanitizePolicy.PublicHostsOnly]). Off by default: turn it on when the
-// model provider fetches media URLs from inside your network (a
-// self-hosted model). Names are not resolved, so a public name pointing at
-// a private address passes: guard the fetcher for that.
-func WithPublicURLsOnly() Option { return func(c *config) { c.policy.PublicHostsOnly = true } }
+// WithPrivateURLs lets client URLs to the server's own network through
+// the allowlist: hosts that are loopback, private, link-local or
+// unspecified addresses, or local names (see
+// [SanitizePolicy.PublicHostsOnly]). By default they are dropped, since a
+// model provider that fetches media URLs from inside the network (a
+// self-hosted model, a gateway) would fetch them for a client: the
+// cloud metadata address, an internal service. Set it only when the
+// model must read media from your own network on purpose. Names are not
+// resolved either way, so a public name pointing at a private address
+// passes: guard the fetcher for that.
+func WithPrivateURLs() Option { return func(c *config) { c.policy.PublicHostsOnly = false } }
 
 // WithTrustedSystemMessages keeps system and developer messages clients
 // send. By default they are dropped and only the server's instructions
