@@ -28,8 +28,9 @@ import (
 // A Balancer is for one run and one goroutine.
 type Balancer struct {
 	// NoText ends the parts End closes without their Part, for consumers
-	// that only encode the stream: it saves copying every delta. A
-	// recorder needs them.
+	// that only encode the stream, or whose agent ends its parts itself
+	// ([PartsEnder]): it saves copying every delta. A recorder of another
+	// agent needs them.
 	NoText bool
 
 	started  bool
@@ -188,4 +189,14 @@ func Balance(events []Event, ended bool) []Event {
 		b.End(emit)
 	}
 	return out
+}
+
+// PartsEnder is implemented by an agent whose runs end every part they
+// start with the part whole, whether they finish, fail or are cancelled,
+// as [Loop]'s do: a consumer's [Balancer] then need not keep a copy of
+// every part's text (NoText), which for a long reply is as large as the
+// reply. Only a run that panics leaves its open part to the Balancer,
+// which then ends it without its text.
+type PartsEnder interface {
+	EndsParts() bool
 }

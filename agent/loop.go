@@ -81,6 +81,10 @@ func New(model Model, opts ...Option) (*Loop, error) {
 	return l, nil
 }
 
+// EndsParts implements [PartsEnder]: a step ends its open parts, whole,
+// when its model fails or its run is cancelled.
+func (l *Loop) EndsParts() bool { return true }
+
 // Run runs one turn, through the loop's interceptors. See [Agent].
 func (l *Loop) Run(ctx context.Context, in *Input) iter.Seq2[Event, error] {
 	return l.run(ctx, in)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,8 +38,13 @@ type memLog struct {
 	// large up to maxChunk. A long run then allocates what it holds once,
 	// where one growing slice would allocate about five times that (Go
 	// grows large slices by a quarter), and a short one stays small.
-	chunks  [][]Entry
-	read    int64         // the highest sequence any reader has been given
+	chunks [][]Entry
+	// cuts[i] says, for each entry of chunk i once compacted, which
+	// deltas it merged (nil for a chunk not compacted): see compact.
+	cuts      [][]pieces
+	compacted int   // the chunks before this one are compacted, or need not be
+	hold      int64 // chunks ending after this wait to be compacted (Hold); -1: none
+	read      int64 // the highest sequence any reader has been given
 	merging bool          // deltas no reader was given are merged (Coalesce)
 	wake    chan struct{} // closed and replaced when entries are added, if someone waits
 	waiting bool
@@ -50,6 +56,84 @@ const firstChunk, maxChunk = 8, 512
 
 // maxMerged bounds the text one merged delta entry holds.
 const maxMerged = 8 << 10
+
+// pieces are the deltas one compacted entry merged: the sequence of the
+// first (the others follow it one by one) and each one's length, so that
+// a reader who was given some of them before the compaction gets the
+// rest, not the whole again. An entry that is one delta has none.
+type pieces struct {
+	first int64
+	lens  []uint16
+}
+
+// compact merges, in every full chunk of maxChunk entries that no holder
+// is behind (a reply's first 504 entries are left as they are), each run
+// of consecutive text or reasoning deltas of one part into one entry (up
+// to maxMerged bytes), numbered as the last of them: a long reply then
+// holds about its text and two bytes a delta, not an entry of a hundred
+// bytes or more per delta, whoever reads it. The compacted chunk is new
+// memory: a reader holding the old one reads on undisturbed.
+func (l *memLog) compact() {
+	for ; l.compacted < len(l.chunks)-1; l.compacted++ {
+		ch := l.chunks[l.compacted]
+		if cap(ch) < maxChunk {
+			continue // the short first chunks: a short reply is not worth it
+		}
+		if l.hold >= 0 && len(ch) > 0 && ch[len(ch)-1].Seq > l.hold {
+			return
+		}
+		if out, cuts := compactChunk(ch); cuts != nil {
+			l.chunks[l.compacted], l.cuts[l.compacted] = out, cuts
+		}
+	}
+}
+
+// compactChunk returns ch with its runs of deltas merged and their
+// pieces, or no pieces when nothing merged.
+func compactChunk(ch []Entry) ([]Entry, []pieces) {
+	var out []Entry
+	var cuts []pieces
+	for i := 0; i < len(ch); {
+		d, ok := ch[i].Event.(*agent.PartDelta)
+		j := i + 1
+		if ok && d.Kind != agent.PartToolCall {
+			n := len(d.Delta)
+			for ; j < len(ch); j++ {
+				next, ok := ch[j].Event.(*agent.PartDelta)
+				if !ok || next.Kind != d.Kind || next.ID != d.ID || ch[j].Seq != ch[j-1].Seq+1 || n+len(next.Delta) > maxMerged {
+					break
+				}
+				n += len(next.Delta)
+			}
+		}
+		if j == i+1 {
+			if cuts != nil {
+				out, cuts = append(out, ch[i]), append(cuts, pieces{})
+			}
+			i = j
+			continue
+		}
+		if cuts == nil { // the first merge: what came before is copied as it is
+			out, cuts = make([]Entry, i, len(ch)), make([]pieces, i, len(ch))
+			copy(out, ch[:i])
+		}
+		var b strings.Builder
+		lens := make([]uint16, j-i)
+		for k := i; k < j; k++ {
+			piece := ch[k].Event.(*agent.PartDelta).Delta
+			b.WriteString(piece)
+			lens[k-i] = uint16(len(piece)) // at most maxMerged
+		}
+		last := ch[j-1]
+		out = append(out, Entry{Seq: last.Seq, Time: last.Time, Event: &agent.PartDelta{Kind: d.Kind, ID: d.ID, Delta: b.String()}})
+		cuts = append(cuts, pieces{first: ch[i].Seq, lens: lens})
+		i = j
+	}
+	if cuts == nil {
+		return ch, nil
+	}
+	return slices.Clone(out), slices.Clone(cuts) // exactly as long as they are
+}
 
 // add appends entries. Once the log merges (Coalesce), a text or
 // reasoning delta that follows a delta of the same part no reader has
@@ -75,6 +159,10 @@ func (l *memLog) add(es []Entry) {
 		l.chunks[k] = append(l.chunks[k], es[:n]...)
 		es = es[n:]
 	}
+	for len(l.cuts) < len(l.chunks) {
+		l.cuts = append(l.cuts, nil)
+	}
+	l.compact()
 }
 
 // merge merges e into the last entry when both are deltas of one text
@@ -99,13 +187,26 @@ func (l *memLog) merge(e *Entry) bool {
 
 // from returns the entries after sequence after, to the end of their
 // chunk (shared, capped: never copied), nil when there are none.
-// Sequences increase but may skip (merged deltas), so it searches.
+// Sequences increase but may skip (merged deltas), so it searches. When
+// after falls inside a compacted entry (its reader was given some of its
+// deltas before they were merged), the entries are a copy whose first is
+// that entry's rest.
 func (l *memLog) from(after int64) []Entry {
-	for _, ch := range l.chunks {
+	for c, ch := range l.chunks {
 		if len(ch) == 0 || ch[len(ch)-1].Seq <= after {
 			continue
 		}
 		i, _ := slices.BinarySearchFunc(ch, after+1, func(e Entry, seq int64) int { return cmp.Compare(e.Seq, seq) })
+		if cuts := l.cuts[c]; cuts != nil && cuts[i].lens != nil && cuts[i].first <= after {
+			off := 0
+			for _, n := range cuts[i].lens[:after-cuts[i].first+1] {
+				off += int(n)
+			}
+			d := ch[i].Event.(*agent.PartDelta)
+			out := slices.Clone(ch[i:])
+			out[0].Event = &agent.PartDelta{Kind: d.Kind, ID: d.ID, Delta: d.Delta[off:]}
+			return out
+		}
 		return ch[i:len(ch):len(ch)]
 	}
 	return nil
@@ -131,7 +232,7 @@ func (m *Memory) Begin(_ context.Context, key history.Key, h Header, first ...En
 		}
 		m.older[key] = append(kept, old)
 	}
-	l := &memLog{header: h, wake: make(chan struct{})}
+	l := &memLog{header: h, wake: make(chan struct{}), hold: -1}
 	l.add(first)
 	m.logs[key] = l
 	return nil
@@ -190,6 +291,30 @@ func (m *Memory) Coalesce(key history.Key, run string) {
 	defer m.mu.Unlock()
 	if l := m.log(key, run); l != nil {
 		l.merging = true
+	}
+}
+
+// Hold keeps run's log from compacting (see memLog.compact) the entries
+// after seq: a reader that copies the log elsewhere, where a reader may
+// resume from any entry it was given (the mirror to a shared log), holds
+// it at what it has copied, so that what it copies is what readers were
+// given. Unhold lets the log compact all of it.
+func (m *Memory) Hold(key history.Key, run string, seq int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l := m.log(key, run); l != nil {
+		l.hold = max(seq, 0)
+		l.compact()
+	}
+}
+
+// Unhold ends Hold.
+func (m *Memory) Unhold(key history.Key, run string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l := m.log(key, run); l != nil {
+		l.hold = -1
+		l.compact()
 	}
 }
 

@@ -132,3 +132,74 @@ func TestMemoryDropsReplacedLogsReadToTheirEnd(t *testing.T) {
 		t.Fatalf("the rest of a log not read to its end: %+v, %v", es, err)
 	}
 }
+
+// A long run's full chunks are compacted whoever reads them: its text
+// deltas merged, so that it holds about its text. A reader resuming
+// after any entry it was given, merged since or not, gets exactly the
+// rest. A holder (the mirror to a shared log) keeps what it has not
+// copied from compacting until it has.
+func TestMemoryCompactsLongRuns(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory()
+	k := history.Key{Scope: "s", Chat: "c"}
+	_ = m.Begin(ctx, k, Header{Run: "r"})
+	const n = 3000
+	words := make([]string, n)
+	for i := range words {
+		words[i] = strconv.Itoa(i+1) + " "
+		// A reader follows the run live: every entry is read as it comes.
+		_ = m.Append(ctx, k, "r", EventEntry(int64(i+1), &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: words[i]}))
+		if es, _ := m.Read(ctx, k, "r", int64(i), time.Millisecond); len(es) == 0 {
+			t.Fatalf("entry %d not read", i+1)
+		}
+	}
+	entries := 0
+	for _, ch := range m.logs[k].chunks {
+		entries += len(ch)
+	}
+	if entries > 1100 { // the first 504, the last chunk (up to 512), an entry per compacted chunk
+		t.Fatalf("%d entries held for %d deltas", entries, n)
+	}
+	for after := int64(0); after <= n; after++ {
+		var got strings.Builder
+		last := after
+		for {
+			es, err := m.Read(ctx, k, "r", last, 0)
+			if err != nil || len(es) == 0 {
+				break
+			}
+			for _, e := range es {
+				got.WriteString(e.Event.(*agent.PartDelta).Delta)
+				last = e.Seq
+			}
+		}
+		if want := strings.Join(words[after:], ""); got.String() != want || last != n {
+			t.Fatalf("after %d: read %q… up to %d, want %q… up to %d", after, prefix(got.String()), last, prefix(want), n)
+		}
+	}
+	// Held: nothing past the holder is compacted until the holder moves.
+	_ = m.Begin(ctx, k, Header{Run: "h"})
+	m.Hold(k, "h", 0)
+	for i := range words {
+		_ = m.Append(ctx, k, "h", EventEntry(int64(i+1), &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: words[i]}))
+	}
+	held := func() (entries int) {
+		for _, ch := range m.logs[k].chunks {
+			entries += len(ch)
+		}
+		return entries
+	}
+	if got := held(); got != n {
+		t.Fatalf("held at 0: %d entries, want %d", got, n)
+	}
+	m.Hold(k, "h", 1100)
+	if got := held(); got >= n || got < n-1100 {
+		t.Fatalf("held at 1100: %d entries", got)
+	}
+	m.Unhold(k, "h")
+	if got := held(); got > 1100 {
+		t.Fatalf("unheld: %d entries", got)
+	}
+}
+
+func prefix(s string) string { return s[:min(len(s), 40)] }

@@ -46,13 +46,23 @@ const maxPooledEntries = 16 << 10
 // instead of begun and ended in two; remote readers see a run's start
 // that much later.
 const (
-	mirrorBatch     = 1024
+	mirrorBatch = 1024
+	// mirrorMaxCopy bounds what one append gathers (a log chunk's worth
+	// of entries, under 100 KB copied): a mirror that fell behind a long
+	// reply catches up in appends of a chunk or so rather than holding
+	// the whole reply at once, hundreds of runs together.
+	mirrorMaxCopy   = 512
 	mirrorWait      = time.Millisecond
 	mirrorFirstWait = 20 * time.Millisecond
 )
 
 func newMirror(h *Handler, key history.Key, header runlog.Header) *mirror {
 	m := &mirror{h: h, key: key, header: header, done: make(chan struct{})}
+	// What the mirror copies is what local readers were given, deltas
+	// apart: the local log compacts only what it has copied, so a reader
+	// resuming on another replica from an entry it was given here finds
+	// that entry there.
+	h.local.Hold(key, header.Run, 0)
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	go m.loop()
 	return m
@@ -127,8 +137,10 @@ func (m *mirror) endLater(until time.Time) {
 	}
 }
 
-// release gives the mirror's pooled slice back.
+// release gives the mirror's pooled slice back, and lets the local log
+// compact what the mirror held.
 func (m *mirror) release() {
+	m.h.local.Unhold(m.key, m.header.Run)
 	if m.buf != nil && cap(*m.buf) <= maxPooledEntries {
 		clear((*m.buf)[:cap(*m.buf)]) // no events kept alive by the pool (the last entries went past its length)
 		*m.buf = (*m.buf)[:0]
@@ -163,7 +175,7 @@ func (m *mirror) loop() {
 				m.takeRest()
 				return
 			}
-			if more := m.readAll(m.after, 0); len(more) > len(es) {
+			if more := m.readAll(m.after, 0, mirrorMaxCopy); len(more) > len(es) {
 				es = more
 			}
 		}
@@ -197,6 +209,7 @@ func (m *mirror) loop() {
 		}
 		m.begun = true
 		m.after = es[len(es)-1].Seq
+		m.h.local.Hold(m.key, m.header.Run, m.after)
 	}
 }
 
@@ -210,17 +223,18 @@ func (m *mirror) wait() time.Duration {
 
 // takeRest keeps what the run logged after the last append, for finish,
 // in the mirror's own slice, with room for the run's last entries.
-func (m *mirror) takeRest() { m.rest = m.readAll(m.after, 4) }
+func (m *mirror) takeRest() { m.rest = m.readAll(m.after, 4, 0) }
 
-// readAll returns everything the run's local log holds after seq after,
+// readAll returns what the run's local log holds after seq after (all of
+// it, or the chunks that hold the first limit entries when limit > 0),
 // valid until the next call or finish. A read returns at most one of the
 // log's chunks; what spans several is copied once, into the mirror's
 // pooled slice (entryBufs), and so is one chunk when room is wanted for
 // more entries.
-func (m *mirror) readAll(after int64, room int) []runlog.Entry {
+func (m *mirror) readAll(after int64, room, limit int) []runlog.Entry {
 	var parts [][]runlog.Entry
 	n := 0
-	for {
+	for limit <= 0 || n < limit {
 		es, err := m.h.local.Read(context.Background(), m.key, m.header.Run, after, 0)
 		if err != nil || len(es) == 0 {
 			break

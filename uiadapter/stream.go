@@ -200,7 +200,8 @@ func (h *Handler) produce(ctx context.Context, req *request, in *agent.Input, re
 		res.rec.Stamp(in.Extensions, lastID(in.History, in.Messages))
 		res.rec.BaseState(in.State, stateChanged(in.State, in.History))
 	}
-	bal := agent.Balancer{NoText: !record}
+	ender, _ := h.agent.(agent.PartsEnder)
+	bal := agent.Balancer{NoText: !record || ender != nil && ender.EndsParts()}
 	maxOutput, output := h.cfg.runLimits.maxOutput(), int64(0)
 	sink := func(ev agent.Event) {
 		if d, ok := ev.(*agent.PartDelta); ok {
