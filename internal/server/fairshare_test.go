@@ -167,7 +167,9 @@ func TestBearerTokensExpire(t *testing.T) {
 	}
 	script := http.DefaultClient
 	auth := []string{"Authorization", "Bearer " + tok.Token}
-	// Renewed while valid: a later expiry, the same chats.
+	// Renewed while valid, a moment later: a later expiry, the same chats.
+	issued := time.Now()
+	testutil.Eventually(t, time.Second, "a moment to pass", func() bool { return time.Since(issued) > 5*time.Millisecond })
 	resp, body = send(t, script, http.MethodPost, url+"/api/token", "", auth...)
 	var renewed struct {
 		Token     string
