@@ -156,12 +156,16 @@ type PromptArgument struct {
 // CompletionExtension is what the model (or the agent run) reported when it
 // produced the message.
 type CompletionExtension struct {
-	StopReason StopReason  `json:"stop_reason,omitempty"`
-	Tokens     *TokenUsage `json:"tokens,omitempty"`
-	Model      string      `json:"model,omitempty"`
-	RawFormat  string      `json:"raw_format,omitempty"`
-	CreatedAt  string      `json:"created_at,omitempty"`
-	LatencyMs  *int64      `json:"latency_ms,omitempty"`
+	StopReason StopReason `json:"stop_reason,omitempty"`
+	// Error is what the person was told when the reply failed or was cut
+	// short (a sentence for people, never internal error text), so that a
+	// reloaded page says what the live one did.
+	Error     string      `json:"error,omitempty"`
+	Tokens    *TokenUsage `json:"tokens,omitempty"`
+	Model     string      `json:"model,omitempty"`
+	RawFormat string      `json:"raw_format,omitempty"`
+	CreatedAt string      `json:"created_at,omitempty"`
+	LatencyMs *int64      `json:"latency_ms,omitempty"`
 }
 
 // TokenUsage counts tokens.

@@ -66,12 +66,16 @@ type pieces struct {
 	lens  []uint16
 }
 
-// compact merges, in every full chunk of maxChunk entries that no holder
-// is behind (a reply's first 504 entries are left as they are), each run
+// compact merges, in every full chunk of maxChunk entries that a reader
+// has been given and no holder is behind (a reply's first 504 entries
+// are left as they are), each run
 // of consecutive text or reasoning deltas of one part into one entry (up
 // to maxMerged bytes), numbered as the last of them: a long reply then
 // holds about its text and two bytes a delta, not an entry of a hundred
-// bytes or more per delta, whoever reads it. The compacted chunk is new
+// bytes or more per delta. The first reader (the client that asked)
+// gets every delta as it came; a later one (a reload, another tab) the
+// merged text. What no reader was given, a run whose client left merges
+// as it comes instead (Coalesce). The compacted chunk is new
 // memory: a reader holding the old one reads on undisturbed.
 func (l *memLog) compact() {
 	for ; l.compacted < len(l.chunks)-1; l.compacted++ {
@@ -79,8 +83,9 @@ func (l *memLog) compact() {
 		if cap(ch) < maxChunk {
 			continue // the short first chunks: a short reply is not worth it
 		}
-		if l.hold >= 0 && len(ch) > 0 && ch[len(ch)-1].Seq > l.hold {
-			return
+		last := ch[len(ch)-1].Seq
+		if last > l.read || l.hold >= 0 && last > l.hold {
+			return // a reader has yet to be given it as it came, or a holder to copy it
 		}
 		if out, cuts := compactChunk(ch); cuts != nil {
 			l.chunks[l.compacted], l.cuts[l.compacted] = out, cuts

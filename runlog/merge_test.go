@@ -183,6 +183,21 @@ func TestMemoryCompactsLongRuns(t *testing.T) {
 	for i := range words {
 		_ = m.Append(ctx, k, "h", EventEntry(int64(i+1), &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: words[i]}))
 	}
+	if n := len(m.logs[k].chunks); n < 2 {
+		t.Fatalf("%d chunks", n)
+	}
+	// Nothing is compacted before a reader was given it as it came.
+	entries = 0
+	for _, ch := range m.logs[k].chunks {
+		entries += len(ch)
+	}
+	if entries != n {
+		t.Fatalf("unread: %d entries, want %d", entries, n)
+	}
+	for after := int64(0); after < n; {
+		es, _ := m.Read(ctx, k, "h", after, 0)
+		after = es[len(es)-1].Seq
+	}
 	held := func() (entries int) {
 		for _, ch := range m.logs[k].chunks {
 			entries += len(ch)

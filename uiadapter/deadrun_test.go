@@ -149,6 +149,9 @@ func (r *replica) storedIn(chat string) []string {
 		s := m.ID() + " " + string(m.Role) + ": " + m.Text()
 		if c := m.Extensions.Completion; c != nil && c.StopReason != cmf.StopEnd {
 			s += " (" + string(c.StopReason) + ")"
+			if c.Error != "" {
+				s += " told: " + c.Error
+			}
 		}
 		out = append(out, s)
 	}
@@ -228,7 +231,7 @@ func TestReadersFinishTheRunOfADeadProcessOnce(t *testing.T) {
 			t.Errorf("reader %d's stream ended (%v) with %q", i, errs[i], s)
 		}
 	}
-	want := []string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted)"}
+	want := []string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted) told: " + uiadapter.DiedMessage}
 	if got := b.storedIn("c"); !slices.Equal(got, want) {
 		t.Fatalf("stored %q, want %q", got, want)
 	}
@@ -292,7 +295,7 @@ func TestReaderFinishingADeadRunHoldsTheChat(t *testing.T) {
 	if rest := restOf(t, reader); !strings.Contains(rest, uiadapter.DiedMessage) || strings.Contains(rest, uiadapter.EndNotShownMessage) {
 		t.Fatalf("the reader's stream ended with %q", rest)
 	}
-	want := []string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted)"}
+	want := []string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted) told: " + uiadapter.DiedMessage}
 	if got := a.storedIn("c"); !slices.Equal(got, want) {
 		t.Fatalf("stored %q, want %q", got, want)
 	}
@@ -303,7 +306,8 @@ func TestReaderFinishingADeadRunHoldsTheChat(t *testing.T) {
 }
 
 // What a reader stores of a dead run: its partial reply (stop reason
-// aborted) after its turn, and the turn too when the run died before
+// aborted, with what its readers were told, so that a reload shows it cut
+// short) after its turn, and the turn too when the run died before
 // storing it. A reply its run did store, whole, before it failed to end
 // its log, is not stored again: the reader's stream ends saying the rest
 // is in the chat.
@@ -317,9 +321,9 @@ func TestReaderStoresWhatADeadRunLeft(t *testing.T) {
 		want   []string
 	}{
 		{"its turn stored", []cmf.Message{storyTurn()}, uiadapter.DiedMessage,
-			[]string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted)"}},
+			[]string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted) told: " + uiadapter.DiedMessage}},
 		{"its turn not stored", nil, uiadapter.DiedMessage,
-			[]string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted)"}},
+			[]string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted) told: " + uiadapter.DiedMessage}},
 		{"its reply stored", []cmf.Message{storyTurn(), whole}, uiadapter.EndNotShownMessage,
 			[]string{"u1 user: tell me a story", "a1 assistant: Once upon a time. The end."}},
 	} {

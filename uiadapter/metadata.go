@@ -17,10 +17,14 @@ import (
 // from what was stored with the reply (Add), so a reloaded page shows
 // what the live one did.
 type ReplyMetadata struct {
-	CreatedAt    int64       `json:"createdAt,omitempty"` // Unix ms: when the reply started
-	Model        string      `json:"model,omitempty"`     // as the model reported it
-	FinishReason string      `json:"finishReason,omitempty"`
-	Usage        *TokenUsage `json:"usage,omitempty"`
+	CreatedAt    int64  `json:"createdAt,omitempty"` // Unix ms: when the reply started
+	Model        string `json:"model,omitempty"`     // as the model reported it
+	FinishReason string `json:"finishReason,omitempty"`
+	// Error is what the client was told when the reply failed or was cut
+	// short (its finish reason is then "error"): a reloaded page shows the
+	// same failure as the live one.
+	Error string      `json:"error,omitempty"`
+	Usage *TokenUsage `json:"usage,omitempty"`
 	// Labels are the security labels policies put on the reply's
 	// messages (its steps and tool results), or on a user's message:
 	// "this chat touched PII" shows on reload.
@@ -78,6 +82,9 @@ func (md *ReplyMetadata) Add(m *cmf.Message) bool {
 		md.Model = c.Model
 	}
 	md.FinishReason = agent.FinishReason(c.StopReason)
+	if c.Error != "" {
+		md.FinishReason, md.Error = "error", c.Error
+	}
 	if c.Tokens != nil {
 		if md.Usage == nil {
 			md.Usage = &TokenUsage{}
@@ -124,6 +131,9 @@ func (md *ReplyMetadata) AppendJSON(b []byte, usage func([]byte, *TokenUsage) []
 	if md.FinishReason != "" {
 		b = jsonw.StringField(b, "finishReason", md.FinishReason)
 	}
+	if md.Error != "" {
+		b = jsonw.StringField(b, "error", md.Error)
+	}
 	if md.Usage != nil {
 		b = usage(jsonw.Field(b, "usage"), md.Usage)
 	}
@@ -140,7 +150,7 @@ func (md *ReplyMetadata) AppendJSON(b []byte, usage func([]byte, *TokenUsage) []
 	if len(md.App) > 0 {
 		for _, k := range slices.Sorted(maps.Keys(md.App)) {
 			switch k {
-			case "createdAt", "model", "finishReason", "usage", "labels":
+			case "createdAt", "model", "finishReason", "error", "usage", "labels":
 				continue
 			}
 			v := md.App[k]

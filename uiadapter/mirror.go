@@ -324,7 +324,7 @@ func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.He
 	if !bal.Finished() {
 		rec.Interrupt(cmf.StopAborted)
 	}
-	msgs := withContent(rec.Messages())
+	msgs := withContent(toldOn(rec.Messages(), DiedMessage))
 	conv, err := h.cfg.store.Load(ctx, key)
 	if err != nil {
 		return err

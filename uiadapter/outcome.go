@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/ids"
 	"github.com/agentui/agentui/runlog"
 )
 
@@ -96,6 +98,46 @@ func (o outcome) stopReason() cmf.StopReason {
 		return cmf.StopError
 	}
 	return cmf.StopAborted
+}
+
+// told records, on the reply's last message, what the client is told of
+// a run that failed or was cut with a message: a reply that failed
+// before it said anything is kept as an empty reply that says so, and a
+// reloaded page shows the same failure as the live one did.
+func (o outcome) told(msgs []cmf.Message) []cmf.Message {
+	if o.message == "" {
+		return msgs
+	}
+	return toldOn(msgs, o.message)
+}
+
+// toldOn records message on msgs' last assistant message, or on a new
+// empty one when the run has none.
+func toldOn(msgs []cmf.Message, message string) []cmf.Message {
+	i := len(msgs) - 1
+	for i >= 0 && msgs[i].Role != cmf.RoleAssistant {
+		i--
+	}
+	if i < 0 {
+		m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleAssistant}
+		m.SetID(ids.New())
+		msgs, i = append(msgs[:len(msgs):len(msgs)], m), len(msgs)
+	} else {
+		msgs = slices.Clone(msgs)
+	}
+	m := &msgs[i]
+	e := m.Extensions.Clone()
+	if e == nil {
+		e = &cmf.Extensions{}
+	}
+	c := cmf.CompletionExtension{StopReason: cmf.StopError}
+	if e.Completion != nil {
+		c = *e.Completion
+	}
+	c.Error = message
+	e.Completion = &c
+	m.Extensions = e
+	return msgs
 }
 
 // saved turns the outcome into what became of the run, once its reply

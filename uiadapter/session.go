@@ -296,7 +296,7 @@ func (s *session) pending(res runResult, out outcome) *write {
 	if reason := out.stopReason(); reason != "" && (res.finished == nil || res.err != nil) {
 		rec.Interrupt(reason) // a run that finished keeps its steps' reasons
 	}
-	w := &write{version: s.version, keep: history.KeepAll, msgs: withContent(rec.Messages())}
+	w := &write{version: s.version, keep: history.KeepAll, msgs: withContent(out.told(rec.Messages()))}
 	if s.commitErr != nil {
 		s.log.Warn("storing the turn failed; it is stored with the reply", "error", s.commitErr)
 		add := s.plan.add
@@ -436,12 +436,21 @@ func (o saveOutcome) String() string {
 func withContent(msgs []cmf.Message) []cmf.Message {
 	out := msgs[:0:0]
 	for i := range msgs {
-		if msgs[i].Role == cmf.RoleAssistant && len(msgs[i].Content) == 0 && len(msgs[i].Data()) == 0 {
+		if msgs[i].Role == cmf.RoleAssistant && len(msgs[i].Content) == 0 && len(msgs[i].Data()) == 0 && told(&msgs[i]) == "" {
 			continue
 		}
 		out = append(out, msgs[i])
 	}
 	return out
+}
+
+// told is what a stored reply says its client was told of its failure
+// ("" for none).
+func told(m *cmf.Message) string {
+	if m.Extensions == nil || m.Extensions.Completion == nil {
+		return ""
+	}
+	return m.Extensions.Completion.Error
 }
 
 // endsWith reports whether stored ends with msgs (same ids and content).

@@ -41,11 +41,12 @@ func dump(msgs []cmf.Message, metadata bool) []Message {
 					a.ToolCalls = append(a.ToolCalls, ToolCall{ID: tc.ToolCallID, Type: "function", Function: FunctionCall{Name: tc.Name, Arguments: string(tc.Arguments)}})
 				}
 			}
-			if a.Content == nil && len(a.ToolCalls) == 0 {
-				continue // thinking only
-			}
 			var md uiadapter.ReplyMetadata
-			if metadata && md.Add(m) {
+			has := md.Add(m)
+			if a.Content == nil && len(a.ToolCalls) == 0 && md.Error == "" {
+				continue // thinking only; a reply that failed before it said anything is kept
+			}
+			if metadata && has {
 				a.Metadata, _ = json.Marshal(md)
 			}
 			out = append(out, a)
@@ -63,15 +64,40 @@ func dump(msgs []cmf.Message, metadata bool) []Message {
 				if r.IsError && m.CallRecord(r.ToolCallID).Client {
 					t.Error = text
 				}
-				var md uiadapter.ReplyMetadata
-				if metadata && md.AddLabels(m) {
-					t.Metadata, _ = json.Marshal(md)
+				if metadata {
+					t.Metadata = toolMetadata(m, r.ToolCallID)
 				}
 				out = append(out, t)
 			}
 		}
 	}
 	return out
+}
+
+// toolMetadata is a tool message's metadata: the labels policies put on
+// it, and how the user answered the call's approval request, so that a
+// reloaded page shows a denied call as denied (the tool message itself
+// says only what the model was told).
+func toolMetadata(m *cmf.Message, callID string) json.RawMessage {
+	var md uiadapter.ReplyMetadata
+	labelled := md.AddLabels(m)
+	d := m.CallRecord(callID).Decision
+	if !labelled && d == nil {
+		return nil
+	}
+	type decision struct {
+		Approved bool   `json:"approved"`
+		Reason   string `json:"reason,omitempty"`
+	}
+	v := struct {
+		Labels   []string  `json:"labels,omitempty"`
+		Decision *decision `json:"decision,omitempty"`
+	}{Labels: md.Labels}
+	if d != nil {
+		v.Decision = &decision{Approved: d.Approved, Reason: d.Reason}
+	}
+	b, _ := json.Marshal(v)
+	return b
 }
 
 func jsonText(s string) json.RawMessage {
