@@ -66,7 +66,7 @@ func CORS(next http.Handler, origins ...string) (http.Handler, error) {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		h.Set("Access-Control-Expose-Headers", RunHeader+", "+StreamIDHeader)
+		h.Set("Access-Control-Expose-Headers", RunHeader+", "+StreamIDHeader+", "+ScopeHeader)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), corsAllowedKey{}, true)))
 	}), nil
 }
@@ -99,6 +99,14 @@ func requestScheme(r *http.Request) string {
 	}
 	return "http"
 }
+
+// ScopeHeader is a response header through which a server tells a page
+// about its scope credential: the agentui binary says "renewed" when the
+// browser's scope cookie no longer verified and a new scope was issued
+// (its earlier chats are not listed), and "none" when a page on another
+// site uses the API without a credential (nothing is kept). CORS exposes
+// it to the pages it allows.
+const ScopeHeader = "Agentui-Scope"
 
 // crossOrigin is net/http's cross-origin protection: it refuses a request
 // that changes state (any method but GET, HEAD and OPTIONS) when a browser

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -184,5 +185,85 @@ func TestAllowedHosts(t *testing.T) {
 	req.Header.Set("Sec-Fetch-Dest", "empty")
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("localhost: %v %v", err, resp.StatusCode)
+	}
+}
+
+// A browser whose scope cookie no longer verifies (the server restarted
+// without a fixed -secret) is given a new scope and told so: a cookie its
+// page reads (agentui_scope_renewed) on the page load, and the
+// Agentui-Scope header on an API request, so the page can say why the
+// chats it had are gone rather than show an empty list without a word.
+func TestARenewedScopeIsSaid(t *testing.T) {
+	before := newTestServer(t, Config{})
+	alice := browser(t, before.URL)
+	chat(t, alice, before.URL, "c1", "m1", "hello")
+	after := newTestServer(t, Config{}) // another random secret
+	u, _ := url.Parse(before.URL)
+	old := alice.Jar.Cookies(u)
+	req, _ := http.NewRequest(http.MethodGet, after.URL+"/", nil)
+	for _, c := range old {
+		req.AddCookie(c)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var renewedCookie, scopeCookie bool
+	for _, c := range resp.Cookies() {
+		switch c.Name {
+		case RenewedCookie:
+			renewedCookie = c.Value == "1" && !c.HttpOnly && c.MaxAge > 0
+		case ScopeCookie:
+			scopeCookie = true
+		}
+	}
+	if !renewedCookie || !scopeCookie {
+		t.Fatalf("a page load with a stale cookie: %v", resp.Cookies())
+	}
+	// An API request a browser sends with the stale cookie: the header.
+	hdr := append([]string{"Cookie", ScopeCookie + "=" + old[0].Value}, browserHeaders...)
+	resp, _ = send(t, http.DefaultClient, http.MethodGet, after.URL+"/api/chats", "", hdr...)
+	if resp.StatusCode != 200 || resp.Header.Get("Agentui-Scope") != "renewed" {
+		t.Fatalf("an API request with a stale cookie: %d %q", resp.StatusCode, resp.Header.Get("Agentui-Scope"))
+	}
+	// A browser whose cookie verifies, or that had none, is not told.
+	for _, h := range [][]string{browserHeaders, nil} {
+		resp, _ = send(t, alice, http.MethodGet, before.URL+"/api/chats", "", h...)
+		if resp.Header.Get("Agentui-Scope") != "" {
+			t.Fatalf("told %q", resp.Header.Get("Agentui-Scope"))
+		}
+	}
+	if resp, _ := send(t, http.DefaultClient, http.MethodGet, after.URL+"/", ""); len(resp.Cookies()) != 1 {
+		t.Fatalf("a first visit: %v", resp.Cookies())
+	}
+}
+
+// A page on another site that the server allows (-cors-origins) but whose
+// browser does not send the scope cookie (two sites: localhost:5173 and
+// 127.0.0.1:8080) is told in every response (Agentui-Scope: none, exposed
+// to it), and the server logs why and what to do, once in a while per
+// origin, not per request.
+func TestCrossSitePagesWithoutAScopeAreWarned(t *testing.T) {
+	logs := &testutil.LogBuffer{}
+	ts := newTestServer(t, Config{Secret: "s", CORSOrigins: []string{"http://localhost:5173"}, Logger: testutil.Logger(logs)})
+	hdr := []string{"Origin", "http://localhost:5173", "Sec-Fetch-Site", "cross-site", "Sec-Fetch-Mode", "cors", "Sec-Fetch-Dest", "empty"}
+	for i := range 3 {
+		resp, body := send(t, http.DefaultClient, http.MethodPost, ts.URL+"/api/chat", testutil.UserMessage("c", "m"+strconv.Itoa(i), "hello"), hdr...)
+		if resp.StatusCode != 200 || resp.Header.Get("Agentui-Scope") != "none" || !strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "Agentui-Scope") {
+			t.Fatalf("turn %d: %d %v %s", i, resp.StatusCode, resp.Header, body)
+		}
+	}
+	if n := strings.Count(logs.String(), "a page on another site uses the API without a credential"); n != 1 {
+		t.Fatalf("logged %d times:\n%s", n, logs)
+	}
+	if !strings.Contains(logs.String(), "origin=http://localhost:5173") {
+		t.Fatalf("the log names no origin:\n%s", logs)
+	}
+	// Same site, or with a credential: no warning.
+	tok := token(t, http.DefaultClient, ts.URL)
+	resp, _ := send(t, http.DefaultClient, http.MethodGet, ts.URL+"/api/chats", "", append(hdr, "Authorization", "Bearer "+tok)...)
+	if resp.Header.Get("Agentui-Scope") != "" {
+		t.Fatalf("with a token: %q", resp.Header.Get("Agentui-Scope"))
 	}
 }

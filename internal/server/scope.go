@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentui/agentui/limit"
@@ -43,6 +44,8 @@ type cookieScope struct {
 	revoked   revocations
 	now       func() time.Time
 	log       *slog.Logger
+	warnMu    sync.Mutex
+	warned    map[string]time.Time // origins warned about (warnCrossSite), when
 }
 
 type scopeKey struct{}
@@ -69,12 +72,66 @@ func (c *cookieScope) middleware(next http.Handler) http.Handler {
 			if scope, ok = c.issue(w, r); !ok {
 				return
 			}
+			if _, err := r.Cookie(ScopeCookie); err == nil {
+				renewed(w, r)
+			}
+		}
+		if !ok && crossSiteWithoutScope(r) {
+			c.warnCrossSite(w, r)
 		}
 		if ok {
 			r = r.WithContext(context.WithValue(r.Context(), scopeKey{}, scope))
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// RenewedCookie is set, for a minute and readable by the page's scripts,
+// when a browser's scope cookie did not verify and it was given a new
+// scope: the server no longer knows it (it restarted without a fixed
+// -secret, or its secret changed), so the chats it had are not listed.
+// The page says so instead of showing an empty list without a word. API
+// responses say the same in uiadapter.ScopeHeader ("renewed").
+const RenewedCookie = "agentui_scope_renewed"
+
+// renewed tells the browser its scope was renewed.
+func renewed(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: RenewedCookie, Value: "1", Path: "/", MaxAge: 60, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+	w.Header().Set(uiadapter.ScopeHeader, "renewed")
+}
+
+// crossSiteWithoutScope reports whether r is a browser's API request from
+// a page on another site, with no credential: its chats cannot be kept
+// (a SameSite=Lax cookie does not travel across sites), and each of its
+// turns is served without history.
+func crossSiteWithoutScope(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/api/") && r.Header.Get("Sec-Fetch-Site") == "cross-site" && r.Header.Get("Origin") != ""
+}
+
+// crossSiteWarnEvery is how often the warning about an origin is logged.
+const crossSiteWarnEvery = 10 * time.Minute
+
+// warnCrossSite says, in a response header every time and in the log
+// once in a while per origin, that a page on another site is using the
+// API without a credential: the pairing the page's developer meant to
+// keep history (the page on localhost:5173, the API on 127.0.0.1:8080)
+// is two sites, and nothing is kept.
+func (c *cookieScope) warnCrossSite(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set(uiadapter.ScopeHeader, "none")
+	origin := r.Header.Get("Origin")
+	now := c.clock()
+	c.warnMu.Lock()
+	last, seen := c.warned[origin]
+	if !seen || now.Sub(last) >= crossSiteWarnEvery {
+		if c.warned == nil || len(c.warned) >= 1024 {
+			c.warned = map[string]time.Time{}
+		}
+		c.warned[origin] = now
+	}
+	c.warnMu.Unlock()
+	if !seen || now.Sub(last) >= crossSiteWarnEvery {
+		c.log.Warn("a page on another site uses the API without a credential: its chats are not kept. The browser does not send the scope cookie across sites: serve the page and the API from one site (localhost and localhost, not localhost and 127.0.0.1), proxy /api through the page's server, or send a bearer token from POST /api/token", "origin", origin)
+	}
 }
 
 // Why a bearer token is refused.

@@ -284,7 +284,7 @@ func TestCORS(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != want || want == http.StatusOK && (resp.Header.Get("Access-Control-Expose-Headers") != "Agentui-Run, X-Resumable-Stream-Id" || !strings.Contains(string(body), "[DONE]")) {
+		if resp.StatusCode != want || want == http.StatusOK && (resp.Header.Get("Access-Control-Expose-Headers") != "Agentui-Run, X-Resumable-Stream-Id, Agentui-Scope" || !strings.Contains(string(body), "[DONE]")) {
 			t.Fatalf("POST from %s: %d %v %s", origin, resp.StatusCode, resp.Header, body)
 		}
 	}
