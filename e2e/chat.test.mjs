@@ -918,6 +918,48 @@ test('useChat: math is typeset, inline and displayed', async () => {
   await truthful('math', { failed: 1 });
 });
 
+// pricesAndFormulas: a reply with amounts of money and shell variables
+// keeps their dollar signs and spaces, while its formulas ($x^2$, \(a+b\),
+// $$…$$, \[…\]) are typeset by KaTeX, the $$ and \[ ones displayed. (The
+// demo model echoes the message.)
+const PRICES = [
+  'I paid $5 for coffee and $10 for lunch.',
+  'It came to $1,000.50 and $2 in the end.',
+  'Then echo $HOME and $PATH to see them.',
+  'But $x^2$ and \\(a+b\\) are math, as are',
+  '$$\\int_0^1 x\\,dx$$ and \\[E=mc^2\\]',
+];
+async function pricesAndFormulas() {
+  const failed = await page.locator('[data-testid=message][data-failed=true]').count();
+  const message = PRICES.join('\n\n');
+  await send(message);
+  const md = lastText();
+  // The math chunk has loaded and typeset the reply's formulas.
+  await md.locator('.katex').nth(3).waitFor();
+  await settled();
+  // What each paragraph shows, a formula as ⟨its TeX⟩.
+  const shown = await md.evaluate((el) =>
+    [...el.querySelectorAll('p')].map((p) => {
+      const copy = p.cloneNode(true);
+      for (const k of copy.querySelectorAll('.katex')) k.replaceWith(`⟨${k.querySelector('annotation')?.textContent ?? '?'}⟩`);
+      return copy.textContent;
+    }),
+  );
+  assert.deepEqual(shown, [
+    'You said: I paid $5 for coffee and $10 for lunch.',
+    'It came to $1,000.50 and $2 in the end.',
+    'Then echo $HOME and $PATH to see them.',
+    'But ⟨x^2⟩ and ⟨a+b⟩ are math, as are',
+    '⟨\\int_0^1 x\\,dx⟩ and ⟨E=mc^2⟩',
+  ]);
+  assert.equal(await md.locator('.katex-display').count(), 2, 'the $$ and \\[ formulas are displayed');
+  for (const k of await md.locator('.katex').all()) assert.ok((await k.boundingBox()).height > 10, 'typeset, with its style sheet');
+  assert.equal(await lastUser().getByTestId('text').textContent(), message, 'the message shows as written');
+  await truthful('prices and formulas', { failed });
+}
+
+test('useChat: amounts of money and shell variables stay text; formulas are typeset', pricesAndFormulas);
+
 test('useChat: usage says what it counts, copy, and deny with a reason', async () => {
   await send('hello');
   await expectReply('You said: hello');
@@ -1130,6 +1172,8 @@ test('AG-UI: markdown, usage, edit and deny with a reason', async () => {
   assert.ok(texts.some((t) => t.includes('what is 3+3')) && !texts.some((t) => t.includes('1+1')), 'the edit is stored');
   assert.match(await lastAssistant().getByTestId('usage').textContent(), USAGE, 'usage after a reload (AG-UI 1.0 message metadata)');
 });
+
+test('AG-UI: amounts of money and shell variables stay text; formulas are typeset', pricesAndFormulas);
 
 test('AG-UI: a failed reply says so, with Retry, and keeps its mark after a reload', failedKeepsMark);
 
