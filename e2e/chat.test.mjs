@@ -71,6 +71,7 @@ before(async () => {
   context.setDefaultTimeout(10000);
   desktop = page = context.pages()[0] ?? (await context.newPage());
   watch(page, problems);
+  watchStops(page, problems);
   await page.goto(server.url + '/');
 });
 
@@ -85,6 +86,18 @@ afterEach(() => {
   const found = problems.splice(0);
   assert.deepEqual(found, [], 'the page logged errors or warnings');
 });
+
+// watchStops records a Stop request (POST …/stop) that did not finish:
+// the browser cancels one whose answer the page drops unread, and
+// DevTools shows it as a failed request (net::ERR_ABORTED), which
+// Playwright reports as a failed request rather than a console line.
+function watchStops(page, problems, label = '') {
+  const prefix = label ? `${label}: ` : '';
+  page.on('requestfailed', (r) => {
+    const path = new URL(r.url()).pathname;
+    if (path.endsWith('/stop')) problems.push(`${prefix}request failed: ${r.method()} ${path} ${r.failure()?.errorText}`);
+  });
+}
 
 // ----------------------------------------------------------------- helpers
 
@@ -1276,6 +1289,7 @@ describe('on a phone (390×844, touch)', () => {
     phone.context.setDefaultTimeout(10000);
     page = phone.context.pages()[0] ?? (await phone.context.newPage());
     watch(page, problems, 'phone');
+    watchStops(page, problems, 'phone');
     await page.goto(server.url + '/');
     await page.getByTestId('empty').waitFor();
   });
