@@ -576,6 +576,41 @@ async function smallTapTargets() {
   );
 }
 
+// clippedControls lists what shows cut off among the controls on screen:
+// a select narrower than its options need, an empty input narrower than
+// its placeholder.
+async function clippedControls() {
+  return page.evaluate(() => {
+    const shown = (el) => {
+      const r = el.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden' && r.right > 0 && r.bottom > 0 && r.left < innerWidth && r.top < innerHeight;
+    };
+    const name = (el) => el.dataset.testid ?? el.getAttribute('aria-label') ?? el.tagName.toLowerCase();
+    const cut = [];
+    for (const select of document.querySelectorAll('select')) {
+      if (!shown(select)) continue;
+      // A copy that nothing constrains is as wide as its widest option needs.
+      const free = select.cloneNode(true);
+      free.style.cssText = 'position: absolute; visibility: hidden; width: auto; min-width: 0; max-width: none; flex: none';
+      select.parentNode.appendChild(free);
+      const need = free.getBoundingClientRect().width;
+      free.remove();
+      const has = select.getBoundingClientRect().width;
+      if (has + 0.5 < need) cut.push(`${name(select)}: ${Math.round(has)} px wide, its options need ${Math.round(need)} px`);
+    }
+    const ruler = document.createElement('canvas').getContext('2d');
+    for (const input of document.querySelectorAll('input[placeholder]')) {
+      if (!shown(input) || input.value) continue;
+      const style = getComputedStyle(input);
+      ruler.font = style.font;
+      const need = ruler.measureText(input.placeholder).width;
+      const has = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      if (has < need) cut.push(`${name(input)}: "${input.placeholder}" needs ${Math.round(need)} px, it has ${Math.round(has)} px`);
+    }
+    return cut;
+  });
+}
+
 // readme writes one of the README's screenshots (docs/screenshots),
 // without the chat id (different on every run), so that a run that
 // changes nothing writes the same files.
@@ -651,6 +686,7 @@ test('useChat: an approved tool call runs', async () => {
   await settled();
   assert.match(await tool.getByTestId('tool-summary').textContent(), /delete_filepath: \/tmp\/x\.txt/);
   await shot('approval-requested');
+  assert.deepEqual(await clippedControls(), [], 'controls cut off (an approval waits)');
   await tool.getByTestId('approve').click();
   await expectReply('Deleted /tmp/x.txt.');
   assert.equal(await state(tool), 'output-available');
@@ -1315,12 +1351,14 @@ describe('on a phone (390×844, touch)', () => {
     assert.ok(await input().evaluate((el) => el.getBoundingClientRect().bottom <= innerHeight), 'the composer is on screen');
     assert.ok(await lastAssistant().getByTestId('deny').evaluate((el) => el.getBoundingClientRect().bottom <= innerHeight), 'the newest message is in view');
     assert.deepEqual(await smallTapTargets(), [], 'tap targets under 44 × 44 px (a chat)');
+    assert.deepEqual(await clippedControls(), [], 'controls cut off (an approval waits)');
     await truthful('a chat on a phone');
     await readme('chat-phone.png');
     await page.getByTestId('menu').click();
     await page.getByTestId('chat-list').waitFor({ state: 'visible' });
     await page.waitForFunction(() => document.querySelector('[data-testid=sidebar]').getBoundingClientRect().left >= 0);
     assert.equal(await overflow(), 0, 'no horizontal scrolling with the list open');
+    assert.deepEqual(await clippedControls(), [], 'controls cut off (the list open)');
     await readme('chat-phone-list.png');
     await page.getByTestId('chat-item').first().getByTestId('chat-menu').tap();
     await page.getByTestId('chat-item').first().getByTestId('chat-rename').waitFor();
