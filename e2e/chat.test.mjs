@@ -641,6 +641,33 @@ test('an empty chat offers suggestions; one click sends one', async () => {
   mainChat = chatId();
 });
 
+test('a skip link, first in the tab order and hidden until focused, takes the keyboard to the message box', async () => {
+  const skip = page.getByTestId('skip-link');
+  assert.equal(await skip.count(), 1, 'a skip link');
+  const box = async () => (await skip.boundingBox()) ?? { width: 0, height: 0 };
+  assert.ok((await box()).width <= 1 && (await box()).height <= 1, 'hidden until focused');
+  // From the top of the page (the focus on the page's root element, as
+  // when it comes in from the browser's own controls), the first Tab
+  // lands on it.
+  const url = page.url();
+  await page.evaluate(() => {
+    const root = document.getElementById('root');
+    root.tabIndex = -1;
+    root.focus();
+  });
+  await page.keyboard.press('Tab');
+  await page.evaluate(() => document.getElementById('root').removeAttribute('tabindex'));
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'skip-link', 'the first Tab focuses the skip link');
+  assert.equal((await skip.textContent()).trim(), 'Skip to the message box');
+  const shown = await box();
+  assert.ok(shown.width > 100 && shown.height > 20 && shown.x >= 0 && shown.y >= 0, `shown once focused (${JSON.stringify(shown)})`);
+  await shot('skip-link');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'input', 'Enter moves the focus to the message box');
+  assert.equal(page.url(), url, 'the address stays as it was');
+  assert.ok((await box()).width <= 1, 'hidden again');
+});
+
 test('useChat: a tool call shows as one line, collapsed, that opens onto its input and output', async () => {
   const tool = lastAssistant().locator('[data-testid=tool][data-tool-name=get_weather]');
   assert.equal(await state(tool), 'output-available');
