@@ -1032,6 +1032,8 @@ async function pricesAndFormulas() {
   for (const k of await md.locator('.katex').all()) assert.ok((await k.boundingBox()).height > 10, 'typeset, with its style sheet');
   assert.equal(await lastUser().getByTestId('text').textContent(), message, 'the message shows as written');
   await truthful('prices and formulas', { failed });
+  await md.scrollIntoViewIfNeeded();
+  await shot('prices-and-formulas');
 }
 
 test('useChat: amounts of money and shell variables stay text; formulas are typeset', pricesAndFormulas);
