@@ -190,12 +190,17 @@ bench-policy:
 WEB_DIR = webui/app
 WEB_OUT = webui/dist
 
-.PHONY: web web-check e2e bench-runs bench-telemetry bench-policy bench-turn bench-turn-s4
+.PHONY: web web-test web-check e2e bench-runs bench-telemetry bench-policy bench-turn bench-turn-s4
 
 web: $(WEB_DIR)/node_modules/.package-lock.json
 	cd $(WEB_DIR) && npx --no-install vite build --logLevel warn
 
-web-check: web
+# The page's unit tests (node --test, src/*.test.js): what its markdown
+# reads as math. web-check runs them too.
+web-test: $(WEB_DIR)/node_modules/.package-lock.json
+	node --test $(WEB_DIR)/src/*.test.js
+
+web-check: web web-test
 	git diff --exit-code -- $(WEB_OUT)
 	@untracked=$$(git ls-files --others --exclude-standard -- $(WEB_OUT)); \
 	  if [ -n "$$untracked" ]; then echo "$(WEB_OUT) has files the commit lacks (run make web and commit):"; echo "$$untracked"; exit 1; fi

@@ -71,6 +71,7 @@ before(async () => {
   context.setDefaultTimeout(10000);
   desktop = page = context.pages()[0] ?? (await context.newPage());
   watch(page, problems);
+  watchStops(page, problems);
   await page.goto(server.url + '/');
 });
 
@@ -85,6 +86,18 @@ afterEach(() => {
   const found = problems.splice(0);
   assert.deepEqual(found, [], 'the page logged errors or warnings');
 });
+
+// watchStops records a Stop request (POST …/stop) that did not finish:
+// the browser cancels one whose answer the page drops unread, and
+// DevTools shows it as a failed request (net::ERR_ABORTED), which
+// Playwright reports as a failed request rather than a console line.
+function watchStops(page, problems, label = '') {
+  const prefix = label ? `${label}: ` : '';
+  page.on('requestfailed', (r) => {
+    const path = new URL(r.url()).pathname;
+    if (path.endsWith('/stop')) problems.push(`${prefix}request failed: ${r.method()} ${path} ${r.failure()?.errorText}`);
+  });
+}
 
 // ----------------------------------------------------------------- helpers
 
@@ -563,6 +576,41 @@ async function smallTapTargets() {
   );
 }
 
+// clippedControls lists what shows cut off among the controls on screen:
+// a select narrower than its options need, an empty input narrower than
+// its placeholder.
+async function clippedControls() {
+  return page.evaluate(() => {
+    const shown = (el) => {
+      const r = el.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden' && r.right > 0 && r.bottom > 0 && r.left < innerWidth && r.top < innerHeight;
+    };
+    const name = (el) => el.dataset.testid ?? el.getAttribute('aria-label') ?? el.tagName.toLowerCase();
+    const cut = [];
+    for (const select of document.querySelectorAll('select')) {
+      if (!shown(select)) continue;
+      // A copy that nothing constrains is as wide as its widest option needs.
+      const free = select.cloneNode(true);
+      free.style.cssText = 'position: absolute; visibility: hidden; width: auto; min-width: 0; max-width: none; flex: none';
+      select.parentNode.appendChild(free);
+      const need = free.getBoundingClientRect().width;
+      free.remove();
+      const has = select.getBoundingClientRect().width;
+      if (has + 0.5 < need) cut.push(`${name(select)}: ${Math.round(has)} px wide, its options need ${Math.round(need)} px`);
+    }
+    const ruler = document.createElement('canvas').getContext('2d');
+    for (const input of document.querySelectorAll('input[placeholder]')) {
+      if (!shown(input) || input.value) continue;
+      const style = getComputedStyle(input);
+      ruler.font = style.font;
+      const need = ruler.measureText(input.placeholder).width;
+      const has = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      if (has < need) cut.push(`${name(input)}: "${input.placeholder}" needs ${Math.round(need)} px, it has ${Math.round(has)} px`);
+    }
+    return cut;
+  });
+}
+
 // readme writes one of the README's screenshots (docs/screenshots),
 // without the chat id (different on every run), so that a run that
 // changes nothing writes the same files.
@@ -591,6 +639,33 @@ test('an empty chat offers suggestions; one click sends one', async () => {
   await expectReply('The weather in Paris is sunny, 21°C.');
   await truthful('a suggestion');
   mainChat = chatId();
+});
+
+test('a skip link, first in the tab order and hidden until focused, takes the keyboard to the message box', async () => {
+  const skip = page.getByTestId('skip-link');
+  assert.equal(await skip.count(), 1, 'a skip link');
+  const box = async () => (await skip.boundingBox()) ?? { width: 0, height: 0 };
+  assert.ok((await box()).width <= 1 && (await box()).height <= 1, 'hidden until focused');
+  // From the top of the page (the focus on the page's root element, as
+  // when it comes in from the browser's own controls), the first Tab
+  // lands on it.
+  const url = page.url();
+  await page.evaluate(() => {
+    const root = document.getElementById('root');
+    root.tabIndex = -1;
+    root.focus();
+  });
+  await page.keyboard.press('Tab');
+  await page.evaluate(() => document.getElementById('root').removeAttribute('tabindex'));
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'skip-link', 'the first Tab focuses the skip link');
+  assert.equal((await skip.textContent()).trim(), 'Skip to the message box');
+  const shown = await box();
+  assert.ok(shown.width > 100 && shown.height > 20 && shown.x >= 0 && shown.y >= 0, `shown once focused (${JSON.stringify(shown)})`);
+  await shot('skip-link');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'input', 'Enter moves the focus to the message box');
+  assert.equal(page.url(), url, 'the address stays as it was');
+  assert.ok((await box()).width <= 1, 'hidden again');
 });
 
 test('useChat: a tool call shows as one line, collapsed, that opens onto its input and output', async () => {
@@ -638,6 +713,7 @@ test('useChat: an approved tool call runs', async () => {
   await settled();
   assert.match(await tool.getByTestId('tool-summary').textContent(), /delete_filepath: \/tmp\/x\.txt/);
   await shot('approval-requested');
+  assert.deepEqual(await clippedControls(), [], 'controls cut off (an approval waits)');
   await tool.getByTestId('approve').click();
   await expectReply('Deleted /tmp/x.txt.');
   assert.equal(await state(tool), 'output-available');
@@ -918,6 +994,50 @@ test('useChat: math is typeset, inline and displayed', async () => {
   await truthful('math', { failed: 1 });
 });
 
+// pricesAndFormulas: a reply with amounts of money and shell variables
+// keeps their dollar signs and spaces, while its formulas ($x^2$, \(a+b\),
+// $$…$$, \[…\]) are typeset by KaTeX, the $$ and \[ ones displayed. (The
+// demo model echoes the message.)
+const PRICES = [
+  'I paid $5 for coffee and $10 for lunch.',
+  'It came to $1,000.50 and $2 in the end.',
+  'Then echo $HOME and $PATH to see them.',
+  'But $x^2$ and \\(a+b\\) are math, as are',
+  '$$\\int_0^1 x\\,dx$$ and \\[E=mc^2\\]',
+];
+async function pricesAndFormulas() {
+  const failed = await page.locator('[data-testid=message][data-failed=true]').count();
+  const message = PRICES.join('\n\n');
+  await send(message);
+  const md = lastText();
+  // The math chunk has loaded and typeset the reply's formulas.
+  await md.locator('.katex').nth(3).waitFor();
+  await settled();
+  // What each paragraph shows, a formula as ⟨its TeX⟩.
+  const shown = await md.evaluate((el) =>
+    [...el.querySelectorAll('p')].map((p) => {
+      const copy = p.cloneNode(true);
+      for (const k of copy.querySelectorAll('.katex')) k.replaceWith(`⟨${k.querySelector('annotation')?.textContent ?? '?'}⟩`);
+      return copy.textContent;
+    }),
+  );
+  assert.deepEqual(shown, [
+    'You said: I paid $5 for coffee and $10 for lunch.',
+    'It came to $1,000.50 and $2 in the end.',
+    'Then echo $HOME and $PATH to see them.',
+    'But ⟨x^2⟩ and ⟨a+b⟩ are math, as are',
+    '⟨\\int_0^1 x\\,dx⟩ and ⟨E=mc^2⟩',
+  ]);
+  assert.equal(await md.locator('.katex-display').count(), 2, 'the $$ and \\[ formulas are displayed');
+  for (const k of await md.locator('.katex').all()) assert.ok((await k.boundingBox()).height > 10, 'typeset, with its style sheet');
+  assert.equal(await lastUser().getByTestId('text').textContent(), message, 'the message shows as written');
+  await truthful('prices and formulas', { failed });
+  await md.scrollIntoViewIfNeeded();
+  await shot('prices-and-formulas');
+}
+
+test('useChat: amounts of money and shell variables stay text; formulas are typeset', pricesAndFormulas);
+
 test('useChat: usage says what it counts, copy, and deny with a reason', async () => {
   await send('hello');
   await expectReply('You said: hello');
@@ -1131,6 +1251,8 @@ test('AG-UI: markdown, usage, edit and deny with a reason', async () => {
   assert.match(await lastAssistant().getByTestId('usage').textContent(), USAGE, 'usage after a reload (AG-UI 1.0 message metadata)');
 });
 
+test('AG-UI: amounts of money and shell variables stay text; formulas are typeset', pricesAndFormulas);
+
 test('AG-UI: a failed reply says so, with Retry, and keeps its mark after a reload', failedKeepsMark);
 
 test('AG-UI: Stop, Escape and Regenerate', async () => {
@@ -1232,6 +1354,7 @@ describe('on a phone (390×844, touch)', () => {
     phone.context.setDefaultTimeout(10000);
     page = phone.context.pages()[0] ?? (await phone.context.newPage());
     watch(page, problems, 'phone');
+    watchStops(page, problems, 'phone');
     await page.goto(server.url + '/');
     await page.getByTestId('empty').waitFor();
   });
@@ -1257,12 +1380,14 @@ describe('on a phone (390×844, touch)', () => {
     assert.ok(await input().evaluate((el) => el.getBoundingClientRect().bottom <= innerHeight), 'the composer is on screen');
     assert.ok(await lastAssistant().getByTestId('deny').evaluate((el) => el.getBoundingClientRect().bottom <= innerHeight), 'the newest message is in view');
     assert.deepEqual(await smallTapTargets(), [], 'tap targets under 44 × 44 px (a chat)');
+    assert.deepEqual(await clippedControls(), [], 'controls cut off (an approval waits)');
     await truthful('a chat on a phone');
     await readme('chat-phone.png');
     await page.getByTestId('menu').click();
     await page.getByTestId('chat-list').waitFor({ state: 'visible' });
     await page.waitForFunction(() => document.querySelector('[data-testid=sidebar]').getBoundingClientRect().left >= 0);
     assert.equal(await overflow(), 0, 'no horizontal scrolling with the list open');
+    assert.deepEqual(await clippedControls(), [], 'controls cut off (the list open)');
     await readme('chat-phone-list.png');
     await page.getByTestId('chat-item').first().getByTestId('chat-menu').tap();
     await page.getByTestId('chat-item').first().getByTestId('chat-rename').waitFor();

@@ -228,10 +228,12 @@ export function AguiChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) 
   };
 
   // Stop asks the server to stop the run (it outlives this request),
-  // then stops reading.
-  const stop = () => {
+  // then stops reading, as useChat's Stop does: the stream then ends
+  // with the server's own end of the run, and a reload right after Stop
+  // cannot cut the request short.
+  const stop = async () => {
     stopping.current = true;
-    agent.stop().catch(() => {});
+    await agent.stop().catch(() => {});
     agent.abortRun();
   };
 

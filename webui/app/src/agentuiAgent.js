@@ -32,12 +32,16 @@ export function agentuiAgent({ HttpAgent, runHttpRequest, transformHttpEventStre
     }
 
     // stop asks the server to stop this thread's run; it resolves to
-    // true when a run was stopped, false when none was going.
+    // true when a run was stopped, false when none was going. The
+    // answer's body is read to its end: a response dropped unread can be
+    // collected before its body has come, and the browser then cancels
+    // the request (net::ERR_ABORTED in DevTools).
     async stop() {
       const res = await this.fetch(`${this.url}/${encodeURIComponent(this.threadId)}/stop`, {
         method: 'POST',
         headers: { ...this.headers },
       });
+      await res.arrayBuffer();
       return res.status === 202;
     }
   };

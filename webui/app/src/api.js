@@ -136,7 +136,15 @@ async function call(method, path, body) {
 export const listChats = () => call('GET', '/api/chats?limit=200').then((r) => r.chats ?? []);
 export const renameChat = (id, title) => call('PATCH', '/api/chat/' + encodeURIComponent(id), { title });
 export const deleteChat = (id) => call('DELETE', '/api/chat/' + encodeURIComponent(id));
-export const stopChat = (id, api) => fetch(`${api}/${encodeURIComponent(id)}/stop`, { method: 'POST' }).catch(() => {});
+
+// stopChat asks the server to stop the chat's run. The answer's (empty)
+// body is read to its end: a response dropped unread can be collected
+// before its body has come, and the browser then cancels the request,
+// which DevTools shows as a failed one (net::ERR_ABORTED).
+export const stopChat = (id, api) =>
+  fetch(`${api}/${encodeURIComponent(id)}/stop`, { method: 'POST' })
+    .then((res) => res.arrayBuffer())
+    .catch(() => {});
 
 // loadModels lists the models the server offers ({id, default}), the
 // default first; [] when it says none (an older server, or an error: the

@@ -82,6 +82,20 @@ function App() {
   }, [title]);
   return (
     <div className={'app' + (menu ? ' menu-open' : '')} data-testid="app" data-protocol={protocol} data-chat-id={chatId}>
+      {/* First in the tab order, shown only when focused: a keyboard user
+          gets past the chat list to the message box in one step. It moves
+          the focus itself (a #fragment would add a history entry). */}
+      <a
+        className="skip-link"
+        href="#chat-input"
+        data-testid="skip-link"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('chat-input')?.focus();
+        }}
+      >
+        Skip to the message box
+      </a>
       <aside className="sidebar" aria-label="Your chats" data-testid="sidebar">
         <div className="sidebar-head">
           <span className="brand">

@@ -52,17 +52,19 @@ function highlight() {
 
 export const PLAIN = { remark: [remarkGfm], rehype: [rehypeSanitize, highlight] };
 
-// hasMath tells whether a text may hold math, so the math plugins (a
-// chunk of their own) are worth loading.
-export const hasMath = (text) => text.includes('$');
+// hasMath tells whether a text may hold math ($, \( or \[), so the math
+// plugins (a chunk of their own) are worth loading.
+export const hasMath = (text) => /\$|\\[([]/.test(text);
 
 let withMath = null;
 
-// loadMath resolves to the plugins with math ($…$, $$…$$; src/math.js).
+// loadMath resolves to the plugins with math (src/math.js): its own
+// sanitizer, which keeps the class that says a formula is displayed, in
+// the place of the plain one.
 export function loadMath() {
   withMath ??= import('./math.js').then((m) => ({
-    remark: [...PLAIN.remark, m.remarkMath],
-    rehype: [PLAIN.rehype[0], m.katex, ...PLAIN.rehype.slice(1)],
+    remark: [...PLAIN.remark, ...m.remark],
+    rehype: [m.sanitize, m.katex, ...PLAIN.rehype.slice(1)],
   }));
   return withMath;
 }

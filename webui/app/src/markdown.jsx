@@ -10,8 +10,9 @@
 //   content to another server the moment it renders, so an image shows as
 //   a link the user may follow.
 // Code blocks are highlighted after the sanitizer, for the languages a
-// fence names, and each shows its language and a Copy button. Math ($…$,
-// $$…$$) is typeset by KaTeX, also after the sanitizer.
+// fence names, and each shows its language and a Copy button. Math
+// ($$…$$, \(…\), \[…\], and $…$ where it cannot be an amount of money:
+// math-syntax.js) is typeset by KaTeX, also after the sanitizer.
 //
 // A long text (over SYNC_LIMIT) is parsed in a worker (markdown.worker.js):
 // parsing is the costly part (a 50 kB reply took 200–500 ms of the main

@@ -113,21 +113,23 @@ export function ToolCard({ id, name, state, input, output, preliminary, errorTex
             <button type="button" className="btn btn-approve" data-testid="approve" disabled={busy} onClick={onApprove}>
               Approve
             </button>
-            <input
-              className="approval-reason-input"
-              data-testid="deny-reason"
-              aria-label="Reason for denying (optional)"
-              placeholder="Reason (optional)"
-              maxLength={500}
-              value={reason}
-              onChange={(e) => setReason(e.target.value)}
-              onKeyDown={(e) => {
-                if (e.key === 'Enter' && !busy) onDeny(reason.trim() || undefined);
-              }}
-            />
-            <button type="button" className="btn btn-deny" data-testid="deny" disabled={busy} onClick={() => onDeny(reason.trim() || undefined)}>
-              Deny
-            </button>
+            <div className="approval-deny">
+              <input
+                className="approval-reason-input"
+                data-testid="deny-reason"
+                aria-label="Reason for denying (optional)"
+                placeholder="Reason (optional)"
+                maxLength={500}
+                value={reason}
+                onChange={(e) => setReason(e.target.value)}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter' && !busy) onDeny(reason.trim() || undefined);
+                }}
+              />
+              <button type="button" className="btn btn-deny" data-testid="deny" disabled={busy} onClick={() => onDeny(reason.trim() || undefined)}>
+                Deny
+              </button>
+            </div>
           </div>
         </div>
       )}
