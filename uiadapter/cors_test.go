@@ -77,7 +77,7 @@ func TestCORSRequests(t *testing.T) {
 	srv, served := corsServer(t, "https://app.example.com")
 	resp := corsRequest(t, http.MethodPost, srv.URL+"/api/chat", "Origin", "https://app.example.com")
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" ||
-		resp.Header.Get("Access-Control-Allow-Credentials") != "true" || resp.Header.Get("Access-Control-Expose-Headers") != uiadapter.RunHeader+", "+uiadapter.StreamIDHeader {
+		resp.Header.Get("Access-Control-Allow-Credentials") != "true" || resp.Header.Get("Access-Control-Expose-Headers") != uiadapter.RunHeader+", "+uiadapter.StreamIDHeader+", "+uiadapter.ScopeHeader {
 		t.Fatalf("allowed: %d %v", resp.StatusCode, resp.Header)
 	}
 	for _, origin := range []string{"", srv.URL} {
