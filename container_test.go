@@ -33,9 +33,9 @@ for a in "$@"; do ctx=$a; done; for f in "$ctx"/*; do echo "  ${f##*/}" >> "$REC
 
 // runContainerScript runs scripts/container.sh with a PATH of the fakes
 // named and the few tools it needs, and env; it returns the script's
-// error, its stderr and the fakes' record with the build context's
-// directory written CTX.
-func runContainerScript(t *testing.T, fakes []string, env ...string) (error, string, string) {
+// stderr, the fakes' record with the build context's directory written
+// CTX, and the script's error.
+func runContainerScript(t *testing.T, fakes []string, env ...string) (string, string, error) {
 	t.Helper()
 	dir := t.TempDir()
 	bin, tools := filepath.Join(dir, "bin"), filepath.Join(dir, "tools")
@@ -81,7 +81,7 @@ func runContainerScript(t *testing.T, fakes []string, env ...string) (error, str
 	if m := regexp.MustCompile(`-o (\S+)/agentui `).FindStringSubmatch(got); m != nil {
 		got = strings.ReplaceAll(got, m[1], "CTX")
 	}
-	return runErr, stderr.String(), got
+	return stderr.String(), got, runErr
 }
 
 const compiled = "go build -trimpath -ldflags=-s -o CTX/agentui ./cmd/agentui CGO_ENABLED=0 GOOS=linux\n"
@@ -108,7 +108,7 @@ func TestContainerScriptBuilds(t *testing.T) {
 			"docker info\n" + compiled + "docker build -t mytag -f CTX/Containerfile CTX\n" + buildContext},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err, stderr, got := runContainerScript(t, c.fakes, c.env...)
+			stderr, got, err := runContainerScript(t, c.fakes, c.env...)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, stderr)
 			}
@@ -138,7 +138,7 @@ func TestContainerScriptWithoutBuilder(t *testing.T) {
 			"container.sh: CONTAINER_BUILDER=nerdctl: want podman, buildah or docker", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err, stderr, got := runContainerScript(t, c.fakes, c.env...)
+			stderr, got, err := runContainerScript(t, c.fakes, c.env...)
 			if err == nil {
 				t.Fatal("no error")
 			}
