@@ -1,0 +1,129 @@
+// Command pkgstats counts what a package shows and holds: its exported
+// identifiers (exported funcs, methods of exported types, methods of
+// exported interfaces, types, consts and vars), the methods of each of
+// its exported types, and the lines of its non-test files.
+//
+//	go run ./scripts/pkgstats ./uiadapter ./uiadapter/...
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+func main() {
+	var dirs []string
+	for _, arg := range os.Args[1:] {
+		if rest, ok := strings.CutSuffix(arg, "/..."); ok {
+			_ = filepath.WalkDir(rest, func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.IsDir() && !strings.Contains(p, "testdata") && !strings.Contains(p, "node_modules") {
+					dirs = append(dirs, p)
+				}
+				return nil
+			})
+			continue
+		}
+		dirs = append(dirs, arg)
+	}
+	for _, dir := range dirs {
+		count(dir)
+	}
+}
+
+func count(dir string) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for name, pkg := range pkgs {
+		if name == "main" && len(pkgs) > 1 {
+			continue
+		}
+		exported, lines, files := 0, 0, 0
+		methods := map[string]int{}
+		for fname, f := range pkg.Files {
+			files++
+			b, _ := os.ReadFile(fname)
+			lines += strings.Count(string(b), "\n")
+			for _, d := range f.Decls {
+				switch d := d.(type) {
+				case *ast.FuncDecl:
+					if d.Recv == nil {
+						if d.Name.IsExported() {
+							exported++
+						}
+						continue
+					}
+					recv := recvName(d.Recv.List[0].Type)
+					if ast.IsExported(recv) {
+						methods[recv]++
+						if d.Name.IsExported() {
+							exported++
+						}
+					}
+				case *ast.GenDecl:
+					for _, s := range d.Specs {
+						switch s := s.(type) {
+						case *ast.TypeSpec:
+							if !s.Name.IsExported() {
+								continue
+							}
+							exported++
+							if it, ok := s.Type.(*ast.InterfaceType); ok {
+								for _, m := range it.Methods.List {
+									for _, n := range m.Names {
+										if n.IsExported() {
+											exported++
+										}
+									}
+								}
+							}
+						case *ast.ValueSpec:
+							for _, n := range s.Names {
+								if n.IsExported() {
+									exported++
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		var most []string
+		for t, n := range methods {
+			most = append(most, fmt.Sprintf("%s %d", t, n))
+		}
+		sort.Slice(most, func(i, j int) bool {
+			var a, b int
+			fmt.Sscan(strings.Fields(most[i])[1], &a)
+			fmt.Sscan(strings.Fields(most[j])[1], &b)
+			return a > b
+		})
+		if len(most) > 3 {
+			most = most[:3]
+		}
+		fmt.Printf("%-40s files %3d  lines %5d  exported %3d  most methods: %s\n", dir, files, lines, exported, strings.Join(most, ", "))
+	}
+}
+
+func recvName(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.StarExpr:
+		return recvName(t.X)
+	case *ast.IndexExpr:
+		return recvName(t.X)
+	case *ast.IndexListExpr:
+		return recvName(t.X)
+	case *ast.Ident:
+		return t.Name
+	}
+	return ""
+}
