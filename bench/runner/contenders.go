@@ -66,13 +66,15 @@ func agentuiArgs(addr, debugAddr, history string) []string {
 		"-log-level", "warn", "-debug-addr", debugAddr}
 }
 
-// agentuiEnv lifts the bound on anonymous scopes per client address
-// (-scope-limit, 60 an hour by default, counted in Redis for an hour):
-// every S4 conversation is a new visitor from 127.0.0.1, and past the
-// bound its page load gets 429, no cookie, and its turns are served
-// without history. The environment twin, not the flag: binaries from
-// before the bound (the -base and side-by-side builds) ignore it.
-var agentuiEnv = []string{"AGENTUI_SCOPE_LIMIT=off"}
+// agentuiEnv lifts the bounds per client address: on anonymous scopes
+// issued (-scope-limit, 60 an hour by default, counted in Redis for an
+// hour: every S4 conversation is a new visitor from 127.0.0.1, and past
+// the bound its page load gets 429, no cookie, and its turns are served
+// without history), and on replies at once (-runs-per-address: every
+// client of the harness is 127.0.0.1). The environment twins, not the
+// flags: binaries from before the bounds (the -base and side-by-side
+// builds) ignore them.
+var agentuiEnv = []string{"AGENTUI_SCOPE_LIMIT=off", "AGENTUI_RUNS_PER_ADDRESS=0"}
 
 // startAgentui starts an agentui process with its own debug listener.
 func startAgentui(ctx context.Context, e *env, name, history string) (*server, error) {
