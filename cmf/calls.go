@@ -140,17 +140,16 @@ func (m *Message) SetMetadata(md map[string]json.RawMessage) {
 	m.ui().Metadata = md
 }
 
-// ui gives m a UI extension of its own (a copy of the one it had), to
-// change before anyone else sees it.
+// ui gives m a UI extension of its own (a copy of the one it had, in
+// extensions of its own), to change before anyone else sees it. Its maps
+// and slices are still shared: a setter replaces them, never changes them.
 func (m *Message) ui() *UIExtension {
-	if m.Extensions == nil {
-		m.Extensions = &Extensions{}
-	}
+	e := m.ownExtensions()
 	var ui UIExtension
-	if m.Extensions.UI != nil {
-		ui = *m.Extensions.UI
+	if e.UI != nil {
+		ui = *e.UI
 	}
-	m.Extensions.UI = &ui
+	e.UI = &ui
 	return &ui
 }
 

@@ -11,7 +11,10 @@
 // Extensions carry context (identity, security labels, HTTP headers,
 // provenance, completion data) under the mutability tiers of the spec:
 // immutable, monotonic, guarded and mutable. [CheckExtensionChange] enforces
-// them on a before/after pair, and [Extensions.Clone] copies on write.
+// them on a before/after pair, and [Extensions.Clone] copies on write. The
+// setters of [Message] ([Message.SetID], [Message.SetCallRecord], …) copy the
+// extension they change too: a copy of a message shares its extensions, and
+// a setter on the copy leaves the original as it was.
 //
 // [Message.Views] decomposes a message into one [View] per part: a read-only,
 // capability-gated surface for policy engines, with a synthetic URI, a

@@ -282,15 +282,11 @@ func (m *Message) AddLabels(labels ...string) {
 	if len(labels) == 0 {
 		return
 	}
-	var e Extensions
-	if m.Extensions != nil {
-		e = *m.Extensions
-	}
+	e := m.ownExtensions()
 	var sec SecurityExtension
 	if e.Security != nil {
 		sec = *e.Security
 	}
 	sec.Labels = AddLabels(slices.Clip(sec.Labels), labels...)
 	e.Security = &sec
-	m.Extensions = &e
 }

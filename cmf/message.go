@@ -34,15 +34,25 @@ func (m *Message) ID() string {
 // immutable once a message is in a pipeline; SetID is for building
 // messages, and replaces the extension rather than changing a shared one.
 func (m *Message) SetID(id string) {
-	if m.Extensions == nil {
-		m.Extensions = &Extensions{}
-	}
+	e := m.ownExtensions()
 	var p ProvenanceExtension
-	if m.Extensions.Provenance != nil {
-		p = *m.Extensions.Provenance
+	if e.Provenance != nil {
+		p = *e.Provenance
 	}
 	p.MessageID = id
-	m.Extensions.Provenance = &p
+	e.Provenance = &p
+}
+
+// ownExtensions gives m extensions of its own to change: a copy of the
+// ones it had, which a copy of m (a Message is copied by value) may share.
+// The copy is shallow; a setter replaces, never changes, what it points to.
+func (m *Message) ownExtensions() *Extensions {
+	var e Extensions
+	if m.Extensions != nil {
+		e = *m.Extensions
+	}
+	m.Extensions = &e
+	return &e
 }
 
 // Text returns the message's text parts joined together.

@@ -140,22 +140,26 @@ func (m *Memory) Write(_ context.Context, key Key, expect Version, keep int, msg
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.conv(key)
-	if c == nil {
-		if expect != 0 {
-			return 0, ErrConflict
-		}
-		c = &memConv{key: key, created: m.now()}
-		c.elem = m.recent.PushFront(c)
-		m.convs[key] = c
+	var version Version
+	var have int
+	if c != nil {
+		version, have = c.version, len(c.msgs)
 	}
-	if c.version != expect {
+	if version != expect {
 		return 0, ErrConflict
 	}
 	if keep == KeepAll {
-		keep = len(c.msgs)
+		keep = have
 	}
-	if keep < 0 || keep > len(c.msgs) {
-		return 0, errKeep(keep, len(c.msgs))
+	if keep < 0 || keep > have {
+		return 0, errKeep(keep, have)
+	}
+	// Only a write that is accepted creates the conversation: a refused
+	// one must not leave an empty chat that List shows.
+	if c == nil {
+		c = &memConv{key: key, created: m.now()}
+		c.elem = m.recent.PushFront(c)
+		m.convs[key] = c
 	}
 	m.cut(c, keep)
 	if c.auto == "" {

@@ -1,6 +1,10 @@
 package uiadapter
 
-import "strconv"
+import (
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+)
 
 // MaxIDBytes bounds every id a client sends: chat (thread) ids, run ids,
 // message, tool call and approval ids, and the {id} of the chat routes.
@@ -15,18 +19,45 @@ import "strconv"
 // case a few kilobytes per chat.
 const MaxIDBytes = 256
 
-// CheckID is the one bound on ids: a 400 naming what (`"threadId"`, "a
-// message id") when id is longer than MaxIDBytes, else nil. The protocol
+// CheckID is the one rule for ids: a 400 naming what (`"threadId"`, "a
+// message id"), never repeating the id, when id is longer than MaxIDBytes
+// or holds a character no id needs (see idChar); else nil. The protocol
 // decoders check every id of a request with it, before anything is
 // stored or run, and the chat routes their path's id.
 func CheckID(what, id string) error {
-	if len(id) <= MaxIDBytes {
-		return nil
+	if len(id) > MaxIDBytes {
+		return BadRequest(what + " is longer than " + strconv.Itoa(MaxIDBytes) + " bytes")
 	}
-	return BadRequest(what + " is longer than " + strconv.Itoa(MaxIDBytes) + " bytes")
+	for i := 0; i < len(id); {
+		if c := id[i]; c >= 0x20 && c < 0x7f {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(id[i:])
+		if r == utf8.RuneError && size == 1 || !idChar(r) {
+			return BadRequest(what + " must be printable UTF-8, without control or bidirectional formatting characters")
+		}
+		i += size
+	}
+	return nil
 }
 
-// checkChatID refuses a chat route's id when it is missing or too long.
+// idChar reports whether r may be part of an id: any printable character
+// (ids are names: UUIDs, nanoids, "call_…", a tenant's own), but no
+// control character (C0, DEL, C1), bidirectional formatting character or
+// line or paragraph separator. Ids go where such characters do harm: a
+// chat id comes back in a response header (X-Resumable-Stream-Id, where a
+// control byte makes Go's client refuse the response and a proxy answer
+// 502), run ids in another, and ids are written to logs and shown in
+// terminals and trace viewers, which a bidi override (U+202E) or an escape
+// sequence makes show something other than what is there. These are the
+// characters the telemetry package escapes in attributes.
+func idChar(r rune) bool {
+	return !unicode.IsControl(r) && !unicode.Is(unicode.Bidi_Control, r) && r != '\u2028' && r != '\u2029'
+}
+
+// checkChatID refuses a chat route's id when it is missing or CheckID
+// refuses it.
 func checkChatID(id string) error {
 	if id == "" {
 		return BadRequest("missing chat id")

@@ -2,6 +2,7 @@ package uiadapter
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -15,7 +16,8 @@ const outageWindow = time.Minute
 // outageLog is the handler's logger's slog.Handler: it passes everything
 // through, but logs a failed dependency once per incident rather than per
 // request. A request refused with 503 because the store (or the run log)
-// is down is an ERROR the first time, with its cause; the same refusal in
+// is down (an ERROR record carrying the Unavailable error, see outageKey)
+// is an ERROR the first time, with its cause; the same refusal in
 // the minute after is DEBUG, and the next ERROR says how many there were.
 // So a store that is down for a while costs a few log lines, not one per
 // request (with the default 3 s store timeout, hundreds a minute).
@@ -76,22 +78,27 @@ func (o *outageLog) Handle(ctx context.Context, r slog.Record) error {
 	return o.next.Handle(ctx, r)
 }
 
-// outageKey tells a request refused because a dependency is down (a 503
-// with a cause), and which refusal it is.
+// outageKey tells a request refused because a dependency is down, and
+// which refusal it is: an ERROR record that carries, as the value of any
+// attribute, an error holding a 503 *Error (what Unavailable makes); the
+// key is its message. The record's text and attribute names play no part,
+// so rewording a log line cannot change which lines are rate-limited.
 func outageKey(r slog.Record) (string, bool) {
-	if r.Level != slog.LevelError || r.Message != "request failed" {
+	if r.Level != slog.LevelError {
 		return "", false
 	}
-	var status int64
-	var msg string
+	var key string
 	r.Attrs(func(a slog.Attr) bool {
-		switch a.Key {
-		case "status":
-			status = a.Value.Int64()
-		case "refusal":
-			msg = a.Value.String()
+		if a.Value.Kind() != slog.KindAny {
+			return true
+		}
+		err, ok := a.Value.Any().(error)
+		var e *Error
+		if ok && errors.As(err, &e) && e.Status == http.StatusServiceUnavailable && e.Message != "" {
+			key = e.Message
+			return false
 		}
 		return true
 	})
-	return msg, status == http.StatusServiceUnavailable && msg != ""
+	return key, key != ""
 }

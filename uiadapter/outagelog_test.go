@@ -3,6 +3,7 @@ package uiadapter
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
@@ -39,5 +40,30 @@ func TestOutageLoggedOncePerIncident(t *testing.T) {
 	fail(down)
 	if out := buf.String(); count("ERROR") != 1 || !strings.Contains(out, "same_failures_since_last_logged=2") || !strings.Contains(out, "chat=c") {
 		t.Fatalf("a minute on: %s", out)
+	}
+}
+
+// What makes a line an outage's is the Unavailable error it carries, not
+// its text or its attribute names: a reworded line with the error under
+// another key is rate-limited all the same, and a line that only reads
+// like a refused request (the old text, a 503 status, a refusal) is not.
+func TestOutageIsRecognisedByItsError(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Unix(1000, 0)
+	log := slog.New(newOutageLog(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}), func() time.Time { return now }))
+	down := fmt.Errorf("loading the chat: %w", Unavailable("conversation history is unavailable", errors.New("dial tcp: refused")))
+	for range 3 {
+		log.Error("the store did not answer", "cause", down)
+		log.Error("request failed", "status", 503, "refusal", "conversation history is unavailable", "error", errors.New("a bug"))
+	}
+	out := buf.String()
+	if n := strings.Count(out, `level=ERROR msg="the store did not answer"`); n != 1 {
+		t.Errorf("the outage was logged at ERROR %d times:\n%s", n, out)
+	}
+	if n := strings.Count(out, `level=DEBUG msg="the store did not answer (the same outage`); n != 2 {
+		t.Errorf("the outage's repeats at DEBUG: %d:\n%s", n, out)
+	}
+	if n := strings.Count(out, `level=ERROR msg="request failed"`); n != 3 {
+		t.Errorf("a line without the error was rate-limited (%d at ERROR):\n%s", n, out)
 	}
 }

@@ -106,6 +106,9 @@ func lastEventID(r *http.Request) (run string, seq int64, err error) {
 	if !ok {
 		return "", 0, BadRequest("Last-Event-ID must be <sequence> or <run>:<sequence>")
 	}
+	if err := CheckID("the run id of Last-Event-ID", run); err != nil {
+		return "", 0, err
+	}
 	return run, seq, nil
 }
 

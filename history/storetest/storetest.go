@@ -208,7 +208,7 @@ func Run(t *testing.T, newStore NewStore) {
 				t.Fatalf("Append(expect %d) = %v, want ErrConflict", expect, err)
 			}
 		}
-		if _, err := s.Write(ctx, history.Key{Scope: "alice", Chat: "new"}, history.KeepAll, 3, msg("x", "x")); !errors.Is(err, history.ErrConflict) {
+		if _, err := s.Write(ctx, history.Key{Scope: "alice", Chat: "new"}, 3, history.KeepAll, msg("x", "x")); !errors.Is(err, history.ErrConflict) {
 			t.Fatalf("Append to a missing conversation with expect 3 = %v", err)
 		}
 		c, _ := s.Load(ctx, key)
@@ -275,6 +275,43 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 		if c, _ := s.Load(ctx, key); c.Version != v2 || len(c.Messages) != 2 {
 			t.Fatalf("a refused write changed the conversation: %v %d", ids(c), c.Version)
+		}
+	})
+
+	t.Run("a refused write creates no conversation", func(t *testing.T) {
+		s, _ := newStore(t, 0)
+		invalid := msg("m2", "x")
+		invalid.Content = append(invalid.Content, cmf.ToolCall{Name: "t", Arguments: json.RawMessage(`{}`)}) // no call id
+		for what, write := range map[string]func() error{
+			"a stale version": func() error {
+				_, err := s.Write(ctx, key, 3, history.KeepAll, msg("m1", "a"))
+				return err
+			},
+			"keep beyond what is stored": func() error {
+				_, err := s.Write(ctx, key, 0, 1, msg("m1", "a"))
+				return err
+			},
+			"an invalid message": func() error {
+				_, err := s.Write(ctx, key, 0, history.KeepAll, msg("m1", "a"), invalid)
+				return err
+			},
+		} {
+			if err := write(); err == nil {
+				t.Fatalf("a write with %s to a missing conversation was accepted", what)
+			}
+			if infos, err := s.List(ctx, key.Scope, 0); err != nil || len(infos) != 0 {
+				t.Fatalf("after a write with %s: List = %+v, %v", what, infos, err)
+			}
+			if c, err := s.Load(ctx, key); err != nil || c.Version != 0 || len(c.Messages) != 0 {
+				t.Fatalf("after a write with %s: Load = %+v, %v", what, c, err)
+			}
+			if err := s.Rename(ctx, key, "t"); !errors.Is(err, history.ErrNotFound) {
+				t.Fatalf("after a write with %s: Rename = %v, want ErrNotFound", what, err)
+			}
+		}
+		// The conversation is still new: a write that expects it so creates it.
+		if v, err := s.Write(ctx, key, 0, history.KeepAll, msg("m1", "a")); err != nil || v != 1 {
+			t.Fatalf("the first write after the refused ones = %d, %v", v, err)
 		}
 	})
 

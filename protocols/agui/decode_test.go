@@ -238,8 +238,8 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		for _, id := range ids {
-			if len(id) > uiadapter.MaxIDBytes {
-				t.Fatalf("a %d-byte id decoded", len(id))
+			if err := uiadapter.CheckID("an id", id); err != nil {
+				t.Fatalf("%q decoded: %v", id, err)
 			}
 		}
 		// What reaches the agent and the store has been through
@@ -273,10 +273,11 @@ func TestDumpErrorsLikeTheStream(t *testing.T) {
 	}
 }
 
-// Every id an input carries is bounded (uiadapter.MaxIDBytes): one byte
-// over in any of them is a 400 that names it, at the bound it decodes.
-// An interrupt id is a tool call id and a signature: each half is.
-func TestIDsAreBounded(t *testing.T) {
+// Every id an input carries is checked (uiadapter.CheckID): one byte over
+// the bound, or a control or bidi character, in any of them is a 400 that
+// names it; at the bound it decodes. An interrupt id is a tool call id and
+// a signature: each half is checked.
+func TestIDsAreChecked(t *testing.T) {
 	input := func(thread, run, rest string) string {
 		return `{"threadId":"` + thread + `","runId":"` + run + `","messages":[{"id":"u1","role":"user","content":"hi"}` + rest
 	}
@@ -309,6 +310,13 @@ func TestIDsAreBounded(t *testing.T) {
 		var e *uiadapter.Error
 		if !errors.As(err, &e) || e.Status != 400 || e.Message != tc.what+" is longer than 256 bytes" {
 			t.Errorf("%s over the bound: %v", tc.what, err)
+		}
+		for _, bad := range []string{`i\u001b[2J`, `i\u0000`, `i\u007f`, `i\u0085`, `i\u202e`} {
+			_, err := New().Decode(httptest.NewRequest("POST", "/", nil), []byte(tc.body(bad)))
+			var e *uiadapter.Error
+			if !errors.As(err, &e) || e.Status != 400 || e.Message != tc.what+" must be printable UTF-8, without control or bidirectional formatting characters" {
+				t.Errorf("%s %s: %v", tc.what, bad, err)
+			}
 		}
 	}
 }

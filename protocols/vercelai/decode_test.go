@@ -256,8 +256,8 @@ func FuzzDecode(f *testing.F) {
 			ids = append(ids, r.ToolCallID, r.ApprovalID)
 		}
 		for _, id := range ids {
-			if len(id) > uiadapter.MaxIDBytes {
-				t.Fatalf("a %d-byte id decoded", len(id))
+			if err := uiadapter.CheckID("an id", id); err != nil {
+				t.Fatalf("%q decoded: %v", id, err)
 			}
 		}
 		// What reaches the agent and the store has been through
@@ -305,10 +305,10 @@ func TestDecodeSDK4Body(t *testing.T) {
 	}
 }
 
-// Every id a request carries is bounded (uiadapter.MaxIDBytes): one byte
-// over in any of them is a 400 that names it, at the bound it decodes;
-// Decode and DecodeTail alike.
-func TestIDsAreBounded(t *testing.T) {
+// Every id a request carries is checked (uiadapter.CheckID): one byte
+// over the bound, or a control or bidi character, in any of them is a 400
+// that names it; at the bound it decodes. Decode and DecodeTail alike.
+func TestIDsAreChecked(t *testing.T) {
 	user := func(id string) string {
 		return `{"id":"` + id + `","role":"user","parts":[{"type":"text","text":"hi"}]}`
 	}
@@ -345,6 +345,13 @@ func TestIDsAreBounded(t *testing.T) {
 			var e *uiadapter.Error
 			if !asError(err, &e) || e.Status != http.StatusBadRequest || e.Message != tc.what+" is longer than 256 bytes" {
 				t.Errorf("%s over the bound: %v", tc.what, err)
+			}
+			for _, bad := range []string{`i\u001b[2J`, `i\u0000`, `i\u007f`, `i\u0085`, `i\u202e`} {
+				_, err := decode(httptest.NewRequest("POST", "/", nil), []byte(tc.body(bad)))
+				var e *uiadapter.Error
+				if !asError(err, &e) || e.Status != http.StatusBadRequest || e.Message != tc.what+" must be printable UTF-8, without control or bidirectional formatting characters" {
+					t.Errorf("%s %s: %v", tc.what, bad, err)
+				}
 			}
 		}
 	}
