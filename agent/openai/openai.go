@@ -291,7 +291,8 @@ func tools(specs []agent.ToolSpec) []oai.ChatCompletionToolUnionParam {
 
 // messages converts CMF to chat messages. Parts the API cannot take as
 // input (thinking, references) are left out; media it cannot take inline
-// are named in text.
+// are named in text, by URL or type: their bytes as text would only cost
+// tokens.
 func messages(req *agent.Request) []oai.ChatCompletionMessageParamUnion {
 	out := make([]oai.ChatCompletionMessageParamUnion, 0, req.Len())
 	for m := range req.All() {
@@ -338,7 +339,7 @@ func userMessage(m *cmf.Message) oai.ChatCompletionMessageParamUnion {
 			if format := audioFormat(p.MediaType); p.Type == cmf.SourceBase64 && format != "" {
 				parts = append(parts, oai.InputAudioContentPart(oai.ChatCompletionContentPartInputAudioInputAudioParam{Data: p.Data, Format: format}))
 			} else {
-				parts = append(parts, oai.TextContentPart("[audio: "+p.Data+"]"))
+				parts = append(parts, oai.TextContentPart("[audio: "+content.MediaName(p.MediaSource)+"]"))
 			}
 		case cmf.Document:
 			if p.Type == cmf.SourceBase64 {
@@ -348,12 +349,10 @@ func userMessage(m *cmf.Message) oai.ChatCompletionMessageParamUnion {
 				}
 				parts = append(parts, oai.FileContentPart(f))
 			} else {
-				parts = append(parts, oai.TextContentPart("[document: "+p.Data+"]"))
+				parts = append(parts, oai.TextContentPart("[document: "+content.MediaName(p.MediaSource)+"]"))
 			}
 		case cmf.Video:
-			if p.Type == cmf.SourceURL {
-				parts = append(parts, oai.TextContentPart("[video: "+p.Data+"]"))
-			}
+			parts = append(parts, oai.TextContentPart("[video: "+content.MediaName(p.MediaSource)+"]"))
 		case cmf.Resource:
 			if text, ok := content.ResourceText(p); ok {
 				parts = append(parts, oai.TextContentPart(text))

@@ -388,3 +388,42 @@ func TestFinishReasons(t *testing.T) {
 		}
 	}
 }
+
+// Media the API cannot take inline is named in the text, by its URL or
+// its type, never by its bytes: base64 audio in a format the API does not
+// read, and video, which it does not read at all.
+func TestMediaTheAPICannotTakeIsNamed(t *testing.T) {
+	f, m := start(t, response{chunks: []string{chunk(`{"content":"ok"}`, "stop")}})
+	audio := strings.Repeat("T2dnUw", 200) // an Ogg file, base64
+	video := strings.Repeat("AAAAIGZ0eXA", 200)
+	req := &agent.Request{Messages: []cmf.Message{{Role: cmf.RoleUser, Content: []cmf.Part{
+		cmf.Text{Text: "What do you hear and see?"},
+		cmf.Audio{MediaSource: cmf.MediaSource{Type: cmf.SourceBase64, Data: audio, MediaType: "audio/ogg"}},
+		cmf.Video{MediaSource: cmf.MediaSource{Type: cmf.SourceBase64, Data: video, MediaType: "video/mp4"}},
+		cmf.Video{MediaSource: cmf.MediaSource{Type: cmf.SourceURL, Data: "https://example.com/clip.mp4"}},
+	}}}}
+	if _, err := stream(t, m, req); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(f.bodies[0]["messages"])
+	var msgs []struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &msgs); err != nil || len(msgs) != 1 {
+		t.Fatalf("messages = %s", raw)
+	}
+	var texts []string
+	for _, c := range msgs[0].Content {
+		texts = append(texts, c.Text)
+	}
+	want := []string{"What do you hear and see?", "[audio: audio/ogg]", "[video: video/mp4]", "[video: https://example.com/clip.mp4]"}
+	if fmt.Sprint(texts) != fmt.Sprint(want) {
+		t.Fatalf("the parts say %q, want %q", texts, want)
+	}
+	if strings.Contains(string(raw), audio[:40]) || strings.Contains(string(raw), video[:40]) {
+		t.Fatal("the request carries the media's bytes as text")
+	}
+}
