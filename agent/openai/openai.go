@@ -258,6 +258,8 @@ func streamError(ctx context.Context, err error) error {
 	return fmt.Errorf("openai: %w", err)
 }
 
+// stopReason maps a finish reason; the content filter's is a refusal, as
+// every agentui model reports its provider's filter.
 func stopReason(finish string) cmf.StopReason {
 	switch finish {
 	case "length":
@@ -265,7 +267,7 @@ func stopReason(finish string) cmf.StopReason {
 	case "tool_calls", "function_call":
 		return cmf.StopCall
 	case "content_filter":
-		return cmf.StopGuardrail
+		return cmf.StopRefusal
 	}
 	return cmf.StopEnd
 }

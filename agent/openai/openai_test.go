@@ -368,14 +368,15 @@ func TestNew(t *testing.T) {
 	}
 }
 
-// Every finish_reason maps to a CMF stop reason.
+// Every finish_reason maps to a CMF stop reason; the content filter's is
+// a refusal, as for every other model.
 func TestFinishReasons(t *testing.T) {
 	for finish, want := range map[string]cmf.StopReason{
 		"stop":           cmf.StopEnd,
 		"length":         cmf.StopMaxTokens,
 		"tool_calls":     cmf.StopCall,
 		"function_call":  cmf.StopCall,
-		"content_filter": cmf.StopGuardrail,
+		"content_filter": cmf.StopRefusal,
 		"something_new":  cmf.StopEnd,
 	} {
 		_, m := start(t, response{chunks: []string{chunk(`{"content":"Hi"}`, ""), chunk(`{}`, finish)}})
