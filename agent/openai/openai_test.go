@@ -26,6 +26,7 @@ type fakeServer struct {
 	mu        sync.Mutex
 	responses []response
 	bodies    []map[string]any
+	raw       [][]byte
 	auth      []string
 }
 
@@ -33,6 +34,28 @@ type response struct {
 	status int
 	chunks []string // JSON chunk objects; "[DONE]" is appended unless cut
 	cut    bool     // end the stream without [DONE] or a finish reason
+	// stall holds the stream open after the chunks, without [DONE],
+	// until the client goes away.
+	stall bool
+	// err is the error object of a refusal (status), in OpenAI's shape;
+	// nil is a refused key's. header adds response headers.
+	err    *apiError
+	header http.Header
+}
+
+// apiError is the error object of an OpenAI-compatible refusal.
+type apiError struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+// script queues responses to the next requests.
+func (f *fakeServer) script(rs ...response) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.responses = append(f.responses, rs...)
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -48,16 +71,29 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	n := len(f.bodies)
 	f.bodies = append(f.bodies, body)
+	f.raw = append(f.raw, raw)
 	f.auth = append(f.auth, r.Header.Get("Authorization"))
+	var resp response
+	scripted := n < len(f.responses)
+	if scripted {
+		resp = f.responses[n]
+	}
 	f.mu.Unlock()
-	if n >= len(f.responses) {
+	if !scripted {
 		http.Error(w, "no more responses", http.StatusInternalServerError)
 		return
 	}
-	resp := f.responses[n]
 	if resp.status != 0 && resp.status != http.StatusOK {
+		for k, v := range resp.header {
+			w.Header()[k] = v
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(resp.status)
+		if resp.err != nil {
+			b, _ := json.Marshal(map[string]any{"error": resp.err})
+			w.Write(b)
+			return
+		}
 		fmt.Fprint(w, `{"error":{"message":"Incorrect API key provided: sk-test-********1234. You can find your API key at https://platform.openai.com.","type":"invalid_request_error","param":null,"code":"`+codeFor(resp.status)+`"}}`)
 		return
 	}
@@ -65,6 +101,10 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, c := range resp.chunks {
 		fmt.Fprintf(w, "data: %s\n\n", c)
 		w.(http.Flusher).Flush()
+	}
+	if resp.stall {
+		<-r.Context().Done()
+		return
 	}
 	if !resp.cut {
 		fmt.Fprint(w, "data: [DONE]\n\n")
