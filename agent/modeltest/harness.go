@@ -167,7 +167,7 @@ const (
 	_              Fault = iota
 	RateLimited          // 429
 	ServerError          // 500
-	Overloaded           // 503
+	Overloaded           // 503, or the API's own (Anthropic's 529)
 	InvalidRequest       // 400: a request the API will not take
 	BadKey               // the API's refusal of a wrong key: 401, or its own (Gemini's 400 API_KEY_INVALID)
 	// ContextOverflow is the API's refusal of a prompt over the model's

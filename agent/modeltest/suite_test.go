@@ -62,3 +62,27 @@ func TestAbsentCapabilitiesAreSkippedSayingWhy(t *testing.T) {
 		t.Errorf("%d subtests skipped, want the one that needs cache writes:\n%s", n, out)
 	}
 }
+
+// The example docs/extending.md shows is this package's: each function of
+// its snippet stands in provider_example_test.go as it is shown.
+func TestDocsShowTheExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/extending.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("provider_example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## A model of your own, held to the contract")
+	_, snippet, ok := strings.Cut(section, "```go\n")
+	snippet, _, ok2 := strings.Cut(snippet, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/extending.md has no Go snippet in its section on the contract suite")
+	}
+	for _, fn := range strings.Split(strings.TrimSpace(snippet), "\n\n") {
+		if !strings.Contains(string(src), fn) {
+			t.Errorf("docs/extending.md shows code that provider_example_test.go does not have:\n%s", fn)
+		}
+	}
+}
