@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/agent/internal/content"
 	"github.com/agentui/agentui/cmf"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -137,7 +138,7 @@ func (b *builder) add(m *cmf.Message) {
 		for _, p := range m.Content {
 			if r, ok := p.(cmf.ToolResult); ok {
 				tr := &sdk.ToolResultBlockParam{ToolUseID: toolID(r.ToolCallID)}
-				if text := resultText(r); text != "" {
+				if text := content.ResultText(r); text != "" {
 					tr.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: text}}}
 				}
 				if r.IsError {
@@ -182,12 +183,12 @@ func userBlocks(m *cmf.Message) []sdk.ContentBlockParamUnion {
 			}
 			out = append(out, blk)
 		case cmf.Audio:
-			out = append(out, sdk.NewTextBlock("[audio: "+mediaName(p.MediaSource)+"]"))
+			out = append(out, sdk.NewTextBlock("[audio: "+content.MediaName(p.MediaSource)+"]"))
 		case cmf.Video:
-			out = append(out, sdk.NewTextBlock("[video: "+mediaName(p.MediaSource)+"]"))
+			out = append(out, sdk.NewTextBlock("[video: "+content.MediaName(p.MediaSource)+"]"))
 		case cmf.Resource:
-			if p.Content != nil {
-				out = append(out, sdk.NewTextBlock("[resource "+p.URI+"]\n"+*p.Content))
+			if text, ok := content.ResourceText(p); ok {
+				out = append(out, sdk.NewTextBlock(text))
 			}
 		}
 	}
@@ -385,23 +386,6 @@ func toolID(id string) string {
 		}
 	}
 	return sb.String()
-}
-
-// resultText is a tool result as the model reads it: a JSON string
-// unquoted, anything else as JSON.
-func resultText(r cmf.ToolResult) string {
-	var s string
-	if json.Unmarshal(r.Content, &s) == nil {
-		return s
-	}
-	return string(r.Content)
-}
-
-func mediaName(s cmf.MediaSource) string {
-	if s.Type == cmf.SourceURL {
-		return s.Data
-	}
-	return s.MediaType
 }
 
 // decodeBase64Text is a text document's content: its base64 decoded.

@@ -75,6 +75,13 @@ var (
 // Stream answers the last user message. See docs/demo-model.md.
 func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
 	return func(yield func(agent.Chunk, error) bool) {
+		// Most answers stream without a pause, so they would not notice
+		// a context cancelled before the call: a call no one waits for
+		// must not pass for an answered one.
+		if err := ctx.Err(); err != nil {
+			yield(agent.Chunk{}, err)
+			return
+		}
 		t := turnOf(req)
 		s := &stream{ctx: ctx, yield: yield, delay: m.wordDelay, name: m.name, usage: agent.Usage{InputTokens: countWords(req.LastTurn())}}
 		s.answer(t, req)

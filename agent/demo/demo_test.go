@@ -303,6 +303,29 @@ func TestWait(t *testing.T) {
 	})
 }
 
+// A call whose context is already cancelled ends with the context's
+// error, whatever the message asks for, rather than answering as if it
+// had not been.
+func TestCancelledBeforeTheCall(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, text := range []string{"hello", "count to 5", "weather in Paris", "markdown", "set x to 1"} {
+		req := &agent.Request{Messages: []cmf.Message{{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: text}}}}}
+		var got []agent.Chunk
+		var err error
+		for c, e := range demo.New().Stream(ctx, req) {
+			if e != nil {
+				err = e
+				break
+			}
+			got = append(got, c)
+		}
+		if len(got) != 0 || !errors.Is(err, context.Canceled) {
+			t.Errorf("%q: %d chunks, then %v; want only the context's error", text, len(got), err)
+		}
+	}
+}
+
 func TestContext(t *testing.T) {
 	s := newSession(t)
 	s.msgs = []cmf.Message{

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/agent/internal/content"
 	"github.com/agentui/agentui/cmf"
 	"google.golang.org/genai"
 )
@@ -387,7 +388,8 @@ func userParts(m *cmf.Message) ([]*genai.Part, error) {
 		case cmf.Resource:
 			switch {
 			case p.Content != nil:
-				parts = append(parts, &genai.Part{Text: "[resource " + p.URI + "]\n" + *p.Content})
+				text, _ := content.ResourceText(p)
+				parts = append(parts, &genai.Part{Text: text})
 			case len(p.Blob) > 0:
 				mt := p.MimeType
 				if mt == "" {

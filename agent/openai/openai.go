@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/agent/internal/content"
 	"github.com/agentui/agentui/agent/internal/modelcall"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/ids"
@@ -257,6 +258,8 @@ func streamError(ctx context.Context, err error) error {
 	return fmt.Errorf("openai: %w", err)
 }
 
+// stopReason maps a finish reason; the content filter's is a refusal, as
+// every agentui model reports its provider's filter.
 func stopReason(finish string) cmf.StopReason {
 	switch finish {
 	case "length":
@@ -264,7 +267,7 @@ func stopReason(finish string) cmf.StopReason {
 	case "tool_calls", "function_call":
 		return cmf.StopCall
 	case "content_filter":
-		return cmf.StopGuardrail
+		return cmf.StopRefusal
 	}
 	return cmf.StopEnd
 }
@@ -290,7 +293,8 @@ func tools(specs []agent.ToolSpec) []oai.ChatCompletionToolUnionParam {
 
 // messages converts CMF to chat messages. Parts the API cannot take as
 // input (thinking, references) are left out; media it cannot take inline
-// are named in text.
+// are named in text, by URL or type: their bytes as text would only cost
+// tokens.
 func messages(req *agent.Request) []oai.ChatCompletionMessageParamUnion {
 	out := make([]oai.ChatCompletionMessageParamUnion, 0, req.Len())
 	for m := range req.All() {
@@ -308,7 +312,7 @@ func messages(req *agent.Request) []oai.ChatCompletionMessageParamUnion {
 		case cmf.RoleTool:
 			for _, p := range m.Content {
 				if r, ok := p.(cmf.ToolResult); ok {
-					out = append(out, oai.ToolMessage(resultText(r), r.ToolCallID))
+					out = append(out, oai.ToolMessage(content.ResultTextSayingError(r), r.ToolCallID))
 				}
 			}
 		}
@@ -332,30 +336,28 @@ func userMessage(m *cmf.Message) oai.ChatCompletionMessageParamUnion {
 		case cmf.Text:
 			parts = append(parts, oai.TextContentPart(p.Text))
 		case cmf.Image:
-			parts = append(parts, oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{URL: dataURL(p.MediaSource)}))
+			parts = append(parts, oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{URL: content.DataURL(p.MediaSource)}))
 		case cmf.Audio:
 			if format := audioFormat(p.MediaType); p.Type == cmf.SourceBase64 && format != "" {
 				parts = append(parts, oai.InputAudioContentPart(oai.ChatCompletionContentPartInputAudioInputAudioParam{Data: p.Data, Format: format}))
 			} else {
-				parts = append(parts, oai.TextContentPart("[audio: "+p.Data+"]"))
+				parts = append(parts, oai.TextContentPart("[audio: "+content.MediaName(p.MediaSource)+"]"))
 			}
 		case cmf.Document:
 			if p.Type == cmf.SourceBase64 {
-				f := oai.ChatCompletionContentPartFileFileParam{FileData: oai.String(dataURL(p.MediaSource))}
+				f := oai.ChatCompletionContentPartFileFileParam{FileData: oai.String(content.DataURL(p.MediaSource))}
 				if p.Title != "" {
 					f.Filename = oai.String(p.Title)
 				}
 				parts = append(parts, oai.FileContentPart(f))
 			} else {
-				parts = append(parts, oai.TextContentPart("[document: "+p.Data+"]"))
+				parts = append(parts, oai.TextContentPart("[document: "+content.MediaName(p.MediaSource)+"]"))
 			}
 		case cmf.Video:
-			if p.Type == cmf.SourceURL {
-				parts = append(parts, oai.TextContentPart("[video: "+p.Data+"]"))
-			}
+			parts = append(parts, oai.TextContentPart("[video: "+content.MediaName(p.MediaSource)+"]"))
 		case cmf.Resource:
-			if p.Content != nil {
-				parts = append(parts, oai.TextContentPart("[resource "+p.URI+"]\n"+*p.Content))
+			if text, ok := content.ResourceText(p); ok {
+				parts = append(parts, oai.TextContentPart(text))
 			}
 		}
 	}
@@ -381,31 +383,6 @@ func assistantMessage(m *cmf.Message) (oai.ChatCompletionMessageParamUnion, bool
 		return oai.ChatCompletionMessageParamUnion{}, false
 	}
 	return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}, true
-}
-
-// resultText is a tool result as the model reads it: a JSON string
-// unquoted, anything else as JSON; errors say so.
-func resultText(r cmf.ToolResult) string {
-	text := string(r.Content)
-	var s string
-	if json.Unmarshal(r.Content, &s) == nil {
-		text = s
-	}
-	if r.IsError {
-		return "Error: " + text
-	}
-	return text
-}
-
-func dataURL(s cmf.MediaSource) string {
-	if s.Type == cmf.SourceURL {
-		return s.Data
-	}
-	mt := s.MediaType
-	if mt == "" {
-		mt = "application/octet-stream"
-	}
-	return "data:" + mt + ";base64," + s.Data
 }
 
 func audioFormat(mediaType string) string {

@@ -26,6 +26,7 @@ type fakeServer struct {
 	mu        sync.Mutex
 	responses []response
 	bodies    []map[string]any
+	raw       [][]byte
 	auth      []string
 }
 
@@ -33,6 +34,28 @@ type response struct {
 	status int
 	chunks []string // JSON chunk objects; "[DONE]" is appended unless cut
 	cut    bool     // end the stream without [DONE] or a finish reason
+	// stall holds the stream open after the chunks, without [DONE],
+	// until the client goes away.
+	stall bool
+	// err is the error object of a refusal (status), in OpenAI's shape;
+	// nil is a refused key's. header adds response headers.
+	err    *apiError
+	header http.Header
+}
+
+// apiError is the error object of an OpenAI-compatible refusal.
+type apiError struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+// script queues responses to the next requests.
+func (f *fakeServer) script(rs ...response) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.responses = append(f.responses, rs...)
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -48,16 +71,29 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	n := len(f.bodies)
 	f.bodies = append(f.bodies, body)
+	f.raw = append(f.raw, raw)
 	f.auth = append(f.auth, r.Header.Get("Authorization"))
+	var resp response
+	scripted := n < len(f.responses)
+	if scripted {
+		resp = f.responses[n]
+	}
 	f.mu.Unlock()
-	if n >= len(f.responses) {
+	if !scripted {
 		http.Error(w, "no more responses", http.StatusInternalServerError)
 		return
 	}
-	resp := f.responses[n]
 	if resp.status != 0 && resp.status != http.StatusOK {
+		for k, v := range resp.header {
+			w.Header()[k] = v
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(resp.status)
+		if resp.err != nil {
+			b, _ := json.Marshal(map[string]any{"error": resp.err})
+			w.Write(b)
+			return
+		}
 		fmt.Fprint(w, `{"error":{"message":"Incorrect API key provided: sk-test-********1234. You can find your API key at https://platform.openai.com.","type":"invalid_request_error","param":null,"code":"`+codeFor(resp.status)+`"}}`)
 		return
 	}
@@ -65,6 +101,10 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, c := range resp.chunks {
 		fmt.Fprintf(w, "data: %s\n\n", c)
 		w.(http.Flusher).Flush()
+	}
+	if resp.stall {
+		<-r.Context().Done()
+		return
 	}
 	if !resp.cut {
 		fmt.Fprint(w, "data: [DONE]\n\n")
@@ -368,14 +408,15 @@ func TestNew(t *testing.T) {
 	}
 }
 
-// Every finish_reason maps to a CMF stop reason.
+// Every finish_reason maps to a CMF stop reason; the content filter's is
+// a refusal, as for every other model.
 func TestFinishReasons(t *testing.T) {
 	for finish, want := range map[string]cmf.StopReason{
 		"stop":           cmf.StopEnd,
 		"length":         cmf.StopMaxTokens,
 		"tool_calls":     cmf.StopCall,
 		"function_call":  cmf.StopCall,
-		"content_filter": cmf.StopGuardrail,
+		"content_filter": cmf.StopRefusal,
 		"something_new":  cmf.StopEnd,
 	} {
 		_, m := start(t, response{chunks: []string{chunk(`{"content":"Hi"}`, ""), chunk(`{}`, finish)}})
@@ -386,5 +427,44 @@ func TestFinishReasons(t *testing.T) {
 		if last := chunks[len(chunks)-1]; last.Kind != agent.ChunkFinish || last.StopReason != want {
 			t.Errorf("%s: last chunk %+v, want stop reason %s", finish, last, want)
 		}
+	}
+}
+
+// Media the API cannot take inline is named in the text, by its URL or
+// its type, never by its bytes: base64 audio in a format the API does not
+// read, and video, which it does not read at all.
+func TestMediaTheAPICannotTakeIsNamed(t *testing.T) {
+	f, m := start(t, response{chunks: []string{chunk(`{"content":"ok"}`, "stop")}})
+	audio := strings.Repeat("T2dnUw", 200) // an Ogg file, base64
+	video := strings.Repeat("AAAAIGZ0eXA", 200)
+	req := &agent.Request{Messages: []cmf.Message{{Role: cmf.RoleUser, Content: []cmf.Part{
+		cmf.Text{Text: "What do you hear and see?"},
+		cmf.Audio{MediaSource: cmf.MediaSource{Type: cmf.SourceBase64, Data: audio, MediaType: "audio/ogg"}},
+		cmf.Video{MediaSource: cmf.MediaSource{Type: cmf.SourceBase64, Data: video, MediaType: "video/mp4"}},
+		cmf.Video{MediaSource: cmf.MediaSource{Type: cmf.SourceURL, Data: "https://example.com/clip.mp4"}},
+	}}}}
+	if _, err := stream(t, m, req); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(f.bodies[0]["messages"])
+	var msgs []struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &msgs); err != nil || len(msgs) != 1 {
+		t.Fatalf("messages = %s", raw)
+	}
+	var texts []string
+	for _, c := range msgs[0].Content {
+		texts = append(texts, c.Text)
+	}
+	want := []string{"What do you hear and see?", "[audio: audio/ogg]", "[video: video/mp4]", "[video: https://example.com/clip.mp4]"}
+	if fmt.Sprint(texts) != fmt.Sprint(want) {
+		t.Fatalf("the parts say %q, want %q", texts, want)
+	}
+	if strings.Contains(string(raw), audio[:40]) || strings.Contains(string(raw), video[:40]) {
+		t.Fatal("the request carries the media's bytes as text")
 	}
 }

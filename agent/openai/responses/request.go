@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/agent/internal/content"
 	"github.com/agentui/agentui/cmf"
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
@@ -112,7 +113,7 @@ func (m *Model) input(req *agent.Request) responses.ResponseInputParam {
 				if r, ok := part.(cmf.ToolResult); ok {
 					out = append(out, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
 						CallID: oai.String(r.ToolCallID),
-						Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: oai.String(resultText(r))},
+						Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: oai.String(content.ResultTextSayingError(r))},
 					}})
 				}
 			}
@@ -199,11 +200,11 @@ func userMessage(msg *cmf.Message) (responses.ResponseInputItemUnionParam, bool)
 			text(p.Text)
 		case cmf.Image:
 			parts = append(parts, responses.ResponseInputContentUnionParam{OfInputImage: &responses.ResponseInputImageParam{
-				Detail: responses.ResponseInputImageDetailAuto, ImageURL: oai.String(dataURL(p.MediaSource)),
+				Detail: responses.ResponseInputImageDetailAuto, ImageURL: oai.String(content.DataURL(p.MediaSource)),
 			}})
 		case cmf.Document:
 			if p.Type == cmf.SourceBase64 {
-				f := &responses.ResponseInputFileParam{FileData: oai.String(dataURL(p.MediaSource))}
+				f := &responses.ResponseInputFileParam{FileData: oai.String(content.DataURL(p.MediaSource))}
 				f.Filename = oai.String("document")
 				if p.Title != "" {
 					f.Filename = oai.String(p.Title)
@@ -213,12 +214,12 @@ func userMessage(msg *cmf.Message) (responses.ResponseInputItemUnionParam, bool)
 				parts = append(parts, responses.ResponseInputContentUnionParam{OfInputFile: &responses.ResponseInputFileParam{FileURL: oai.String(p.Data)}})
 			}
 		case cmf.Audio:
-			text("[audio: " + mediaName(p.MediaSource) + "]")
+			text("[audio: " + content.MediaName(p.MediaSource) + "]")
 		case cmf.Video:
-			text("[video: " + mediaName(p.MediaSource) + "]")
+			text("[video: " + content.MediaName(p.MediaSource) + "]")
 		case cmf.Resource:
-			if p.Content != nil {
-				text("[resource " + p.URI + "]\n" + *p.Content)
+			if s, ok := content.ResourceText(p); ok {
+				text(s)
 			}
 		}
 	}
@@ -228,38 +229,4 @@ func userMessage(msg *cmf.Message) (responses.ResponseInputItemUnionParam, bool)
 	return responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
 		Role: responses.EasyInputMessageRoleUser, Content: responses.EasyInputMessageContentUnionParam{OfInputItemContentList: parts},
 	}}, true
-}
-
-// resultText is a tool result as the model reads it: a JSON string
-// unquoted, anything else as JSON; errors say so.
-func resultText(r cmf.ToolResult) string {
-	text := string(r.Content)
-	var s string
-	if json.Unmarshal(r.Content, &s) == nil {
-		text = s
-	}
-	if r.IsError {
-		return "Error: " + text
-	}
-	return text
-}
-
-func dataURL(s cmf.MediaSource) string {
-	if s.Type == cmf.SourceURL {
-		return s.Data
-	}
-	mt := s.MediaType
-	if mt == "" {
-		mt = "application/octet-stream"
-	}
-	return "data:" + mt + ";base64," + s.Data
-}
-
-// mediaName names media the model cannot take: its URL, or its type when
-// it came inline.
-func mediaName(s cmf.MediaSource) string {
-	if s.Type == cmf.SourceURL {
-		return s.Data
-	}
-	return s.MediaType
 }

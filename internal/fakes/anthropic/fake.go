@@ -247,6 +247,9 @@ type Reply struct {
 	// Stall, after the content, holds the stream open until the client
 	// goes away (to test cancellation).
 	Stall bool
+	// Usage, when set, is what the answer reports and bills instead of
+	// what the server counts (to test how a client reads usage).
+	Usage *Usage
 }
 
 // Block is one content block of a scripted answer. Make them with [Text],
@@ -976,6 +979,13 @@ func (s *Server) stream(w http.ResponseWriter, c *conv, r *Reply, u *Usage) {
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
 		flush()
 	}
+	// The blocks count what they bill into u, unless the reply says what
+	// it bills.
+	counted := u
+	if r.Usage != nil {
+		*u = *r.Usage
+		counted = &Usage{}
+	}
 	usage := func(out int) map[string]any {
 		return map[string]any{"input_tokens": u.InputTokens, "cache_creation_input_tokens": u.CacheCreationInputTokens,
 			"cache_read_input_tokens": u.CacheReadInputTokens, "output_tokens": out,
@@ -1016,7 +1026,7 @@ func (s *Server) stream(w http.ResponseWriter, c *conv, r *Reply, u *Usage) {
 			stop = "tool_use"
 		}
 		var final map[string]any
-		final, out = s.streamBlock(event, i, b, model, &local, &whole, out, u)
+		final, out = s.streamBlock(event, i, b, model, &local, &whole, out, counted)
 		local.add(final)
 		whole.add(final)
 		if i == 0 {
@@ -1029,9 +1039,11 @@ func (s *Server) stream(w http.ResponseWriter, c *conv, r *Reply, u *Usage) {
 	if stop == "" {
 		stop = "end_turn"
 	}
-	u.OutputTokens = out
+	if r.Usage == nil {
+		u.OutputTokens = out
+	}
 	event("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": usage(out)})
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": usage(u.OutputTokens)})
 	event("message_stop", map[string]any{"type": "message_stop"})
 }
 

@@ -218,3 +218,29 @@ func TestCacheBilling(t *testing.T) {
 		t.Fatalf("breakpoints = %v", bp)
 	}
 }
+
+// A reply's scripted usage is what its message_start and message_delta
+// report, and what the server records as billed.
+func TestScriptedUsage(t *testing.T) {
+	srv := fake.New(t)
+	billed := fake.Usage{InputTokens: 200, CacheCreationInputTokens: 30, CacheReadInputTokens: 1000, OutputTokens: 300, ThinkingTokens: 120}
+	srv.Reply(fake.Reply{Content: []fake.Block{fake.Thinking("hmm"), fake.Text("Hello!")}, Usage: &billed})
+	status, body := post(t, srv, `{"model":"m","max_tokens":100,"thinking":{"type":"adaptive"},"messages":[{"role":"user","content":"hi"}]}`)
+	if status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	evs := events(t, body)
+	start := evs[0].data["message"].(map[string]any)["usage"].(map[string]any)
+	end := evs[len(evs)-2].data["usage"].(map[string]any)
+	for _, u := range []map[string]any{start, end} {
+		if u["input_tokens"] != 200.0 || u["cache_creation_input_tokens"] != 30.0 || u["cache_read_input_tokens"] != 1000.0 {
+			t.Fatalf("usage %v", u)
+		}
+	}
+	if end["output_tokens"] != 300.0 || end["output_tokens_details"].(map[string]any)["thinking_tokens"] != 120.0 {
+		t.Fatalf("message_delta usage %v", end)
+	}
+	if got := srv.Requests()[0].Usage; got != billed {
+		t.Fatalf("recorded %+v, want %+v", got, billed)
+	}
+}

@@ -2,10 +2,12 @@ package gemini
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -287,5 +289,41 @@ func TestSignaturesSurviveARestart(t *testing.T) {
 	other := New(t, WithSecret([]byte("other")))
 	if status, msg, _ := post(t, other, body); status != 400 || msg != msgCorrupted {
 		t.Fatalf("%d %s", status, msg)
+	}
+}
+
+// A reply's scripted usage is what every chunk reports, its total added up
+// as the API does.
+func TestScriptedUsage(t *testing.T) {
+	s := New(t)
+	s.Script(Reply{Parts: []ReplyPart{Thought("Hmm."), Text("Hello!")}, Usage: &Usage{PromptTokenCount: 1200, CachedContentTokenCount: 1000, CandidatesTokenCount: 180, ThoughtsTokenCount: 120}})
+	status, _, data := post(t, s, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
+	if status != 200 || len(data) != 3 {
+		t.Fatalf("%d %v", status, data)
+	}
+	for _, d := range data {
+		var r response
+		if err := json.Unmarshal([]byte(d), &r); err != nil {
+			t.Fatal(err)
+		}
+		if u := *r.UsageMetadata; u != (usageMetadata{PromptTokenCount: 1200, CachedContentTokenCount: 1000, CandidatesTokenCount: 180, ThoughtsTokenCount: 120, TotalTokenCount: 1500}) {
+			t.Fatalf("usage %+v", u)
+		}
+	}
+}
+
+// A stalled reply streams its parts and then nothing, no finish reason,
+// until the client goes away.
+func TestStall(t *testing.T) {
+	s := New(t)
+	s.Script(Reply{Parts: []ReplyPart{Text("Let me count")}, Stall: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // gone already: ServeHTTP returns once it has written what a stall writes
+	req := httptest.NewRequestWithContext(ctx, "POST", "/v1beta/models/"+model+":streamGenerateContent?alt=sse", strings.NewReader(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`))
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	body := rec.Body.String()
+	if rec.Code != 200 || strings.Count(body, "data: ") != 1 || !strings.Contains(body, `"text":"Let me count"`) || strings.Contains(body, "finishReason") {
+		t.Fatalf("%d %s", rec.Code, body)
 	}
 }

@@ -37,6 +37,24 @@ type Reply struct {
 	// ModelVersion names the model in the chunks; "" is the model asked
 	// for.
 	ModelVersion string
+	// Usage, when set, is the usage every chunk reports instead of the
+	// counts the fake keeps (to test how a client reads usage).
+	Usage *Usage
+	// Stall holds the stream open after the parts, without a finish
+	// reason, until the client goes away (to test cancellation).
+	Stall bool
+}
+
+// Usage is a reply's usageMetadata, as the API counts: the prompt
+// includes the cached tokens; the thoughts are not among the candidates'.
+// The total is what the API adds up: prompt, candidates, thoughts and
+// tool-use prompt.
+type Usage struct {
+	PromptTokenCount        int
+	CachedContentTokenCount int
+	CandidatesTokenCount    int
+	ThoughtsTokenCount      int
+	ToolUsePromptTokenCount int
 }
 
 // ReplyPart is one part of a scripted reply.

@@ -190,6 +190,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.Status = http.StatusOK
 	s.stream(w, rec.Model, &reply, prompt, cached, req.hasGoogleSearch())
+	if reply.Stall {
+		<-r.Context().Done()
+	}
 }
 
 func (s *Server) next(rec *Request) Reply {
@@ -286,6 +289,10 @@ func (s *Server) stream(w http.ResponseWriter, model string, r *Reply, prompt, c
 	}
 	total := func() *usageMetadata {
 		c := u
+		if o := r.Usage; o != nil {
+			c = usageMetadata{PromptTokenCount: o.PromptTokenCount, CachedContentTokenCount: o.CachedContentTokenCount,
+				CandidatesTokenCount: o.CandidatesTokenCount, ThoughtsTokenCount: o.ThoughtsTokenCount, ToolUsePromptTokenCount: o.ToolUsePromptTokenCount}
+		}
 		c.TotalTokenCount = c.PromptTokenCount + c.CandidatesTokenCount + c.ThoughtsTokenCount + c.ToolUsePromptTokenCount
 		return &c
 	}
@@ -329,7 +336,7 @@ func (s *Server) stream(w http.ResponseWriter, model string, r *Reply, prompt, c
 		w.Write(failureBody(r.StreamError))
 		w.Write([]byte("\r\n\r\n"))
 		return
-	case r.Cut:
+	case r.Cut, r.Stall:
 		return
 	}
 	empty := ""

@@ -238,6 +238,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, req *Request) {
 	}
 	s.remember(p.Model, prompt)
 	s.answer(w, req, p, reply, usageIn)
+	if reply.Stall {
+		<-r.Context().Done()
+	}
 }
 
 func (s *Server) next(req *Request) (Reply, bool) {

@@ -2,9 +2,12 @@ package responses_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -323,5 +326,24 @@ func TestStreamFailures(t *testing.T) {
 	}
 	if e := evs[2].data["error"].(map[string]any); e["code"] != "context_length_exceeded" || e["type"] != "invalid_request_error" {
 		t.Fatalf("error event %v", e)
+	}
+}
+
+// A stalled reply streams its output and then nothing, no terminal event,
+// until the client goes away.
+func TestStall(t *testing.T) {
+	f := fake.New(t)
+	f.Enqueue(fake.Reply{Output: []fake.Item{fake.Text("Let me count")}, Stall: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // gone already: ServeHTTP returns once it has written what a stall writes
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/v1/responses", strings.NewReader(`{"model":"gpt-4.1","stream":true,"input":"hi"}`))
+	req.Header.Set("Authorization", "Bearer sk-test")
+	rec := httptest.NewRecorder()
+	f.ServeHTTP(rec, req)
+	got := names(events(t, rec.Body.Bytes()))
+	if len(got) < 3 || got[len(got)-1] != "response.output_item.done" || slices.ContainsFunc(got, func(n string) bool {
+		return n == "response.completed" || n == "response.incomplete" || n == "response.failed"
+	}) {
+		t.Fatalf("events %v; want the output's and no terminal event", got)
 	}
 }

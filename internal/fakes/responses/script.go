@@ -38,6 +38,9 @@ type Reply struct {
 	// once the stream has begun (a context window overflow). Error says
 	// which.
 	StreamError bool
+	// Stall holds the stream open after the output, without a terminal
+	// event, until the client goes away (to test cancellation).
+	Stall bool
 }
 
 // Item is one output item of a reply. Exactly one field is set; use the

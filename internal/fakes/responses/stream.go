@@ -193,6 +193,9 @@ func (s *Server) answer(w http.ResponseWriter, req *Request, p *params, reply Re
 			return
 		}
 	}
+	if reply.Stall && st != nil {
+		return
+	}
 	resp.Output = g.output
 	u := Usage{InputTokens: in.InputTokens, CachedTokens: in.CachedTokens, OutputTokens: g.outputTokens, ReasoningTokens: g.reasoningTokens}
 	if reply.Usage != nil {
