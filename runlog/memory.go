@@ -42,13 +42,13 @@ type memLog struct {
 	// cuts[i] says, for each entry of chunk i once compacted, which
 	// deltas it merged (nil for a chunk not compacted): see compact.
 	cuts      [][]pieces
-	compacted int   // the chunks before this one are compacted, or need not be
-	hold      int64 // chunks ending after this wait to be compacted (Hold); -1: none
-	read      int64 // the highest sequence any reader has been given
-	merging bool          // deltas no reader was given are merged (Coalesce)
-	wake    chan struct{} // closed and replaced when entries are added, if someone waits
-	waiting bool
-	expiry  *time.Timer
+	compacted int           // the chunks before this one are compacted, or need not be
+	hold      int64         // chunks ending after this wait to be compacted (Hold); -1: none
+	read      int64         // the highest sequence any reader has been given
+	merging   bool          // deltas no reader was given are merged (Coalesce)
+	wake      chan struct{} // closed and replaced when entries are added, if someone waits
+	waiting   bool
+	expiry    *time.Timer
 }
 
 // The sizes of a log's chunks: the first, and the largest.
