@@ -63,7 +63,7 @@ FUZZ_TARGETS = \
 	./uiadapter:FuzzCanonicalJSON ./uiadapter:FuzzSigner ./uiadapter:FuzzSanitizeURLs \
 	./cmf:FuzzToolCallStates ./agent/openai:FuzzChunks ./internal/server:FuzzScopeCookie \
 	./history/redisstore:FuzzDecodeEntries ./uiadapter:FuzzLastEventID ./history:FuzzCleanTitle \
-	./agent/openai/responses:FuzzStream ./agent/openai/responses:FuzzInput ./internal/fakes/responses:FuzzValidate \
+	./agent/openai/responses:FuzzStream ./agent/openai/responses:FuzzInput ./internal/testkit/fakes/responses:FuzzValidate \
 	./agent/anthropic:FuzzStream ./agent/anthropic:FuzzRequest \
 	./agent/gemini:FuzzStream ./agent/gemini:FuzzReplay ./agent/gemini:FuzzSpan \
 	./uiadapter:FuzzCheckID ./telemetry:FuzzClean \

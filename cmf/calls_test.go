@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentui/agentui/cmf"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // FuzzToolCallStates folds arbitrary stored messages into tool call

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentui/agentui/internal/server"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // TestAGUI runs @ag-ui/client 1.0.0's HttpAgent through every flow; see

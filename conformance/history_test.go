@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentui/agentui/internal/server"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // TestHistorySurvivesRestart: two turns, a server restart (Redis keeps the

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentui/agentui/internal/server"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // Line breaks a real model may put in what it streams: tool arguments

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	anthropicfake "github.com/agentui/agentui/internal/fakes/anthropic"
-	"github.com/agentui/agentui/internal/fakes/gemini"
 	"github.com/agentui/agentui/internal/ids"
 	"github.com/agentui/agentui/internal/server"
-	"github.com/agentui/agentui/internal/testutil"
+	anthropicfake "github.com/agentui/agentui/internal/testkit/fakes/anthropic"
+	"github.com/agentui/agentui/internal/testkit/fakes/gemini"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // TestNativeModels: chats on the Anthropic, OpenAI Responses and Gemini

@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	anthropicfake "github.com/agentui/agentui/internal/fakes/anthropic"
-	geminifake "github.com/agentui/agentui/internal/fakes/gemini"
-	responsesfake "github.com/agentui/agentui/internal/fakes/responses"
+	anthropicfake "github.com/agentui/agentui/internal/testkit/fakes/anthropic"
+	geminifake "github.com/agentui/agentui/internal/testkit/fakes/gemini"
+	responsesfake "github.com/agentui/agentui/internal/testkit/fakes/responses"
 )
 
 // The native models the servers of these tests offer (-models), two of

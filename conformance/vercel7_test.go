@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentui/agentui/internal/server"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // TestVercelAISDK7 runs js/vercel.mjs's flows with AI SDK 7 (ai@7 needs

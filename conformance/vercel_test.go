@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/internal/server"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // startServer runs the binary's server in-process on a real port.

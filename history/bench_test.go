@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentui/agentui/history"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // BenchmarkMemoryLoad200 loads a 200-message conversation (copying every

@@ -13,7 +13,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 )

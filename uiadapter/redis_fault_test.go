@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/history/redisstore"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/uiadapter"
 	goredis "github.com/redis/go-redis/v9"
 )

@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/uiadapter"
 )
 

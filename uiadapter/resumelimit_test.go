@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/history"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/uiadapter"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redisstore"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"

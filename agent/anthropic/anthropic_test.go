@@ -14,7 +14,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/anthropic"
 	"github.com/agentui/agentui/cmf"
-	fake "github.com/agentui/agentui/internal/fakes/anthropic"
+	fake "github.com/agentui/agentui/internal/testkit/fakes/anthropic"
 )
 
 // Text and adaptive thinking stream as they come; the thinking part ends

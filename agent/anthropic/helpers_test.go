@@ -11,7 +11,7 @@ import (
 	"github.com/agentui/agentui/agent/anthropic"
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/cmf"
-	fake "github.com/agentui/agentui/internal/fakes/anthropic"
+	fake "github.com/agentui/agentui/internal/testkit/fakes/anthropic"
 )
 
 const testKey = "sk-ant-test-secret-1234"

@@ -8,7 +8,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/anthropic"
 	"github.com/agentui/agentui/agent/modeltest"
-	fake "github.com/agentui/agentui/internal/fakes/anthropic"
+	fake "github.com/agentui/agentui/internal/testkit/fakes/anthropic"
 )
 
 // The model keeps the contract every agentui model keeps, against the

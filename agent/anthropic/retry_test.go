@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/anthropic"
-	fake "github.com/agentui/agentui/internal/fakes/anthropic"
+	fake "github.com/agentui/agentui/internal/testkit/fakes/anthropic"
 )
 
 // Calls refused before the stream starts (429 rate limited, 529

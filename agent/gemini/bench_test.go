@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
-	fake "github.com/agentui/agentui/internal/fakes/gemini"
+	fake "github.com/agentui/agentui/internal/testkit/fakes/gemini"
 )
 
 // BenchmarkStreamDeltas streams a reply of 1000 text deltas, as the fake

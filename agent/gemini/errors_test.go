@@ -11,7 +11,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/gemini"
 	"github.com/agentui/agentui/cmf"
-	fake "github.com/agentui/agentui/internal/fakes/gemini"
+	fake "github.com/agentui/agentui/internal/testkit/fakes/gemini"
 )
 
 // waits records the waits a model asks for between retries, without

@@ -7,7 +7,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/gemini"
 	"github.com/agentui/agentui/cmf"
-	fake "github.com/agentui/agentui/internal/fakes/gemini"
+	fake "github.com/agentui/agentui/internal/testkit/fakes/gemini"
 )
 
 // A Gemini model streams its reply; the signature that comes with it is

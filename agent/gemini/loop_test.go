@@ -13,7 +13,7 @@ import (
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/agent/gemini"
 	"github.com/agentui/agentui/cmf"
-	fake "github.com/agentui/agentui/internal/fakes/gemini"
+	fake "github.com/agentui/agentui/internal/testkit/fakes/gemini"
 )
 
 // turn is one run of the loop: the events it streamed and the messages

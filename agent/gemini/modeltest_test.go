@@ -6,7 +6,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/gemini"
 	"github.com/agentui/agentui/agent/modeltest"
-	fake "github.com/agentui/agentui/internal/fakes/gemini"
+	fake "github.com/agentui/agentui/internal/testkit/fakes/gemini"
 )
 
 // The model keeps the contract every agentui model keeps, against the

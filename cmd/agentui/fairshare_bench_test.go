@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // BenchmarkFairShare is the fair share of the process's runs, on the
@@ -26,12 +26,13 @@ import (
 //     replies run, visitors from 20 other addresses each send a message:
 //     how many got their reply (visitors-ok) and their time to the first
 //     byte (visitor-ttfb-p50-ms, -p99-ms).
+//
 //   - bound: the process at its bound, 256 replies at once (8 addresses
 //     with 28 each, the last 32 places going to 32 other addresses):
 //     the peak of the heap in use meanwhile, sampled every 10 ms from
 //     the binary's /debug/vars (peak-heap-MiB).
 //
-//	go test -run '^$' -bench FairShare -benchtime 1x ./cmd/agentui
+//     go test -run '^$' -bench FairShare -benchtime 1x ./cmd/agentui
 func BenchmarkFairShare(b *testing.B) {
 	bin := testutil.BuildProgram(b, ".")
 	for _, mode := range []string{"memory", "redis"} {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // Two replicas on one Redis count a client address's runs together under

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // The README's quick start, as written.

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // The tests start the binary many times: it is built once for all of them.

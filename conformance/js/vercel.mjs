@@ -379,7 +379,7 @@ const flows = {
   },
 
   // The policy flows run against a server with the demo policies
-  // (conformance TestVercelPolicy, internal/testutil DemoPolicies).
+  // (conformance TestVercelPolicy, internal/testkit/testutil DemoPolicies).
   // A call the policy denies never asks for approval: it ends in an
   // error that says the policy refused it, and the reply says so.
   async policyDenied() {

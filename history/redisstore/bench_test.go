@@ -6,7 +6,7 @@ import (
 
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redisstore"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // BenchmarkRedisLoad200: loading a conversation of 200 messages from a

@@ -13,7 +13,7 @@ import (
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/history/storetest"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 	goredis "github.com/redis/go-redis/v9"
 )
 

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	anthropicfake "github.com/agentui/agentui/internal/fakes/anthropic"
-	geminifake "github.com/agentui/agentui/internal/fakes/gemini"
-	responsesfake "github.com/agentui/agentui/internal/fakes/responses"
-	"github.com/agentui/agentui/internal/testutil"
+	anthropicfake "github.com/agentui/agentui/internal/testkit/fakes/anthropic"
+	geminifake "github.com/agentui/agentui/internal/testkit/fakes/gemini"
+	responsesfake "github.com/agentui/agentui/internal/testkit/fakes/responses"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // Bad model configuration stops the server before it starts, with one

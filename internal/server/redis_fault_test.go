@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/uiadapter"
 )
 

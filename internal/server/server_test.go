@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 func newTestServer(t *testing.T, cfg Config) *httptest.Server {

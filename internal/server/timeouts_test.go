@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // The server's timeouts, over real sockets: a slow body, a chunked body

@@ -3,7 +3,7 @@ package agui_test
 import (
 	"testing"
 
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/protocols/agui"
 )
 

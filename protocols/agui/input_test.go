@@ -2,7 +2,7 @@ package agui_test
 
 import (
 	"context"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 	"io"
 	"iter"
 	"log/slog"

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/agentui/agentui/agent"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/uiadapter"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentui/agentui/cmf"
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/protocols/vercelai"
 )
 

@@ -3,7 +3,7 @@ package vercelai_test
 import (
 	"testing"
 
-	"github.com/agentui/agentui/internal/testutil"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/protocols/vercelai"
 )
 

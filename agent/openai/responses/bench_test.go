@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentui/agentui/agent"
-	fake "github.com/agentui/agentui/internal/fakes/responses"
+	fake "github.com/agentui/agentui/internal/testkit/fakes/responses"
 )
 
 // deltas is how many text deltas each benchmarked reply streams.

@@ -7,7 +7,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/modeltest"
 	"github.com/agentui/agentui/agent/openai/responses"
-	fake "github.com/agentui/agentui/internal/fakes/responses"
+	fake "github.com/agentui/agentui/internal/testkit/fakes/responses"
 )
 
 // The model keeps the contract every agentui model keeps, against the

@@ -14,7 +14,7 @@ import (
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/agent/openai/responses"
 	"github.com/agentui/agentui/cmf"
-	fake "github.com/agentui/agentui/internal/fakes/responses"
+	fake "github.com/agentui/agentui/internal/testkit/fakes/responses"
 )
 
 const key = "sk-test-secret-1234"

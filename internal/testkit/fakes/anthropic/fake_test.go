@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	fake "github.com/agentui/agentui/internal/fakes/anthropic"
+	fake "github.com/agentui/agentui/internal/testkit/fakes/anthropic"
 )
 
 // post sends a raw request body as the SDK would and returns the status

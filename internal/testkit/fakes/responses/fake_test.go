@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	fake "github.com/agentui/agentui/internal/fakes/responses"
+	fake "github.com/agentui/agentui/internal/testkit/fakes/responses"
 )
 
 func post(t *testing.T, f *fake.Server, body string) (*http.Response, []byte) {
