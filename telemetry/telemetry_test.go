@@ -195,21 +195,39 @@ func TestFailedAndCancelledRuns(t *testing.T) {
 	}
 }
 
-// Ids are the client's: a chat id or an AG-UI runId holding terminal
-// escapes, a bidi override and NUL is recorded with those escaped, so a
-// trace viewer or a terminal shows what was sent instead of obeying it.
-func TestClientIDsAreRecordedEscaped(t *testing.T) {
+// Ids are the client's, so they are checked before a run starts: an id
+// holding a terminal escape, a bidi override or NUL is refused and leaves
+// no run span, and a printable id in any script is recorded as sent.
+func TestClientIDsInSpans(t *testing.T) {
 	f := newFixture(t)
-	const id, want = "c\x1b[2J\u202eexe.txt\x00", `c\x1b[2J\u202eexe.txt\x00`
+	const bad = "c\x1b[2J\u202eexe.txt\x00"
+	for _, post := range []struct{ url, body string }{
+		{f.url, testutil.UserMessage(bad, "u1", "hello")},
+		{f.aguiURL, testutil.AGUIInput("t1", bad, "hello")},
+	} {
+		resp, err := http.Post(post.url, "application/json", strings.NewReader(post.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("POST %s with a control character in an id: %d, want 400", post.url, resp.StatusCode)
+		}
+	}
+	const id = "chat-ü·東京"
 	testutil.PostStream(t, f.url, testutil.UserMessage(id, "u1", "hello"))
 	testutil.PostStream(t, f.aguiURL, testutil.AGUIInput("t1", id, "hello"))
 	testutil.Eventually(t, 5*time.Second, "both runs' spans", func() bool {
-		return len(named(f.spans.Ended(), "invoke_agent demo")) == 2
+		return len(named(f.spans.Ended(), "invoke_agent demo")) >= 2
 	})
-	for _, run := range named(f.spans.Ended(), "invoke_agent demo") {
+	runs := named(f.spans.Ended(), "invoke_agent demo")
+	if len(runs) != 2 {
+		t.Fatalf("%d run spans, want 2: a refused request started a run", len(runs))
+	}
+	for _, run := range runs {
 		key := map[string]string{"vercel-ai": "gen_ai.conversation.id", "ag-ui": "agentui.run.id"}[attr(run, "agentui.protocol").AsString()]
-		if got := attr(run, key).AsString(); got != want {
-			t.Errorf("%s = %q, want %q", key, got, want)
+		if got := attr(run, key).AsString(); got != id {
+			t.Errorf("%s = %q, want %q", key, got, id)
 		}
 	}
 }
