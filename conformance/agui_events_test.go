@@ -7,8 +7,8 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/protocols/agui"
-	"github.com/agentui/agentui/uiadapter"
 )
 
 // TestAGUIEventsTheDemoCannotMake: a run the server cancels (for 1.0 and
@@ -56,7 +56,7 @@ func TestAGUIEventsTheDemoCannotMake(t *testing.T) {
 		{Name: "two interrupts, pre-1.0 client", Legacy: true, events: interrupts, Last: map[string]any{"type": "RUN_FINISHED"}},
 	}
 	for i := range cases {
-		cases[i].Stream = testutil.Encode(agui.New(), &uiadapter.Turn{ChatID: "t1", RunID: "r1", ProtocolVersion: cases[i].version}, cases[i].events...)
+		cases[i].Stream = testutil.Encode(agui.New(), &wire.Turn{ChatID: "t1", RunID: "r1", ProtocolVersion: cases[i].version}, cases[i].events...)
 	}
 	t.Log(runNodeOnJSON(t, node, "agui-events.mjs", cases))
 }

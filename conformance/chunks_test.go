@@ -9,8 +9,8 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/protocols/vercelai"
-	"github.com/agentui/agentui/uiadapter"
 )
 
 // TestVercelChunksTheDemoCannotMake: the chunk kinds and edge cases the
@@ -71,7 +71,7 @@ func TestVercelChunksTheDemoCannotMake(t *testing.T) {
 		)})
 	}
 	for i := range cases {
-		cases[i].Stream = testutil.Encode(vercelai.New(), &uiadapter.Turn{ChatID: "c", Intent: uiadapter.Submit}, cases[i].events...)
+		cases[i].Stream = testutil.Encode(vercelai.New(), &wire.Turn{ChatID: "c", Intent: wire.Submit}, cases[i].events...)
 	}
 	t.Log(runNodeOnJSON(t, node, "chunks.mjs", cases))
 }

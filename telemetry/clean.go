@@ -14,7 +14,7 @@ import (
 // value agentui records, and each string the binary exports unless
 // OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT (or OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)
 // says otherwise. The longest value agentui itself sets is an id (256
-// bytes at most, uiadapter.MaxIDBytes), 1,024 bytes even when every byte
+// bytes at most, wire.MaxIDBytes), 1,024 bytes even when every byte
 // of it is escaped; a user agent or a path is a few hundred.
 const DefaultAttributeValueLength = 1024
 

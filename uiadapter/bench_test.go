@@ -14,6 +14,7 @@ import (
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/turn"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 )
@@ -51,10 +52,10 @@ func conversation(n int) []cmf.Message {
 // BenchmarkSanitize200: the trust rules over a 200-message client history.
 func BenchmarkSanitize200(b *testing.B) {
 	msgs := conversation(200)
-	policy := uiadapter.SanitizePolicy{AllowedSchemes: []string{"http", "https"}}
+	policy := turn.Policy{AllowedSchemes: []string{"http", "https"}}
 	b.ReportAllocs()
 	for b.Loop() {
-		out, _ := uiadapter.Sanitize(msgs, nil, policy)
+		out, _ := turn.Sanitize(msgs, nil, policy)
 		if len(out) == 0 {
 			b.Fatal("nothing kept")
 		}

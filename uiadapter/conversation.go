@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // ConversationHandler serves GET requests for a stored conversation, so a
@@ -26,11 +27,11 @@ func (h *Handler) ConversationHandler(dump func([]cmf.Message) any, chatID func(
 			return // the client left
 		}
 		if err != nil {
-			writeError(w, log, Unavailable("conversation history is unavailable", err))
+			wire.WriteError(w, log, wire.Unavailable("conversation history is unavailable", err))
 			return
 		}
 		if conv.Version == 0 {
-			writeError(w, log, &Error{Status: http.StatusNotFound, Message: "no such chat"})
+			wire.WriteError(w, log, &wire.Error{Status: http.StatusNotFound, Message: "no such chat"})
 			return
 		}
 		writeJSON(w, http.StatusOK, dump(conv.Messages))
@@ -39,4 +40,4 @@ func (h *Handler) ConversationHandler(dump func([]cmf.Message) any, chatID func(
 
 // Protocol is the protocol the handler speaks, so that a protocol's own
 // routes (vercelai.ConversationHandler) can render as it is configured.
-func (h *Handler) Protocol() Protocol { return h.proto }
+func (h *Handler) Protocol() wire.Protocol { return h.proto }

@@ -6,9 +6,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/agentui/agentui/edge"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testkit/testutil"
-	"github.com/agentui/agentui/uiadapter"
 )
 
 // The routes that change state refuse a simple request from a page on
@@ -55,7 +55,7 @@ func TestStateChangingRoutesRefuseCrossSite(t *testing.T) {
 	}
 
 	// An origin CORS allows may change state.
-	h, err := uiadapter.CORS(f.mux, "http://app.example")
+	h, err := edge.CORS(f.mux, "http://app.example")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestStateChangingRoutesRefuseCrossSite(t *testing.T) {
 
 // RefuseCrossSite guards an app's own routes with the same rule.
 func TestRefuseCrossSite(t *testing.T) {
-	h := uiadapter.RefuseCrossSite(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	h := edge.RefuseCrossSite(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	for _, c := range []struct {
 		method string
 		header []string

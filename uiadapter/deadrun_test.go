@@ -18,6 +18,7 @@ import (
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/runlog"
 	"github.com/agentui/agentui/uiadapter"
@@ -206,7 +207,7 @@ func TestReadersFinishTheRunOfADeadProcessOnce(t *testing.T) {
 	readers := []*bufio.Reader{a.follow("c"), b.follow("c")}
 	for i, r := range readers {
 		// A remote reader looks at the lock before each keep-alive.
-		if got := untilKeepAlives(t, r, 3); !strings.Contains(got, `"delta":"Once upon"`) || strings.Contains(got, uiadapter.DiedMessage) {
+		if got := untilKeepAlives(t, r, 3); !strings.Contains(got, `"delta":"Once upon"`) || strings.Contains(got, wire.DiedMessage) {
 			t.Fatalf("reader %d while the lock was held: %s", i, got)
 		}
 	}
@@ -227,11 +228,11 @@ func TestReadersFinishTheRunOfADeadProcessOnce(t *testing.T) {
 	}
 	wg.Wait()
 	for i, s := range rest {
-		if errs[i] != nil || !strings.Contains(s, uiadapter.DiedMessage) || strings.Contains(s, uiadapter.EndNotShownMessage) {
+		if errs[i] != nil || !strings.Contains(s, wire.DiedMessage) || strings.Contains(s, wire.EndNotShownMessage) {
 			t.Errorf("reader %d's stream ended (%v) with %q", i, errs[i], s)
 		}
 	}
-	want := []string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted) told: " + uiadapter.DiedMessage}
+	want := []string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted) told: " + wire.DiedMessage}
 	if got := b.storedIn("c"); !slices.Equal(got, want) {
 		t.Fatalf("stored %q, want %q", got, want)
 	}
@@ -292,10 +293,10 @@ func TestReaderFinishingADeadRunHoldsTheChat(t *testing.T) {
 	if resp.StatusCode != http.StatusConflict {
 		t.Fatalf("a new turn while a reader finished the dead run: %d, want 409", resp.StatusCode)
 	}
-	if rest := restOf(t, reader); !strings.Contains(rest, uiadapter.DiedMessage) || strings.Contains(rest, uiadapter.EndNotShownMessage) {
+	if rest := restOf(t, reader); !strings.Contains(rest, wire.DiedMessage) || strings.Contains(rest, wire.EndNotShownMessage) {
 		t.Fatalf("the reader's stream ended with %q", rest)
 	}
-	want := []string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted) told: " + uiadapter.DiedMessage}
+	want := []string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted) told: " + wire.DiedMessage}
 	if got := a.storedIn("c"); !slices.Equal(got, want) {
 		t.Fatalf("stored %q, want %q", got, want)
 	}
@@ -320,11 +321,11 @@ func TestReaderStoresWhatADeadRunLeft(t *testing.T) {
 		end    string // the reader's stream ends with it
 		want   []string
 	}{
-		{"its turn stored", []cmf.Message{storyTurn()}, uiadapter.DiedMessage,
-			[]string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted) told: " + uiadapter.DiedMessage}},
-		{"its turn not stored", nil, uiadapter.DiedMessage,
-			[]string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted) told: " + uiadapter.DiedMessage}},
-		{"its reply stored", []cmf.Message{storyTurn(), whole}, uiadapter.EndNotShownMessage,
+		{"its turn stored", []cmf.Message{storyTurn()}, wire.DiedMessage,
+			[]string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted) told: " + wire.DiedMessage}},
+		{"its turn not stored", nil, wire.DiedMessage,
+			[]string{"u1 user: tell me a story", "a1 assistant: Once upon (aborted) told: " + wire.DiedMessage}},
+		{"its reply stored", []cmf.Message{storyTurn(), whole}, wire.EndNotShownMessage,
 			[]string{"u1 user: tell me a story", "a1 assistant: Once upon a time. The end."}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 func TestFailureMessageSaysWhatTheUserCanActOn(t *testing.T) {
@@ -17,13 +18,13 @@ func TestFailureMessageSaysWhatTheUserCanActOn(t *testing.T) {
 		err  error
 		want string
 	}{
-		{fmt.Errorf("anthropic: %w", agent.ErrContextOverflow), ContextOverflowMessage},
-		{fmt.Errorf("gemini: 429: %w", agent.ErrModelBusy), ModelBusyMessage},
-		{fmt.Errorf("openai: %w", fmt.Errorf("%w: dial tcp 10.0.0.1:443: connection refused", agent.ErrModelUnreachable)), ModelUnreachableMessage},
-		{fmt.Errorf("openai responses: HTTP 400: %w", agent.ErrModelRejected), ModelRejectedMessage},
-		{fmt.Errorf("anthropic: HTTP 401: %w", agent.ErrModelAccessDenied), ModelAccessDeniedMessage},
-		{errors.New("dial tcp 10.0.0.1:443: connection refused"), ErrorMessage},
-		{errors.New("agent: the model sent a tool call without a tool name"), ErrorMessage},
+		{fmt.Errorf("anthropic: %w", agent.ErrContextOverflow), wire.ContextOverflowMessage},
+		{fmt.Errorf("gemini: 429: %w", agent.ErrModelBusy), wire.ModelBusyMessage},
+		{fmt.Errorf("openai: %w", fmt.Errorf("%w: dial tcp 10.0.0.1:443: connection refused", agent.ErrModelUnreachable)), wire.ModelUnreachableMessage},
+		{fmt.Errorf("openai responses: HTTP 400: %w", agent.ErrModelRejected), wire.ModelRejectedMessage},
+		{fmt.Errorf("anthropic: HTTP 401: %w", agent.ErrModelAccessDenied), wire.ModelAccessDeniedMessage},
+		{errors.New("dial tcp 10.0.0.1:443: connection refused"), wire.ErrorMessage},
+		{errors.New("agent: the model sent a tool call without a tool name"), wire.ErrorMessage},
 	} {
 		if got := failureMessage(c.err); got != c.want {
 			t.Errorf("failureMessage(%v) = %q, want %q", c.err, got, c.want)
@@ -34,7 +35,7 @@ func TestFailureMessageSaysWhatTheUserCanActOn(t *testing.T) {
 // Each agent error a model wraps has a sentence of its own, which names
 // none of the provider's detail.
 func TestFailureMessagesAreDistinct(t *testing.T) {
-	seen := map[string]bool{ErrorMessage: true}
+	seen := map[string]bool{wire.ErrorMessage: true}
 	for _, f := range failureMessages {
 		if seen[f.message] {
 			t.Errorf("%v: %q is told for another failure too", f.err, f.message)
@@ -54,12 +55,12 @@ func TestWriteErrorLogLevels(t *testing.T) {
 		want string
 	}{
 		{scopeError(errors.New("session expired")), "level=INFO"},
-		{Conflict("busy"), "level=DEBUG"},
-		{Unavailable("down", errors.New("dial tcp")), "level=ERROR"},
+		{wire.Conflict("busy"), "level=DEBUG"},
+		{wire.Unavailable("down", errors.New("dial tcp")), "level=ERROR"},
 	} {
 		var buf bytes.Buffer
 		log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		writeError(httptest.NewRecorder(), log, c.err)
+		wire.WriteError(httptest.NewRecorder(), log, c.err)
 		if !strings.Contains(buf.String(), c.want) {
 			t.Errorf("%v logged %q, want %s", c.err, buf.String(), c.want)
 		}

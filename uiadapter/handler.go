@@ -1,3 +1,11 @@
+// Package uiadapter is the protocol-agnostic core of agentui: an
+// [http.Handler] that decodes a chat request with a protocol, sanitizes
+// it, merges it with the trusted history (when a store is configured), runs
+// an [agent.Agent], and streams the agent's events back in the request's
+// protocol.
+//
+// Protocols live in protocols/vercelai and protocols/agui; this package
+// knows none of their wire types.
 package uiadapter
 
 import (
@@ -17,6 +25,8 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/internal/turn"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/runlog"
 )
 
@@ -36,7 +46,7 @@ import (
 // (ResumeHandler, ConnectHandler) and stopped (StopHandler). Without
 // history a client that disconnects cancels the run.
 type Handler struct {
-	proto Protocol
+	proto wire.Protocol
 	agent agent.Agent
 	cfg   config
 	// releasing bounds the lock releases retried in the background, so a
@@ -61,7 +71,7 @@ const maxReleasing = 1024
 
 // New returns a handler that serves proto with a. A configuration that
 // cannot work is an error that says which option to fix.
-func New(proto Protocol, a agent.Agent, opts ...Option) (*Handler, error) {
+func New(proto wire.Protocol, a agent.Agent, opts ...Option) (*Handler, error) {
 	cfg := defaults()
 	for _, o := range opts {
 		o(&cfg)
@@ -85,7 +95,7 @@ func New(proto Protocol, a agent.Agent, opts ...Option) (*Handler, error) {
 	}
 	cfg.logger = slog.New(newOutageLog(cfg.logger.Handler(), time.Now))
 	if cfg.signer == nil {
-		cfg.signer, cfg.randomKey = NewSigner(RandomKey()), true
+		cfg.signer, cfg.randomKey = turn.NewSigner(turn.RandomKey()), true
 	}
 	if cfg.replay == nil {
 		cfg.replay = NewMemoryReplayGuard(0)
@@ -112,7 +122,7 @@ func New(proto Protocol, a agent.Agent, opts ...Option) (*Handler, error) {
 	return h, nil
 }
 
-func (c *config) check(proto Protocol, a agent.Agent) error {
+func (c *config) check(proto wire.Protocol, a agent.Agent) error {
 	var problem string
 	switch {
 	case proto == nil:
@@ -154,13 +164,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer cancel(nil)
 	id, ok := h.inflight.enter(cancel)
 	if !ok {
-		writeError(w, h.log, Unavailable("the server is shutting down; try again", nil))
+		wire.WriteError(w, h.log, wire.Unavailable("the server is shutting down; try again", nil))
 		return
 	}
 	defer h.inflight.exit(id)
 	req, err := h.decode(w, r.WithContext(ctx))
 	if err != nil {
-		writeError(w, h.log, err)
+		wire.WriteError(w, h.log, err)
 		return
 	}
 	req.cancel = cancel
@@ -176,7 +186,7 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request) (*request, erro
 		return nil, err
 	}
 	req := &request{r: r, addr: h.cfg.clientAddr(r)}
-	if _, ok := h.proto.(TailDecoder); ok && h.cfg.store != nil {
+	if _, ok := h.proto.(wire.TailDecoder); ok && h.cfg.store != nil {
 		req.body = body // for decodeAll, should the request be served without history
 	}
 	if req.turn, err = h.decodeTurn(r, body, req.body != nil); err != nil {
@@ -202,21 +212,21 @@ func (h *Handler) decodeAll(req *request) error {
 
 // decodeTurn decodes and checks a request's turn: only its last message
 // with tail (the protocol is a TailDecoder), else all of it.
-func (h *Handler) decodeTurn(r *http.Request, body []byte, tail bool) (*Turn, error) {
-	var turn *Turn
+func (h *Handler) decodeTurn(r *http.Request, body []byte, tail bool) (*wire.Turn, error) {
+	var t *wire.Turn
 	var err error
 	if tail {
-		turn, err = h.proto.(TailDecoder).DecodeTail(r, body)
+		t, err = h.proto.(wire.TailDecoder).DecodeTail(r, body)
 	} else {
-		turn, err = h.proto.Decode(r, body)
+		t, err = h.proto.Decode(r, body)
 	}
 	if err == nil {
-		err = checkTurn(turn)
+		err = turn.Check(t)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return turn, nil
+	return t, nil
 }
 
 // serve answers a decoded request: one pipeline for both modes. The
@@ -231,7 +241,7 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 	in, s, err := h.prepare(w, req)
 	if err != nil {
 		if !errors.Is(err, errClientGone) {
-			writeError(w, req.log, err)
+			wire.WriteError(w, req.log, err)
 		}
 		return
 	}
@@ -247,11 +257,11 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 //
 //go:noinline
 func (h *Handler) prepare(w http.ResponseWriter, req *request) (*agent.Input, *session, error) {
-	r, turn := req.r, req.turn
-	log := h.log.With("chat", turn.ChatID, "intent", turn.Intent.String())
+	r, t := req.r, req.turn
+	log := h.log.With("chat", t.ChatID, "intent", t.Intent.String())
 	req.log = log
-	if len(turn.Skipped) > 0 {
-		log.Debug("skipped client input", "skipped", turn.Skipped)
+	if len(t.Skipped) > 0 {
+		log.Debug("skipped client input", "skipped", t.Skipped)
 	}
 	stateless := h.cfg.store == nil
 	if err := h.authenticate(req); errors.Is(err, ErrNoScope) {
@@ -285,20 +295,20 @@ func (h *Handler) prepare(w http.ResponseWriter, req *request) (*agent.Input, *s
 		}
 		req.slot = key
 		s, in, err = h.planStored(req)
-		req.body = nil // the turn is all it needs, and req lasts as long as the stream
+		req.body = nil // the t is all it needs, and req lasts as long as the stream
 		switch {
 		case err != nil && shuttingDown(r):
-			err = Unavailable("the server is shutting down; try again", err)
+			err = wire.Unavailable("the server is shutting down; try again", err)
 		case errors.Is(err, errClientGone):
 			log.Debug("the client left before the conversation was loaded")
 		}
 	}
-	if err == nil && (s == nil || s.plan.refusal == "") {
+	if err == nil && (s == nil || s.plan.Refusal == "") {
 		err = h.ingest(req, in, stateless)
 		if s != nil {
-			// What the turn adds, as the policies left it (a client's
+			// What the t adds, as the policies left it (a client's
 			// greeting they denied is left out), is what is stored.
-			s.plan.add, req.trusted.Added = in.Messages, in.Messages
+			s.plan.Add, req.trusted.Added = in.Messages, in.Messages
 		}
 	}
 	if err == nil && stateless {
@@ -309,10 +319,10 @@ func (h *Handler) prepare(w http.ResponseWriter, req *request) (*agent.Input, *s
 			s.release()
 		}
 		h.giveSlot(req)
-		var ra *refusedAnswer
+		var ra *turn.RefusedAnswer
 		if errors.As(err, &ra) {
-			refused(log, ra.res, ra.why)
-			err = Conflict(ra.why)
+			refused(log, ra.Answer, ra.Why)
+			err = wire.Conflict(ra.Why)
 		}
 		return nil, nil, err
 	}
@@ -328,21 +338,21 @@ func (h *Handler) planClient(req *request) (*agent.Input, error) {
 		return nil, err
 	}
 	kinds, _ := h.agent.(agent.ToolKinds)
-	var seal *chatSeal
+	var seal *wire.ChatSeal
 	if len(req.turn.Sealed) > 0 {
 		seal = h.chatSeal(req)
 	}
-	base, p, findings, err := planClient(req.turn, kinds, &h.cfg.policy, seal)
+	base, p, findings, err := turn.PlanClient(req.turn, kinds, &h.cfg.policy, seal)
 	if err != nil {
 		return nil, err
 	}
-	req.trusted.Sealer = h.sealer(req, seal)
+	req.trusted.Sealer = wire.NewSealer(seal, func() *wire.ChatSeal { return h.chatSeal(req) })
 	findings.Log(req.log)
-	p.log(req.log)
-	if err := h.verify(req, base, p.resume); err != nil {
+	p.Log(req.log)
+	if err := h.verify(req, base, p.Resume); err != nil {
 		return nil, err
 	}
-	return h.input(req, base[:p.keep:p.keep], p.add, p.resume), nil
+	return h.input(req, base[:p.Keep:p.Keep], p.Add, p.Resume), nil
 }
 
 // checkModel refuses a model the agent does not offer, when it offers a
@@ -369,12 +379,12 @@ func (h *Handler) checkModel(req *request) error {
 	if len(model) > 64 {
 		model = model[:64] + "…"
 	}
-	return BadRequest("unknown model " + strconv.Quote(model))
+	return wire.BadRequest("unknown model " + strconv.Quote(model))
 }
 
 // input is the agent's input for a planned turn: the conversation it
 // builds on, what the turn adds, and the answers that count.
-func (h *Handler) input(req *request, history, added []cmf.Message, resume []Resolution) *agent.Input {
+func (h *Handler) input(req *request, history, added []cmf.Message, resume []wire.Resolution) *agent.Input {
 	t := req.turn
 	in := &agent.Input{
 		History:      history,
@@ -396,12 +406,11 @@ type request struct {
 	r      *http.Request
 	body   []byte                  // kept when only its last turn was decoded (see decodeAll)
 	cancel context.CancelCauseFunc // cancels r's context
-	turn   *Turn
+	turn   *wire.Turn
 	// model is the model the run asks for: the turn's, when the agent
 	// offers a choice ("" its default).
 	model   string
-	trusted Trusted               // what the encoder gets beside the turn
-	sealer  Sealer                // trusted.Sealer's, without history
+	trusted wire.Trusted          // what the encoder gets beside the turn
 	scope   string                // "" without a scope function
 	addr    string                // the client address it is counted under (WithClientAddr)
 	subject *cmf.SubjectExtension // nil without WithSubject
@@ -424,21 +433,21 @@ func (h *Handler) giveSlot(req *request) {
 
 // signedCall is what the signature of an approval request in this
 // request's chat covers.
-func (h *Handler) signedCall(req *request, toolCallID, toolName string, input json.RawMessage) SignedCall {
-	return SignedCall{Protocol: h.proto.Name(), Scope: req.scope, ChatID: req.turn.ChatID, ToolCallID: toolCallID, ToolName: toolName, Input: input}
+func (h *Handler) signedCall(req *request, toolCallID, toolName string, input json.RawMessage) turn.SignedCall {
+	return turn.SignedCall{Protocol: h.proto.Name(), Scope: req.scope, ChatID: req.turn.ChatID, ToolCallID: toolCallID, ToolName: toolName, Input: input}
 }
 
 // postBody checks that r is a POST of JSON (405, 415) and reads its body
 // (413, 408, 400).
 func (h *Handler) postBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.Method != http.MethodPost {
-		closeUnread(w, r)
+		wire.CloseUnread(w, r)
 		w.Header().Set("Allow", http.MethodPost)
-		return nil, &Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use POST"}
+		return nil, &wire.Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use POST"}
 	}
 	if !isJSON(r.Header.Get("Content-Type")) {
-		closeUnread(w, r)
-		return nil, &Error{Status: http.StatusUnsupportedMediaType, Message: "content type must be application/json"}
+		wire.CloseUnread(w, r)
+		return nil, &wire.Error{Status: http.StatusUnsupportedMediaType, Message: "content type must be application/json"}
 	}
 	return h.readBody(w, r)
 }
@@ -462,14 +471,14 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 		_ = rc.SetReadDeadline(time.Time{})
 		return body, nil
 	case errors.As(err, &tooBig):
-		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Message: "request body too large"}
+		return nil, &wire.Error{Status: http.StatusRequestEntityTooLarge, Message: "request body too large"}
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		// The deadline stays: the server must not wait for the rest of
 		// the body either, and closes the connection.
 		w.Header().Set("Connection", "close")
-		return nil, &Error{Status: http.StatusRequestTimeout, Message: "the request body did not arrive in time"}
+		return nil, &wire.Error{Status: http.StatusRequestTimeout, Message: "the request body did not arrive in time"}
 	}
-	return nil, BadRequest("could not read the request body")
+	return nil, wire.BadRequest("could not read the request body")
 }
 
 // verify checks that every approval, denial or edit answers an approval
@@ -478,13 +487,13 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 // scope, chat, call id, tool name, input). It spends nothing: the
 // answers' nonces are kept in req for spendAnswers, once nothing else can
 // refuse the turn.
-func (h *Handler) verify(req *request, msgs []cmf.Message, answers []Resolution) error {
+func (h *Handler) verify(req *request, msgs []cmf.Message, answers []wire.Resolution) error {
 	for _, res := range answers {
 		if !res.NeedsSignature() {
 			continue
 		}
 		var refusal string
-		call, ok := findCall(msgs, res.ToolCallID)
+		call, ok := turn.FindCall(msgs, res.ToolCallID)
 		switch {
 		case !ok:
 			refusal = "approval for a tool call the server did not request"
@@ -501,7 +510,7 @@ func (h *Handler) verify(req *request, msgs []cmf.Message, answers []Resolution)
 		}
 		if refusal != "" {
 			refused(req.log, res, refusal)
-			return Conflict(refusal)
+			return wire.Conflict(refusal)
 		}
 	}
 	return nil
@@ -527,8 +536,8 @@ func (h *Handler) spendAnswers(req *request, in *agent.Input) error {
 	var nonces []string
 	var last time.Time
 	for _, a := range req.signed {
-		_, inHistory := findCall(in.History, a.call)
-		if _, inTurn := findCall(in.Messages, a.call); !inHistory && !inTurn {
+		_, inHistory := turn.FindCall(in.History, a.call)
+		if _, inTurn := turn.FindCall(in.Messages, a.call); !inHistory && !inTurn {
 			in.Resume = slices.DeleteFunc(in.Resume, func(r agent.Resolution) bool { return r.ToolCallID == a.call })
 			req.log.Info("an answer's tool call was left out by policy: not resumed", "call", a.call)
 			continue
@@ -546,18 +555,18 @@ func (h *Handler) spendAnswers(req *request, in *agent.Input) error {
 	cancel()
 	switch {
 	case err != nil:
-		return Unavailable("approvals cannot be checked right now", err)
+		return wire.Unavailable("approvals cannot be checked right now", err)
 	case !fresh:
 		const why = "this approval request was already answered"
 		req.log.Warn("refused an answer to a tool call", "reason", why)
-		return Conflict(why)
+		return wire.Conflict(why)
 	}
 	return nil
 }
 
 // refused logs an answer the server would not accept: every refused
 // approval is worth a look (a stale tab, a replay, an attack).
-func refused(log *slog.Logger, res Resolution, why string) {
+func refused(log *slog.Logger, res wire.Resolution, why string) {
 	log.Warn("refused an answer to a tool call", "call", res.ToolCallID, "answer", res.Kind.String(), "reason", why)
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 	"github.com/gin-gonic/gin"
@@ -593,7 +594,7 @@ func TestBurstsShareFlushes(t *testing.T) {
 func TestNewRefusesBadConfiguration(t *testing.T) {
 	loop := testutil.DemoLoopWith(t)
 	for name, tc := range map[string]struct {
-		proto uiadapter.Protocol
+		proto wire.Protocol
 		agent agent.Agent
 		opts  []uiadapter.Option
 		want  string

@@ -20,6 +20,7 @@ import (
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/runlog"
@@ -558,7 +559,7 @@ func TestHistoryUnavailable(t *testing.T) {
 		store = &flakyStore{lockingStore: history.NewMemory(), downFrom: 2}
 		f = newBubbleFixture(t, store, uiadapter.WithStoreTimeout(100*time.Millisecond))
 		chunks := f.chat("alice", userBody("c", "hello"))
-		if e := chunks.Find("error"); e == nil || e["errorText"] != uiadapter.SaveFailedMessage || chunks.Find("finish")["finishReason"] != "error" {
+		if e := chunks.Find("error"); e == nil || e["errorText"] != wire.SaveFailedMessage || chunks.Find("finish")["finishReason"] != "error" {
 			t.Fatalf("chunks = %v", chunks)
 		}
 		if !strings.Contains(f.logs.String(), "the reply could not be saved") {
@@ -576,7 +577,7 @@ func TestHistorySaveOutcomeUnknown(t *testing.T) {
 		store := &flakyStore{lockingStore: history.NewMemory(), lostUntil: 5}
 		f := newBubbleFixture(t, store, uiadapter.WithStoreTimeout(50*time.Millisecond))
 		chunks := f.chat("alice", userBody("c", "hello"))
-		if e := chunks.Find("error"); e == nil || e["errorText"] != uiadapter.SaveUncertainMessage {
+		if e := chunks.Find("error"); e == nil || e["errorText"] != wire.SaveUncertainMessage {
 			t.Fatalf("chunks = %v", chunks)
 		}
 		testutil.Eventually(t, 10*time.Second, "the reply to be stored after the store came back", func() bool {

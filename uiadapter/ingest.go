@@ -16,11 +16,12 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/ids"
+	"github.com/agentui/agentui/internal/wire"
 )
 
-// DefaultRecordedHeaders are the request headers a new user message
+// defaultRecordedHeaders are the request headers a new user message
 // keeps in its http extension by default.
-var DefaultRecordedHeaders = []string{"User-Agent", "Accept-Language", "Origin"}
+var defaultRecordedHeaders = []string{"User-Agent", "Accept-Language", "Origin"}
 
 // maxHeaderValue bounds a recorded header value.
 const maxHeaderValue = 512
@@ -272,7 +273,7 @@ func (h *Handler) checkInput(req *request, m *cmf.Message) error {
 	}
 	if v.Deny != "" {
 		req.log.Info("a message was denied by policy", "role", m.Role, "reason", v.Deny)
-		return &Error{Status: http.StatusForbidden, Message: v.Deny}
+		return &wire.Error{Status: http.StatusForbidden, Message: v.Deny}
 	}
 	if v.Message != nil {
 		*m = *v.Message
@@ -328,7 +329,7 @@ func (h *Handler) stampUser(req *request, m *cmf.Message, run *cmf.Extensions, p
 	}
 	names := h.cfg.headers
 	if names == nil {
-		names = DefaultRecordedHeaders
+		names = defaultRecordedHeaders
 	}
 	var hdr map[string]string
 	for _, n := range names {

@@ -18,6 +18,7 @@ import (
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 )
@@ -110,7 +111,7 @@ func TestSaveConflictWithAnotherWriteIsNotSaved(t *testing.T) {
 	}
 	close(release)
 	chunks := <-done
-	if e := chunks.Find("error"); e == nil || e["errorText"] != uiadapter.SaveFailedMessage {
+	if e := chunks.Find("error"); e == nil || e["errorText"] != wire.SaveFailedMessage {
 		t.Fatalf("the stream ended without the save failure: %v", chunks)
 	}
 	conv, _ := store.Load(context.Background(), key)

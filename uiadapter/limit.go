@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/limit"
 )
 
@@ -33,7 +34,7 @@ func (h *Handler) allow(w http.ResponseWriter, req *request) error {
 	}
 	secs := int64((wait + time.Second - 1) / time.Second)
 	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-	return &Error{Status: http.StatusTooManyRequests, Message: "too many requests: try again in " + strconv.FormatInt(secs, 10) + " s"}
+	return &wire.Error{Status: http.StatusTooManyRequests, Message: "too many requests: try again in " + strconv.FormatInt(secs, 10) + " s"}
 }
 
 // ask is one limiter's answer for key: how long to wait, 0 to go on.

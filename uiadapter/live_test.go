@@ -80,7 +80,7 @@ func heldInEmit() bool {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "sync.(*Cond).Wait") && strings.Contains(g, "uiadapter.(*live).emit") {
+		if strings.Contains(g, "sync.(*Cond).Wait") && strings.Contains(g, "wire.(*Live).Emit") {
 			return true
 		}
 	}

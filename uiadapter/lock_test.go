@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -66,7 +67,7 @@ func TestRunStopsWhenItsLockIsLost(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newBubbleFixture(t, &lockThief{lockingStore: history.NewMemory()}, uiadapter.WithLockTTL(150*time.Millisecond))
 		chunks := f.chat("alice", userBody("c", "wait 5000 ms"))
-		if e := chunks.Find("error"); e == nil || e["errorText"] != uiadapter.LockLostMessage {
+		if e := chunks.Find("error"); e == nil || e["errorText"] != wire.LockLostMessage {
 			t.Fatalf("chunks = %v", chunks)
 		}
 		if !strings.Contains(f.logs.String(), "lost the conversation lock; stopping the run") {

@@ -10,6 +10,7 @@ import (
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/ids"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/runlog"
 )
 
@@ -261,10 +262,6 @@ func (m *mirror) readAll(after int64, room, limit int) []runlog.Entry {
 	return out
 }
 
-// DiedMessage ends the log of a run whose process died: what it had
-// produced is stored (stop reason aborted).
-const DiedMessage = "The reply was cut short: the server producing it stopped."
-
 // recoverDead checks whether the run a remote reader follows is still
 // alive, when its log has gone quiet: its lock free means its process
 // died (a live run ends its shared log before it releases the lock). Then
@@ -324,7 +321,7 @@ func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.He
 	if !bal.Finished() {
 		rec.Interrupt(cmf.StopAborted)
 	}
-	msgs := withContent(toldOn(rec.Messages(), DiedMessage))
+	msgs := withContent(toldOn(rec.Messages(), wire.DiedMessage))
 	conv, err := h.cfg.store.Load(ctx, key)
 	if err != nil {
 		return err
@@ -337,7 +334,7 @@ func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.He
 		// Its process stored the reply but could not end this log (the
 		// store went away for longer than its lock): the reply is whole
 		// in the conversation, not cut short.
-		err = h.shared.End(ctx, key, hdr.Run, h.cfg.runRetention, runlog.FailedEntry(next+1, EndNotShownMessage), runlog.EndedEntry(next+2))
+		err = h.shared.End(ctx, key, hdr.Run, h.cfg.runRetention, runlog.FailedEntry(next+1, wire.EndNotShownMessage), runlog.EndedEntry(next+2))
 		log.Warn("ended the log of a run whose reply was stored but whose log was not ended", "error", err)
 		return err
 	}
@@ -349,15 +346,10 @@ func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.He
 			return err
 		}
 	}
-	err = h.shared.End(ctx, key, hdr.Run, h.cfg.runRetention, runlog.FailedEntry(next+1, DiedMessage), runlog.EndedEntry(next+2))
+	err = h.shared.End(ctx, key, hdr.Run, h.cfg.runRetention, runlog.FailedEntry(next+1, wire.DiedMessage), runlog.EndedEntry(next+2))
 	log.Warn("finished the run of a server that stopped; its partial reply is stored", "messages", len(msgs), "error", err)
 	return err
 }
-
-// EndNotShownMessage ends a stream on another replica whose run stored
-// its reply but could not end its shared log: the reply is whole in the
-// conversation, and a reload shows it.
-const EndNotShownMessage = "The rest of this reply could not be shown here: reload the chat to see it."
 
 // holds reports whether msgs has a message with id id (looking from the
 // end, where a run's reply would be).

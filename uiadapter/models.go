@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // ModelInfo is one model a request may pick, as [Handler.ModelsHandler]
@@ -31,7 +32,7 @@ func (h *Handler) ModelsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			writeError(w, h.log, &Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use GET"})
+			wire.WriteError(w, h.log, &wire.Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use GET"})
 			return
 		}
 		writeJSON(w, http.StatusOK, out)

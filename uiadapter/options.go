@@ -10,6 +10,8 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/internal/turn"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/limit"
 	"github.com/agentui/agentui/runlog"
 )
@@ -23,9 +25,9 @@ type config struct {
 	writeTimeout    time.Duration
 	instructions    string
 	logger          *slog.Logger
-	signer          *Signer
+	signer          *turn.Signer
 	randomKey       bool
-	policy          SanitizePolicy
+	policy          turn.Policy
 	keepAlive       time.Duration
 	store           history.Store
 	locker          history.Locker
@@ -46,13 +48,13 @@ type config struct {
 	guard           agent.Guard
 	subject         func(*http.Request) (*cmf.SubjectExtension, error)
 	environment     string
-	headers         []string // recorded on user messages; nil: DefaultRecordedHeaders
+	headers         []string // recorded on user messages; nil: defaultRecordedHeaders
 	resumes         *scopeSlots
 }
 
-// DefaultApprovalTTL is how long an approval request stays answerable
+// defaultApprovalTTL is how long an approval request stays answerable
 // when the server keeps no history.
-const DefaultApprovalTTL = 24 * time.Hour
+const defaultApprovalTTL = 24 * time.Hour
 
 // DefaultBodyTimeout bounds how long a request body may take to arrive.
 const DefaultBodyTimeout = 30 * time.Second
@@ -67,8 +69,8 @@ const DefaultStoreTimeout = 3 * time.Second
 // Default bounds of one stored chat: past either, a new turn is refused
 // (409) until the user starts a new chat.
 const (
-	DefaultMaxChatMessages = 10000
-	DefaultMaxChatBytes    = 32 << 20
+	defaultMaxChatMessages = 10000
+	defaultMaxChatBytes    = 32 << 20
 )
 
 // DefaultLockTTL bounds how long a conversation stays locked by a run
@@ -79,9 +81,9 @@ const DefaultLockTTL = 20 * time.Second
 // DefaultMaxBodyBytes caps request bodies (8 MiB).
 const DefaultMaxBodyBytes = 8 << 20
 
-// DefaultKeepAlive is how long a stream may stay silent before the
+// defaultKeepAlive is how long a stream may stay silent before the
 // handler writes an SSE comment to keep proxies from closing it.
-const DefaultKeepAlive = 15 * time.Second
+const defaultKeepAlive = 15 * time.Second
 
 // DefaultMaxResumes is how many resumed streams one scope may have open
 // at once on a handler (WithMaxResumes): a person with a few tabs on
@@ -92,25 +94,25 @@ const DefaultMaxResumes = 8
 // (AG-UI "file" sources: an id the model provider resolves with the
 // server's credentials). They are dropped unless this scheme is allowed
 // with [WithAllowedURLSchemes].
-const SchemeProviderFile = "provider-file"
+const SchemeProviderFile = wire.SchemeProviderFile
 
 func defaults() config {
 	return config{
 		maxBodyBytes: DefaultMaxBodyBytes,
 		logger:       slog.Default(),
-		policy:       SanitizePolicy{AllowedSchemes: []string{"http", "https"}, PublicHostsOnly: true},
-		keepAlive:    DefaultKeepAlive,
+		policy:       turn.Policy{AllowedSchemes: []string{"http", "https"}, PublicHostsOnly: true},
+		keepAlive:    defaultKeepAlive,
 		lockTTL:      DefaultLockTTL,
 		bodyTimeout:  DefaultBodyTimeout,
 		writeTimeout: DefaultWriteTimeout,
 		storeTimeout: DefaultStoreTimeout,
-		approvalTTL:  DefaultApprovalTTL,
+		approvalTTL:  defaultApprovalTTL,
 		runRetention: runlog.DefaultRetention,
 		resumes:      newScopeSlots(DefaultMaxResumes),
 		clientAddr:   limit.PeerAddr,
 
-		maxChatMessages: DefaultMaxChatMessages,
-		maxChatBytes:    DefaultMaxChatBytes,
+		maxChatMessages: defaultMaxChatMessages,
+		maxChatBytes:    defaultMaxChatBytes,
 	}
 }
 
@@ -141,14 +143,14 @@ func WithMetadata(fn func(r *http.Request, fin *agent.RunFinished) map[string]an
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // WithApprovalTTL sets how long an approval request can be answered when
-// the server keeps no history (default [DefaultApprovalTTL]); a later
+// the server keeps no history (default defaultApprovalTTL); a later
 // answer is refused (409). With history, a request waits as long as the
 // conversation is kept.
 func WithApprovalTTL(d time.Duration) Option { return func(c *config) { c.approvalTTL = d } }
 
 // WithReplayGuard sets where a server that keeps no history remembers
 // which approval requests were answered, to refuse a second answer. The
-// default is a [MemoryReplayGuard] per handler, which protects one
+// default is a memoryReplayGuard per handler, which protects one
 // process; give every replica one shared guard (history/redisstore
 // NewReplayGuard) to protect them all.
 func WithReplayGuard(g ReplayGuard) Option { return func(c *config) { c.replay = g } }
@@ -157,7 +159,7 @@ func WithReplayGuard(g ReplayGuard) Option { return func(c *config) { c.replay =
 // Give every replica the same key. The default is a random key per
 // handler, which works for one process and is lost on restart.
 func WithSecret(key []byte) Option {
-	return func(c *config) { c.signer, c.randomKey = NewSigner(key), false }
+	return func(c *config) { c.signer, c.randomKey = turn.NewSigner(key), false }
 }
 
 // WithAllowedURLSchemes replaces the URL schemes client media may use. The
@@ -176,7 +178,7 @@ func WithAllowedURLSchemes(schemes ...string) Option {
 // WithPrivateURLs lets client URLs to the server's own network through
 // the allowlist: hosts that are loopback, private, link-local or
 // unspecified addresses, or local names (see
-// [SanitizePolicy.PublicHostsOnly]). By default they are dropped, since a
+// [turn.Policy.PublicHostsOnly]). By default they are dropped, since a
 // model provider that fetches media URLs from inside the network (a
 // self-hosted model, a gateway) would fetch them for a client: the
 // cloud metadata address, an internal service. Set it only when the
@@ -193,7 +195,7 @@ func WithTrustedSystemMessages() Option {
 }
 
 // WithKeepAlive sets how long a stream may be silent before a keep-alive
-// comment is sent; 0 disables them. The default is [DefaultKeepAlive].
+// comment is sent; 0 disables them. The default is defaultKeepAlive.
 func WithKeepAlive(d time.Duration) Option { return func(c *config) { c.keepAlive = d } }
 
 // WithStore makes the server keep the conversation: its copy is the truth,
@@ -243,8 +245,8 @@ func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.write
 func WithStoreTimeout(d time.Duration) Option { return func(c *config) { c.storeTimeout = d } }
 
 // WithChatLimits bounds one stored chat by its number of messages and
-// their stored size (defaults [DefaultMaxChatMessages],
-// [DefaultMaxChatBytes]). A chat at either bound takes no new user
+// their stored size (defaults defaultMaxChatMessages,
+// defaultMaxChatBytes). A chat at either bound takes no new user
 // message or regeneration (409, "start a new one"); answers to pending
 // tool calls are still accepted.
 func WithChatLimits(messages int, bytes int64) Option {

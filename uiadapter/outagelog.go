@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // outageWindow is how often a dependency that stays down is logged at
@@ -93,7 +95,7 @@ func outageKey(r slog.Record) (string, bool) {
 			return true
 		}
 		err, ok := a.Value.Any().(error)
-		var e *Error
+		var e *wire.Error
 		if ok && errors.As(err, &e) && e.Status == http.StatusServiceUnavailable && e.Message != "" {
 			key = e.Message
 			return false

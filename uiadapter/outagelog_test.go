@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // A dependency that stays down is logged at ERROR once a minute, with the
@@ -18,9 +20,9 @@ func TestOutageLoggedOncePerIncident(t *testing.T) {
 	now := time.Unix(1000, 0)
 	log := slog.New(newOutageLog(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}), func() time.Time { return now }))
 	fail := func(err error) {
-		writeError(httptest.NewRecorder(), log.With("chat", "c"), err)
+		wire.WriteError(httptest.NewRecorder(), log.With("chat", "c"), err)
 	}
-	down := Unavailable("conversation history is unavailable", errors.New("dial tcp: refused"))
+	down := wire.Unavailable("conversation history is unavailable", errors.New("dial tcp: refused"))
 	count := func(level string) int {
 		return strings.Count(buf.String(), "level="+level+" msg=\"request failed")
 	}
@@ -29,8 +31,8 @@ func TestOutageLoggedOncePerIncident(t *testing.T) {
 	fail(down)
 	now = now.Add(time.Second)
 	fail(down)
-	fail(Unavailable("the run log is unavailable", errors.New("x"))) // another incident
-	fail(errors.New("a bug"))                                        // not an outage: always logged
+	fail(wire.Unavailable("the run log is unavailable", errors.New("x"))) // another incident
+	fail(errors.New("a bug"))                                             // not an outage: always logged
 	fail(errors.New("a bug"))
 	if e, d := count("ERROR"), count("DEBUG"); e != 4 || d != 2 {
 		t.Fatalf("%d ERROR and %d DEBUG lines:\n%s", e, d, &buf)
@@ -51,7 +53,7 @@ func TestOutageIsRecognisedByItsError(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Unix(1000, 0)
 	log := slog.New(newOutageLog(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}), func() time.Time { return now }))
-	down := fmt.Errorf("loading the chat: %w", Unavailable("conversation history is unavailable", errors.New("dial tcp: refused")))
+	down := fmt.Errorf("loading the chat: %w", wire.Unavailable("conversation history is unavailable", errors.New("dial tcp: refused")))
 	for range 3 {
 		log.Error("the store did not answer", "cause", down)
 		log.Error("request failed", "status", 503, "refusal", "conversation history is unavailable", "error", errors.New("a bug"))

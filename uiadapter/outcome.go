@@ -9,6 +9,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/ids"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/runlog"
 )
 
@@ -65,13 +66,13 @@ func outcomeOf(ctx context.Context, res runResult, lost bool) outcome {
 	cause := context.Cause(ctx)
 	switch {
 	case lost:
-		return outcome{kind: runCut, message: LockLostMessage, cause: errLockLost}
-	case errors.Is(cause, ErrShuttingDown):
-		return outcome{kind: runCut, message: ShutdownMessage, cause: cause}
+		return outcome{kind: runCut, message: wire.LockLostMessage, cause: errLockLost}
+	case errors.Is(cause, errShuttingDown):
+		return outcome{kind: runCut, message: wire.ShutdownMessage, cause: cause}
 	case errors.Is(cause, errRunTooLong):
-		return outcome{kind: runCut, message: RunTooLongMessage, cause: cause}
+		return outcome{kind: runCut, message: wire.RunTooLongMessage, cause: cause}
 	case errors.Is(cause, errRunTooLarge):
-		return outcome{kind: runCut, message: RunTooLargeMessage, cause: cause}
+		return outcome{kind: runCut, message: wire.RunTooLargeMessage, cause: cause}
 	case res.err != nil:
 		return outcome{kind: runFailed, message: failureMessage(res.err), cause: res.err}
 	case errors.Is(cause, errStopped), errors.Is(cause, errBudget):
@@ -150,9 +151,9 @@ func (o outcome) saved(s saveOutcome, err error) outcome {
 	}
 	switch s {
 	case notSaved:
-		return outcome{kind: runFailed, message: SaveFailedMessage, cause: err}
+		return outcome{kind: runFailed, message: wire.SaveFailedMessage, cause: err}
 	case maybeSaved:
-		return outcome{kind: runFailed, message: SaveUncertainMessage, cause: err}
+		return outcome{kind: runFailed, message: wire.SaveUncertainMessage, cause: err}
 	}
 	return o
 }
@@ -160,15 +161,15 @@ func (o outcome) saved(s saveOutcome, err error) outcome {
 // log says how the run ended.
 func (o outcome) log(log *slog.Logger, stored bool) {
 	switch {
-	case o.message == SaveFailedMessage:
+	case o.message == wire.SaveFailedMessage:
 		log.Error("the reply could not be saved", "error", o.cause)
-	case o.message == SaveUncertainMessage:
+	case o.message == wire.SaveUncertainMessage:
 		log.Error("the reply may not have been saved; still trying", "error", o.cause)
-	case o.message == ShutdownMessage:
+	case o.message == wire.ShutdownMessage:
 		log.Warn("the run was cut by shutdown", "stored", stored)
-	case o.message == LockLostMessage:
+	case o.message == wire.LockLostMessage:
 		log.Error("the run lost its conversation lock")
-	case o.message == RunTooLongMessage, o.message == RunTooLargeMessage:
+	case o.message == wire.RunTooLongMessage, o.message == wire.RunTooLargeMessage:
 		log.Warn("the run was cut by a bound", "why", o.cause)
 	case o.kind == runFailed:
 		log.Error("agent run failed", "error", o.cause)
@@ -182,7 +183,7 @@ func (o outcome) log(log *slog.Logger, stored bool) {
 }
 
 // encode writes the outcome's terminal frames to a live stream.
-func (o outcome) encode(enc Encoder) {
+func (o outcome) encode(enc wire.Encoder) {
 	switch {
 	case o.message != "":
 		enc.Fail(o.message)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/internal/testkit/testutil"
-	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/internal/wire"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -52,7 +52,7 @@ func TestRedisFaults(t *testing.T) {
 	rest := testutil.ReadSSE(t, resp.Body)
 	resp.Body.Close()
 	joined := strings.Join(rest, "\n")
-	if !strings.Contains(joined, `{"type":"error","errorText":"`+uiadapter.SaveFailedMessage+`"}`) || rest[len(rest)-1] != "[DONE]" {
+	if !strings.Contains(joined, `{"type":"error","errorText":"`+wire.SaveFailedMessage+`"}`) || rest[len(rest)-1] != "[DONE]" {
 		t.Fatalf("the lost reply was not reported: %q", rest)
 	}
 	if !strings.Contains(f.logs.String(), "the reply could not be saved") {

@@ -12,8 +12,10 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/edge"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/ids"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/runlog"
 )
 
@@ -22,7 +24,7 @@ func pathID(r *http.Request) string { return r.PathValue("id") }
 
 // historyRequest checks what every route over stored chats checks: the
 // method (one of allow, as the Allow header lists them: "GET, HEAD"),
-// the cross-site rule (checkCrossSite) for a request that changes state,
+// the cross-site rule (edge.CheckCrossSite) for a request that changes state,
 // that history is kept, and the scope.
 func (h *Handler) historyRequest(w http.ResponseWriter, r *http.Request, allow string) (string, *slog.Logger, bool) {
 	log := h.log
@@ -33,20 +35,20 @@ func (h *Handler) historyRequest(w http.ResponseWriter, r *http.Request, allow s
 	}
 	if methods := strings.Split(allow, ", "); !slices.Contains(methods, r.Method) {
 		w.Header().Set("Allow", allow)
-		writeError(w, log, &Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use " + methods[0]})
+		wire.WriteError(w, log, &wire.Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use " + methods[0]})
 		return "", log, false
 	}
-	if err := checkCrossSite(r); err != nil {
-		writeError(w, log, err)
+	if err := edge.CheckCrossSite(r); err != nil {
+		wire.WriteError(w, log, err)
 		return "", log, false
 	}
 	if h.cfg.store == nil {
-		writeError(w, log, &Error{Status: http.StatusNotFound, Message: "this server keeps no conversations"})
+		wire.WriteError(w, log, &wire.Error{Status: http.StatusNotFound, Message: "this server keeps no conversations"})
 		return "", log, false
 	}
 	scope, err := h.scopeOf(r)
 	if err != nil {
-		writeError(w, log, err)
+		wire.WriteError(w, log, err)
 		return "", log, false
 	}
 	return scope, log, true
@@ -63,8 +65,8 @@ func (h *Handler) chatRequest(w http.ResponseWriter, r *http.Request, allow stri
 		chatID = pathID
 	}
 	id := chatID(r)
-	if err := checkChatID(id); err != nil {
-		writeError(w, log, err)
+	if err := wire.CheckChatID(id); err != nil {
+		wire.WriteError(w, log, err)
 		return history.Key{}, log, false
 	}
 	return historyKey(scope, id), log.With("chat", id), true
@@ -104,9 +106,9 @@ func (h *Handler) findRun(ctx context.Context, key history.Key) (l runlog.Log, h
 func lastEventID(r *http.Request) (run string, seq int64, err error) {
 	run, seq, ok := parseLastEventID(r)
 	if !ok {
-		return "", 0, BadRequest("Last-Event-ID must be <sequence> or <run>:<sequence>")
+		return "", 0, wire.BadRequest("Last-Event-ID must be <sequence> or <run>:<sequence>")
 	}
-	if err := CheckID("the run id of Last-Event-ID", run); err != nil {
+	if err := wire.CheckID("the run id of Last-Event-ID", run); err != nil {
 		return "", 0, err
 	}
 	return run, seq, nil
@@ -141,7 +143,7 @@ func (h *Handler) ResumeHandler(chatID func(*http.Request) string) http.Handler 
 		}
 		run, after, err := lastEventID(r)
 		if err != nil {
-			writeError(w, log, err)
+			wire.WriteError(w, log, err)
 			return
 		}
 		l, hdr, remote, err := h.findRun(r.Context(), key)
@@ -152,13 +154,13 @@ func (h *Handler) ResumeHandler(chatID func(*http.Request) string) http.Handler 
 			w.WriteHeader(http.StatusNoContent)
 			return
 		case err != nil:
-			writeError(w, log, Unavailable("the run log is unavailable", err))
+			wire.WriteError(w, log, wire.Unavailable("the run log is unavailable", err))
 			return
 		}
-		turn := &Turn{ChatID: key.Chat, RunID: hdr.Run, Intent: Submit}
-		var tr Trusted
+		t := &wire.Turn{ChatID: key.Chat, RunID: hdr.Run, Intent: wire.Submit}
+		var tr wire.Trusted
 		if hdr.Continue != "" {
-			turn.Intent, turn.MessageID = Continue, hdr.Continue
+			t.Intent, t.MessageID = wire.Continue, hdr.Continue
 			if after == 0 {
 				// The reader replays from the start but may not hold the
 				// message the run continues (useChat starts a resumed
@@ -167,21 +169,21 @@ func (h *Handler) ResumeHandler(chatID func(*http.Request) string) http.Handler 
 				tr.History = h.storedBefore(r.Context(), key, hdr, log)
 			}
 		}
-		h.replay(w, r, turn, tr, l, key, hdr, after, remote)
+		h.replay(w, r, t, tr, l, key, hdr, after, remote)
 	})
 }
 
 // replay streams a run's log to a reader that did not start it, after
 // the events of first, holding one of the scope's resume slots
 // (WithMaxResumes) while it lasts: 429 when none is free.
-func (h *Handler) replay(w http.ResponseWriter, r *http.Request, turn *Turn, tr Trusted, l runlog.Log, key history.Key, hdr runlog.Header, after int64, remote bool, first ...agent.Event) {
+func (h *Handler) replay(w http.ResponseWriter, r *http.Request, turn *wire.Turn, tr wire.Trusted, l runlog.Log, key history.Key, hdr runlog.Header, after int64, remote bool, first ...agent.Event) {
 	if !h.cfg.resumes.take(key.Scope) {
-		writeError(w, h.log.With("chat", key.Chat), tooManyResumes(w))
+		wire.WriteError(w, h.log.With("chat", key.Chat), tooManyResumes(w))
 		return
 	}
 	defer h.cfg.resumes.release(key.Scope)
 	sse := h.startStream(w, true)
-	w.Header().Set(RunHeader, hdr.Run)
+	w.Header().Set(edge.RunHeader, hdr.Run)
 	w.WriteHeader(http.StatusOK)
 	enc := h.proto.NewEncoder(sse, turn, tr)
 	for _, ev := range first {
@@ -204,7 +206,7 @@ func (h *Handler) StopHandler(chatID func(*http.Request) string) http.Handler {
 		}
 		status, err := h.stopRun(r.Context(), key)
 		if err != nil {
-			writeError(w, log, err)
+			wire.WriteError(w, log, err)
 			return
 		}
 		log.Info("stop requested", "status", status)
@@ -219,14 +221,14 @@ func (h *Handler) stopRun(ctx context.Context, key history.Key) (int, error) {
 	l, hdr, _, err := h.findRun(ctx, key)
 	switch {
 	case errors.Is(err, runlog.ErrNoRun) || err == nil && hdr.Ended:
-		return 0, &Error{Status: http.StatusNotFound, Message: "no reply is being produced in this chat"}
+		return 0, &wire.Error{Status: http.StatusNotFound, Message: "no reply is being produced in this chat"}
 	case err != nil:
-		return 0, Unavailable("the run log is unavailable", err)
+		return 0, wire.Unavailable("the run log is unavailable", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.storeTimeout)
 	defer cancel()
 	if err := l.Stop(ctx, key, hdr.Run); err != nil {
-		return 0, Unavailable("the run log is unavailable", err)
+		return 0, wire.Unavailable("the run log is unavailable", err)
 	}
 	return http.StatusAccepted, nil
 }
@@ -243,12 +245,12 @@ func (h *Handler) ConnectHandler() http.Handler {
 		log := h.log
 		body, err := h.postBody(w, r)
 		if err != nil {
-			writeError(w, log, err)
+			wire.WriteError(w, log, err)
 			return
 		}
 		turn, err := h.proto.Decode(r, body)
 		if err != nil {
-			writeError(w, log, err)
+			wire.WriteError(w, log, err)
 			return
 		}
 		key, log, ok := h.chatRequest(w, r, http.MethodPost, func(*http.Request) string { return turn.ChatID })
@@ -257,12 +259,12 @@ func (h *Handler) ConnectHandler() http.Handler {
 		}
 		run, after, err := lastEventID(r)
 		if err != nil {
-			writeError(w, log, err)
+			wire.WriteError(w, log, err)
 			return
 		}
 		l, hdr, remote, err := h.findRun(r.Context(), key)
 		if err != nil && !errors.Is(err, runlog.ErrNoRun) {
-			writeError(w, log, Unavailable("the run log is unavailable", err))
+			wire.WriteError(w, log, wire.Unavailable("the run log is unavailable", err))
 			return
 		}
 		active := err == nil && (!hdr.Ended || after > 0) && (run == "" || run == hdr.Run)
@@ -270,7 +272,7 @@ func (h *Handler) ConnectHandler() http.Handler {
 		conv, err := h.cfg.store.Load(ctx, key)
 		cancel()
 		if err != nil {
-			writeError(w, log, Unavailable("conversation history is unavailable", err))
+			wire.WriteError(w, log, wire.Unavailable("conversation history is unavailable", err))
 			return
 		}
 		if active {
@@ -278,8 +280,8 @@ func (h *Handler) ConnectHandler() http.Handler {
 			// replay adds the reply, so no message shows twice. The run's
 			// own turn comes from its header: its store may not be done.
 			before := min(max(hdr.Base-len(hdr.Turn), 0), len(conv.Messages))
-			t := &Turn{ChatID: key.Chat, RunID: hdr.Run, Intent: Submit, ProtocolVersion: turn.ProtocolVersion, Messages: turn.Messages}
-			tr := Trusted{History: append(conv.Messages[:before:before], hdr.Turn...), Added: []cmf.Message{}}
+			t := &wire.Turn{ChatID: key.Chat, RunID: hdr.Run, Intent: wire.Submit, ProtocolVersion: turn.ProtocolVersion, Messages: turn.Messages}
+			tr := wire.Trusted{History: append(conv.Messages[:before:before], hdr.Turn...), Added: []cmf.Message{}}
 			var state []agent.Event
 			if after == 0 { // a reader that resumes holds the state it saw
 				state = storedState(conv.Messages[:before])
@@ -287,8 +289,8 @@ func (h *Handler) ConnectHandler() http.Handler {
 			h.replay(w, r, t, tr, l, key, hdr, after, remote, state...)
 			return
 		}
-		t := &Turn{ChatID: key.Chat, RunID: ids.New(), Intent: Submit, ProtocolVersion: turn.ProtocolVersion, Messages: turn.Messages}
-		tr := Trusted{History: conv.Messages, Added: []cmf.Message{}}
+		t := &wire.Turn{ChatID: key.Chat, RunID: ids.New(), Intent: wire.Submit, ProtocolVersion: turn.ProtocolVersion, Messages: turn.Messages}
+		tr := wire.Trusted{History: conv.Messages, Added: []cmf.Message{}}
 		sse := h.startStream(w, false)
 		w.WriteHeader(http.StatusOK)
 		enc := h.proto.NewEncoder(sse, t, tr)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentui/agentui/edge"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/uiadapter"
@@ -27,7 +28,7 @@ func BenchmarkResumeCPU(b *testing.B) {
 	post.Header.Set("Content-Type", "application/json")
 	w := &testutil.DiscardWriter{}
 	owner.ServeHTTP(w, post) // returns once the run's logs, the shared one first, have ended
-	run := w.Header().Get(uiadapter.RunHeader)
+	run := w.Header().Get(edge.RunHeader)
 	if w.Status != http.StatusOK || run == "" {
 		b.Fatalf("the reply: status %d, run %q", w.Status, run)
 	}

@@ -14,9 +14,9 @@ import (
 	"testing/synctest"
 
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/edge"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testkit/testutil"
-	"github.com/agentui/agentui/uiadapter"
 )
 
 // frame is one SSE frame as sent: its id and data.
@@ -123,9 +123,9 @@ func TestResumeReplaysTheRunThenFollowsIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newBubbleFixture(t, history.NewMemory())
 		post := f.post("alice", userBody("r", "think: wait 400 ms"))
-		run := post.Header.Get(uiadapter.RunHeader)
-		if id := post.Header.Get(uiadapter.StreamIDHeader); id != "r" {
-			t.Fatalf("%s: %q, want the chat's id", uiadapter.StreamIDHeader, id)
+		run := post.Header.Get(edge.RunHeader)
+		if id := post.Header.Get(edge.StreamIDHeader); id != "r" {
+			t.Fatalf("%s: %q, want the chat's id", edge.StreamIDHeader, id)
 		}
 		pr := frameReader{bufio.NewReader(post.Body)}
 		first := pr.until(t, `ms"}`)
@@ -137,8 +137,8 @@ func TestResumeReplaysTheRunThenFollowsIt(t *testing.T) {
 			t.Fatalf("another scope's stop: %d, want 404", code)
 		}
 		resp := f.send("alice", http.MethodGet, "/api/chat/r/stream", "")
-		if resp.StatusCode != http.StatusOK || resp.Header.Get(uiadapter.RunHeader) != run || run == "" {
-			t.Fatalf("resume: %d run %q, want 200 and run %q", resp.StatusCode, resp.Header.Get(uiadapter.RunHeader), run)
+		if resp.StatusCode != http.StatusOK || resp.Header.Get(edge.RunHeader) != run || run == "" {
+			t.Fatalf("resume: %d run %q, want 200 and run %q", resp.StatusCode, resp.Header.Get(edge.RunHeader), run)
 		}
 		resumed := frameReader{bufio.NewReader(resp.Body)}.rest(t)
 		whole := append(first, pr.rest(t)...)
@@ -173,7 +173,7 @@ func TestLastEventIDResumesRightAfterIt(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			resp := f.send("alice", http.MethodPost, c.start, c.body)
-			run := resp.Header.Get(uiadapter.RunHeader)
+			run := resp.Header.Get(edge.RunHeader)
 			whole := frameReader{bufio.NewReader(resp.Body)}.rest(t)
 			last, _ := strconv.Atoi(whole[len(whole)-1].id)
 			if last < 5 {
@@ -272,7 +272,7 @@ func TestConnectRestoresTheThread(t *testing.T) {
 		head := pr.until(t, `ms"}`)
 		evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", strings.Replace(connect, `"t"`, `"t2"`, 1)).Body)}.rest(t))
 		original := aguiEvents(t, append(head, pr.rest(t)...))
-		if evs[0]["type"] != "RUN_STARTED" || evs[0]["runId"] != post.Header.Get(uiadapter.RunHeader) || evs[1]["type"] != "MESSAGES_SNAPSHOT" ||
+		if evs[0]["type"] != "RUN_STARTED" || evs[0]["runId"] != post.Header.Get(edge.RunHeader) || evs[1]["type"] != "MESSAGES_SNAPSHOT" ||
 			len(evs[1]["messages"].([]any)) != 1 || evs[len(evs)-1]["type"] != "RUN_FINISHED" || outcome(evs[len(evs)-1]) != nil {
 			t.Fatalf("reattach: %s\n%v", types(evs), evs)
 		}
@@ -354,7 +354,7 @@ func TestConnectRestoresTheSharedState(t *testing.T) {
 		pr.until(t, `ms"}`)
 		evs = aguiEvents(t, frameReader{bufio.NewReader(f.send("alice", http.MethodPost, "/api/agui/connect", connect).Body)}.rest(t))
 		pr.rest(t)
-		if !strings.HasPrefix(types(evs), "RUN_STARTED,MESSAGES_SNAPSHOT,STATE_SNAPSHOT,STEP_STARTED") || evs[0]["runId"] != post.Header.Get(uiadapter.RunHeader) {
+		if !strings.HasPrefix(types(evs), "RUN_STARTED,MESSAGES_SNAPSHOT,STATE_SNAPSHOT,STEP_STARTED") || evs[0]["runId"] != post.Header.Get(edge.RunHeader) {
 			t.Fatalf("reattach: %s", types(evs))
 		}
 		if got, _ := json.Marshal(evs[2]["snapshot"]); string(got) != `{"color":"blue"}` {

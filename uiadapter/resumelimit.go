@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // resumeRetryAfter is the Retry-After of a resume over the bound, in
@@ -47,7 +49,7 @@ func (s *scopeSlots) release(scope string) {
 }
 
 // tooManyResumes is the refusal of a resume over the scope's bound.
-func tooManyResumes(w http.ResponseWriter) *Error {
+func tooManyResumes(w http.ResponseWriter) *wire.Error {
 	w.Header().Set("Retry-After", strconv.Itoa(resumeRetryAfter))
-	return &Error{Status: http.StatusTooManyRequests, Message: "too many resumed streams open for this user: close one, or try again in " + strconv.Itoa(resumeRetryAfter) + " s"}
+	return &wire.Error{Status: http.StatusTooManyRequests, Message: "too many resumed streams open for this user: close one, or try again in " + strconv.Itoa(resumeRetryAfter) + " s"}
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // RunLimits bound what runs can make a server hold, and share it fairly.
@@ -38,7 +40,7 @@ type RunLimits struct {
 	PerAddress  int
 	Total       int           // default DefaultRunsTotal
 	MaxDuration time.Duration // default DefaultMaxRunDuration
-	MaxOutput   int64         // default DefaultMaxRunOutput
+	MaxOutput   int64         // default defaultMaxRunOutput
 
 	mu      sync.Mutex
 	running map[string]int // by scope key
@@ -52,15 +54,7 @@ const (
 	DefaultRunsPerAddress = 32
 	DefaultRunsTotal      = 256
 	DefaultMaxRunDuration = 15 * time.Minute
-	DefaultMaxRunOutput   = 4 << 20
-)
-
-// Messages a run cut by a bound ends with.
-const (
-	// RunTooLongMessage: the run went on past MaxDuration.
-	RunTooLongMessage = "The reply was stopped: it ran longer than the server allows."
-	// RunTooLargeMessage: the run streamed more than MaxOutput.
-	RunTooLargeMessage = "The reply was stopped: it grew longer than the server allows."
+	defaultMaxRunOutput   = 4 << 20
 )
 
 // Causes a run is cut with by its bounds.
@@ -88,7 +82,7 @@ func (l *RunLimits) maxDuration() time.Duration {
 	return orDefault(l.MaxDuration, DefaultMaxRunDuration)
 }
 
-func (l *RunLimits) maxOutput() int64 { return orDefault(l.MaxOutput, DefaultMaxRunOutput) }
+func (l *RunLimits) maxOutput() int64 { return orDefault(l.MaxOutput, defaultMaxRunOutput) }
 
 func orDefault[T int | int64 | time.Duration](v, def T) T {
 	if v == 0 {
@@ -99,8 +93,8 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 
 // Refusals of take.
 var (
-	errRunsPerAddress = &Error{Status: http.StatusTooManyRequests, Message: "too many replies are being produced for your network address at once: wait for one to finish"}
-	errRunsFull       = &Error{Status: http.StatusTooManyRequests, Message: "the server is producing as many replies as it can: try again shortly"}
+	errRunsPerAddress = &wire.Error{Status: http.StatusTooManyRequests, Message: "too many replies are being produced for your network address at once: wait for one to finish"}
+	errRunsFull       = &wire.Error{Status: http.StatusTooManyRequests, Message: "the server is producing as many replies as it can: try again shortly"}
 )
 
 // take counts a run of scope key from client address addr, or refuses it
@@ -113,7 +107,7 @@ func (l *RunLimits) take(key, addr string) error {
 	held := l.byAddr[addr]
 	switch {
 	case l.running[key] >= l.perScope():
-		return &Error{Status: http.StatusTooManyRequests, Message: "too many replies are being produced for you at once (" + strconv.Itoa(l.perScope()) + "): wait for one to finish"}
+		return &wire.Error{Status: http.StatusTooManyRequests, Message: "too many replies are being produced for you at once (" + strconv.Itoa(l.perScope()) + "): wait for one to finish"}
 	case l.n >= l.total():
 		return errRunsFull
 	case l.perAddress() > 0 && held >= l.perAddress():

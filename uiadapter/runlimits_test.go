@@ -12,6 +12,7 @@ import (
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -73,8 +74,8 @@ func TestRunsAreCutAtTheirBounds(t *testing.T) {
 		name, text, message string
 		limits              *uiadapter.RunLimits
 	}{
-		{"output", "count to 100000", uiadapter.RunTooLargeMessage, &uiadapter.RunLimits{MaxOutput: 4096}},
-		{"duration", "think: wait 60000 ms", uiadapter.RunTooLongMessage, &uiadapter.RunLimits{MaxDuration: 200 * time.Millisecond}},
+		{"output", "count to 100000", wire.RunTooLargeMessage, &uiadapter.RunLimits{MaxOutput: 4096}},
+		{"duration", "think: wait 60000 ms", wire.RunTooLongMessage, &uiadapter.RunLimits{MaxDuration: 200 * time.Millisecond}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

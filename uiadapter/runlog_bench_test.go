@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentui/agentui/edge"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/internal/testkit/testutil"
@@ -109,7 +110,7 @@ func BenchmarkResumeTTFB(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			run := resp.Header.Get(uiadapter.RunHeader)
+			run := resp.Header.Get(edge.RunHeader)
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			url := reader.URL + "/api/chat/r/stream"

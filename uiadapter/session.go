@@ -13,6 +13,8 @@ import (
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/ids"
+	"github.com/agentui/agentui/internal/turn"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // session is one turn's hold on a stored conversation: the lock, the
@@ -29,7 +31,7 @@ type session struct {
 	token   string
 	version history.Version
 	stored  int // how many messages the conversation held when loaded
-	plan    plan
+	plan    turn.Plan
 	log     *slog.Logger
 
 	// The plan's write (what it cuts and adds) is committed while the run
@@ -46,35 +48,22 @@ type session struct {
 	released bool
 }
 
-// Messages the client sees when a reply streamed but did not end well.
-const (
-	// SaveFailedMessage: the reply was not stored.
-	SaveFailedMessage = "The reply could not be saved."
-	// SaveUncertainMessage: the store did not answer in time, so whether
-	// the reply was stored is not known yet; the server keeps trying.
-	SaveUncertainMessage = "The reply may not have been saved."
-	// LockLostMessage: the run was stopped because the server could no
-	// longer hold the chat for it (another request took it over, or the
-	// store was unreachable for longer than the lock lasts).
-	LockLostMessage = "The reply was stopped: the server lost its hold on this chat."
-)
-
 // errClientGone: the client left before the request could be served; no
 // response is written.
 var errClientGone = errors.New("the client went away")
 
 // planStored locks the conversation, loads it and plans the turn on it
-// (planStored in plan.go): the stored copy is the truth. Nothing is
+// (turn.PlanStored): the stored copy is the truth. Nothing is
 // written: the plan is committed once its messages have passed the guard.
 func (h *Handler) planStored(req *request) (*session, *agent.Input, error) {
-	r, turn, log := req.r, req.turn, req.log
-	s := &session{h: h, key: historyKey(req.scope, turn.ChatID), token: ids.New(), log: log}
+	r, t, log := req.r, req.turn, req.log
+	s := &session{h: h, key: historyKey(req.scope, t.ChatID), token: ids.New(), log: log}
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.storeTimeout)
 	defer cancel()
 	conv, err := history.AcquireLoad(ctx, h.cfg.store, h.cfg.locker, s.key, s.token, h.cfg.lockTTL)
 	switch {
 	case errors.Is(err, history.ErrBusy):
-		return nil, nil, &Error{Status: http.StatusConflict, Message: "a reply is still being produced for this chat", Code: CodeBusy}
+		return nil, nil, &wire.Error{Status: http.StatusConflict, Message: "a reply is still being produced for this chat", Code: wire.CodeBusy}
 	case err != nil:
 		if !errors.Is(err, history.ErrUnavailable) {
 			// The lock may have been taken before the reply was lost.
@@ -83,7 +72,7 @@ func (h *Handler) planStored(req *request) (*session, *agent.Input, error) {
 		if r.Context().Err() != nil {
 			return nil, nil, errClientGone
 		}
-		return nil, nil, Unavailable("conversation history is unavailable", err)
+		return nil, nil, wire.Unavailable("conversation history is unavailable", err)
 	}
 	s.held.Store(time.Now().UnixNano())
 	ok := false
@@ -97,39 +86,39 @@ func (h *Handler) planStored(req *request) (*session, *agent.Input, error) {
 		// partial reply is stored) before building on the conversation.
 		if hdr, err := h.shared.Current(ctx, s.key); err == nil && !hdr.Ended && hdr.Lock != s.token {
 			if err := h.finishDead(ctx, s.key, hdr); err != nil {
-				return nil, nil, Unavailable("conversation history is unavailable", err)
+				return nil, nil, wire.Unavailable("conversation history is unavailable", err)
 			}
 			if conv, err = h.cfg.store.Load(ctx, s.key); err != nil {
-				return nil, nil, Unavailable("conversation history is unavailable", err)
+				return nil, nil, wire.Unavailable("conversation history is unavailable", err)
 			}
 		}
 	}
 	s.version, s.stored = conv.Version, len(conv.Messages)
-	size := chatSize{messages: len(conv.Messages), bytes: conv.Bytes, maxMessages: h.cfg.maxChatMessages, maxBytes: h.cfg.maxChatBytes, atLimitCheck: true}
-	p, findings, err := planStored(conv.Messages, turn, size, &h.cfg.policy)
-	if e := (*Error)(nil); errors.As(err, &e) && e.Code == CodeUnknownChat && req.body != nil {
+	size := turn.ChatSize{Messages: len(conv.Messages), Bytes: conv.Bytes, MaxMessages: h.cfg.maxChatMessages, MaxBytes: h.cfg.maxChatBytes, AtLimitCheck: true}
+	p, findings, err := turn.PlanStored(conv.Messages, t, size, &h.cfg.policy)
+	if e := (*wire.Error)(nil); errors.As(err, &e) && e.Code == wire.CodeUnknownChat && req.body != nil {
 		// Decoded to its last message: the messages before it may be a
 		// new chat's opening greeting, which only the whole thread shows.
 		if err := h.decodeAll(req); err != nil {
 			return nil, nil, err
 		}
-		turn = req.turn
-		p, findings, err = planStored(conv.Messages, turn, size, &h.cfg.policy)
+		t = req.turn
+		p, findings, err = turn.PlanStored(conv.Messages, t, size, &h.cfg.policy)
 	}
 	findings.Log(log)
 	if err != nil {
-		if err == errChatTooLong {
+		if err == turn.ErrChatTooLong {
 			log.Warn("chat is at its size limit", "messages", len(conv.Messages), "bytes", conv.Bytes)
 		}
 		return nil, nil, err
 	}
-	p.log(log)
+	p.Log(log)
 	s.plan = p
-	kept := conv.Messages[:p.keep:p.keep]
+	kept := conv.Messages[:p.Keep:p.Keep]
 	// Encoders bring a client whose copy differs back in line with these.
-	req.trusted = Trusted{History: kept, Added: p.add}
+	req.trusted = wire.Trusted{History: kept, Added: p.Add}
 	ok = true
-	return s, h.input(req, kept, p.add, p.resume), nil
+	return s, h.input(req, kept, p.Add, p.Resume), nil
 }
 
 // scopeOf runs the scope function: its error refuses the request (401, or
@@ -142,16 +131,16 @@ func (h *Handler) scopeOf(r *http.Request) (string, error) {
 
 // scopeError is the refusal for a scope function's error (nil for none).
 func scopeError(err error) error {
-	var e *Error
+	var e *wire.Error
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrNoScope):
-		return &Error{Status: http.StatusNotFound, Message: "no conversations are kept for a request without a credential"}
+		return &wire.Error{Status: http.StatusNotFound, Message: "no conversations are kept for a request without a credential"}
 	case errors.As(err, &e):
 		return e
 	}
-	return &Error{Status: http.StatusUnauthorized, Message: "not authorized", Err: err}
+	return &wire.Error{Status: http.StatusUnauthorized, Message: "not authorized", Err: err}
 }
 
 // commit starts the plan's write: what it cuts of the stored
@@ -159,7 +148,7 @@ func scopeError(err error) error {
 // fails, save makes it with the reply.
 func (s *session) commit() {
 	p := &s.plan
-	if len(p.add) == 0 && p.keep == s.stored {
+	if len(p.Add) == 0 && p.Keep == s.stored {
 		return
 	}
 	s.committed = make(chan struct{})
@@ -169,7 +158,7 @@ func (s *session) commit() {
 		// leaves its message in the conversation.
 		ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.storeTimeout)
 		defer cancel()
-		v, err := s.h.cfg.store.Write(ctx, s.key, s.version, p.keep, p.add...)
+		v, err := s.h.cfg.store.Write(ctx, s.key, s.version, p.Keep, p.Add...)
 		if err != nil {
 			s.commitErr = err
 			return
@@ -299,8 +288,8 @@ func (s *session) pending(res runResult, out outcome) *write {
 	w := &write{version: s.version, keep: history.KeepAll, msgs: withContent(out.told(rec.Messages()))}
 	if s.commitErr != nil {
 		s.log.Warn("storing the turn failed; it is stored with the reply", "error", s.commitErr)
-		add := s.plan.add
-		w.keep, w.turn = s.plan.keep, len(add)
+		add := s.plan.Add
+		w.keep, w.turn = s.plan.Keep, len(add)
 		w.msgs = append(add[:len(add):len(add)], w.msgs...)
 	}
 	return w

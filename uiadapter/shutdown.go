@@ -7,12 +7,8 @@ import (
 	"sync"
 )
 
-// ErrShuttingDown is the cause given to the requests Shutdown cuts.
-var ErrShuttingDown = errors.New("uiadapter: the server is shutting down")
-
-// ShutdownMessage ends a stream that Shutdown cut: what the run produced
-// until then is kept (with history, stored with stop reason aborted).
-const ShutdownMessage = "The reply was cut short: the server is restarting."
+// errShuttingDown is the cause given to the requests Shutdown cuts.
+var errShuttingDown = errors.New("uiadapter: the server is shutting down")
 
 // inflight tracks the requests a handler is serving, so that Shutdown can
 // wait for them and cut those that outlive its deadline.
@@ -118,7 +114,7 @@ func (h *Handler) shutdownRequests(ctx context.Context) error {
 	f.mu.Lock()
 	n := len(f.cancels)
 	for _, cancel := range f.cancels {
-		cancel(ErrShuttingDown)
+		cancel(errShuttingDown)
 	}
 	f.mu.Unlock()
 	h.cfg.logger.Warn("shutdown: cutting the requests still being served", "protocol", h.proto.Name(), "requests", n)
@@ -128,5 +124,5 @@ func (h *Handler) shutdownRequests(ctx context.Context) error {
 
 // shuttingDown reports whether Shutdown cut r.
 func shuttingDown(r *http.Request) bool {
-	return errors.Is(context.Cause(r.Context()), ErrShuttingDown)
+	return errors.Is(context.Cause(r.Context()), errShuttingDown)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 )
@@ -68,7 +69,7 @@ func TestShutdown(t *testing.T) {
 			t.Fatalf("the short run:\n%s", got)
 		}
 		// The long one was cut, and said so.
-		if got := rest(long); !strings.Contains(got, `{"type":"error","errorText":"`+uiadapter.ShutdownMessage+`"}`) || !strings.HasSuffix(got, "[DONE]") {
+		if got := rest(long); !strings.Contains(got, `{"type":"error","errorText":"`+wire.ShutdownMessage+`"}`) || !strings.HasSuffix(got, "[DONE]") {
 			t.Fatalf("the long run:\n%s", got)
 		}
 		conv, err := store.Load(context.Background(), history.Key{Scope: "single", Chat: "long"})

@@ -12,7 +12,9 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/edge"
 	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/limit"
 	"github.com/agentui/agentui/runlog"
 )
@@ -74,8 +76,8 @@ type runResult struct {
 func (h *Handler) start(req *request, in *agent.Input, sess *session) *run {
 	rn := &run{h: h, req: req, in: in, sess: sess, key: sess.key, done: make(chan struct{}), progress: make(chan struct{})}
 	rn.header = runlog.Header{Run: req.turn.RunID, Protocol: h.proto.Name(), Started: time.Now(),
-		Base: len(in.History) + len(sess.plan.add), Turn: sess.plan.add, Lock: sess.token}
-	if req.turn.Intent == Continue {
+		Base: len(in.History) + len(sess.plan.Add), Turn: sess.plan.Add, Lock: sess.token}
+	if req.turn.Intent == wire.Continue {
 		rn.header.Continue = req.turn.MessageID
 	}
 	rn.ctx, rn.cancel = context.WithCancelCause(h.withRunInfo(req, context.WithoutCancel(req.r.Context())))
@@ -331,8 +333,8 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 	log := req.log
 	sse := h.startStream(w, sess != nil)
 	if sess != nil {
-		w.Header().Set(RunHeader, req.turn.RunID)
-		w.Header().Set(StreamIDHeader, req.turn.ChatID)
+		w.Header().Set(edge.RunHeader, req.turn.RunID)
+		w.Header().Set(edge.StreamIDHeader, req.turn.ChatID)
 	}
 	w.WriteHeader(http.StatusOK)
 	enc := h.proto.NewEncoder(sse, req.turn, req.trusted)
@@ -340,11 +342,11 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 		h.streamLive(req, in, sse, enc)
 		return
 	}
-	if sess.plan.refusal != "" {
-		log.Info("run refused", "reason", sess.plan.refusal)
+	if sess.plan.Refusal != "" {
+		log.Info("run refused", "reason", sess.plan.Refusal)
 		sess.release()
 		h.giveSlot(req) // nothing runs
-		enc.Fail(sess.plan.refusal)
+		enc.Fail(sess.plan.Refusal)
 		enc.Close()
 		_ = sse.Flush()
 		return
@@ -357,41 +359,30 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 // streamLive runs a request's run without history, which nothing can
 // resume: on the request's goroutine, its events written as they come
 // (see live), stopped when its client leaves.
-func (h *Handler) streamLive(req *request, in *agent.Input, sse *SSEWriter, enc Encoder) {
+func (h *Handler) streamLive(req *request, in *agent.Input, sse *wire.SSEWriter, enc wire.Encoder) {
 	ctx, stop := context.WithTimeoutCause(h.withRunInfo(req, req.r.Context()), h.cfg.runLimits.maxDuration(), errRunTooLong)
 	defer stop()
-	l := newLive(sse, enc, h.cfg.keepAlive, func() { req.cancel(errReaderGot) })
-	res := h.produce(ctx, req, in, false, l.emit, req.cancel)
+	l := wire.NewLive(sse, enc, h.cfg.keepAlive, func() { req.cancel(errReaderGot) })
+	res := h.produce(ctx, req, in, false, l.Emit, req.cancel)
 	out := outcomeOf(ctx, res, false)
 	out.log(req.log, false)
-	l.end()
-	defer l.finish()
+	l.End()
+	defer l.Finish()
 	out.encode(enc)
 	_ = sse.Flush()
 }
 
-// RunHeader names the run a stream shows (its id is AG-UI's runId), so a
-// client can resume it with Last-Event-ID "<run>:<sequence>".
-const RunHeader = "Agentui-Run"
-
-// StreamIDHeader names, on a stream that can be resumed, the id to resume
-// it by: GET {api}/{id}/stream. It is the header assistant-ui's resumable
-// transport reads (AssistantChatTransport's resumable option, with
-// resumeApi: (id) => `/api/chat/${id}/stream`), which then resumes a
-// reply that a reload interrupted.
-const StreamIDHeader = "X-Resumable-Stream-Id"
-
 // startStream sets the stream's headers and returns its writer. Frames of
 // a stream that can be resumed carry SSE ids.
-func (h *Handler) startStream(w http.ResponseWriter, resumable bool) *SSEWriter {
+func (h *Handler) startStream(w http.ResponseWriter, resumable bool) *wire.SSEWriter {
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
 	hdr.Set("X-Accel-Buffering", "no")
 	h.proto.SetHeaders(hdr)
-	sse := NewSSEWriter(w)
-	sse.writeTimeout = h.cfg.writeTimeout
-	sse.ids = resumable
+	sse := wire.NewSSEWriter(w)
+	sse.WriteTimeout = h.cfg.writeTimeout
+	sse.IDs = resumable
 	return sse
 }
 
@@ -404,7 +395,7 @@ func (h *Handler) startStream(w http.ResponseWriter, resumable bool) *SSEWriter 
 // for a dead process (recoverDead).
 //
 // pace, when set, hears how far the stream has got.
-func (h *Handler) follow(r *http.Request, sse *SSEWriter, enc Encoder, l runlog.Log, key history.Key, run string, mute int64, remote bool, pace func(seq int64, leave bool)) {
+func (h *Handler) follow(r *http.Request, sse *wire.SSEWriter, enc wire.Encoder, l runlog.Log, key history.Key, run string, mute int64, remote bool, pace func(seq int64, leave bool)) {
 	ctx := r.Context()
 	wait := h.cfg.keepAlive
 	if wait <= 0 {
@@ -446,7 +437,7 @@ func (h *Handler) follow(r *http.Request, sse *SSEWriter, enc Encoder, l runlog.
 		case err != nil:
 			req := h.log.With("chat", key.Chat, "run", run)
 			req.Warn("the run's log could not be read", "error", err)
-			enc.Fail(ErrorMessage)
+			enc.Fail(wire.ErrorMessage)
 			enc.Close()
 			_ = sse.Flush()
 			return
@@ -462,8 +453,8 @@ func (h *Handler) follow(r *http.Request, sse *SSEWriter, enc Encoder, l runlog.
 		for i := range es {
 			e := &es[i]
 			after = e.Seq
-			sse.mute = e.Seq <= mute
-			sse.setID(e.Seq)
+			sse.Mute = e.Seq <= mute
+			sse.SetID(e.Seq)
 			switch {
 			case e.Event != nil:
 				enc.Encode(e.Event)
@@ -471,7 +462,7 @@ func (h *Handler) follow(r *http.Request, sse *SSEWriter, enc Encoder, l runlog.
 				enc.Fail(e.Failed())
 			case e.Type == runlog.TypeEnded:
 				enc.Close()
-				sse.mute = false
+				sse.Mute = false
 				_ = sse.Flush()
 				return
 			}

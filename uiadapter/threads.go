@@ -13,17 +13,18 @@ import (
 
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/ids"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // The thread API: a scope's chats listed, renamed and deleted. It is the
 // same for both protocols (a chat is a conversation in the store, whoever
 // wrote it), so an app mounts it once, from either protocol's handler.
 
-// DefaultChatsLimit is how many chats ChatsHandler lists when the request
-// names no limit; MaxChatsLimit is the most it lists.
+// defaultChatsLimit is how many chats ChatsHandler lists when the request
+// names no limit; maxChatsLimit is the most it lists.
 const (
-	DefaultChatsLimit = 100
-	MaxChatsLimit     = 1000
+	defaultChatsLimit = 100
+	maxChatsLimit     = 1000
 )
 
 // ChatSummary is one chat as ChatsHandler lists it.
@@ -40,19 +41,19 @@ type ChatSummary struct {
 
 // ChatsHandler serves GET {api}/chats: the request scope's chats, the
 // most recently written first, as {"chats": [ChatSummary…]}. ?limit=N
-// bounds the list (default [DefaultChatsLimit], at most
-// [MaxChatsLimit]).
+// bounds the list (default defaultChatsLimit, at most
+// maxChatsLimit).
 func (h *Handler) ChatsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scope, log, ok := h.historyRequest(w, r, "GET, HEAD")
 		if !ok {
 			return
 		}
-		limit := DefaultChatsLimit
+		limit := defaultChatsLimit
 		if v := r.URL.Query().Get("limit"); v != "" {
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > MaxChatsLimit {
-				writeError(w, log, BadRequest("limit must be a number from 1 to "+strconv.Itoa(MaxChatsLimit)))
+			if err != nil || n < 1 || n > maxChatsLimit {
+				wire.WriteError(w, log, wire.BadRequest("limit must be a number from 1 to "+strconv.Itoa(maxChatsLimit)))
 				return
 			}
 			limit = n
@@ -64,7 +65,7 @@ func (h *Handler) ChatsHandler() http.Handler {
 			return // the client left
 		}
 		if err != nil {
-			writeError(w, log, Unavailable("conversation history is unavailable", err))
+			wire.WriteError(w, log, wire.Unavailable("conversation history is unavailable", err))
 			return
 		}
 		out := struct {
@@ -93,27 +94,27 @@ func (h *Handler) RenameHandler(chatID func(*http.Request) string) http.Handler 
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRenameBody))
 		if err != nil {
-			writeError(w, log, &Error{Status: http.StatusRequestEntityTooLarge, Message: "the request body is too large"})
+			wire.WriteError(w, log, &wire.Error{Status: http.StatusRequestEntityTooLarge, Message: "the request body is too large"})
 			return
 		}
 		var req struct {
 			Title *string `json:"title"`
 		}
 		if err := json.Unmarshal(body, &req); err != nil || req.Title == nil {
-			writeError(w, log, BadRequest(`the body must be {"title": "…"}`))
+			wire.WriteError(w, log, wire.BadRequest(`the body must be {"title": "…"}`))
 			return
 		}
 		if utf8.RuneCountInString(strings.TrimSpace(*req.Title)) > history.MaxTitleRunes {
-			writeError(w, log, BadRequest("the title is longer than "+strconv.Itoa(history.MaxTitleRunes)+" characters"))
+			wire.WriteError(w, log, wire.BadRequest("the title is longer than "+strconv.Itoa(history.MaxTitleRunes)+" characters"))
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.storeTimeout)
 		defer cancel()
 		switch err := h.cfg.store.Rename(ctx, key, *req.Title); {
 		case errors.Is(err, history.ErrNotFound):
-			writeError(w, log, &Error{Status: http.StatusNotFound, Message: "no such chat"})
+			wire.WriteError(w, log, &wire.Error{Status: http.StatusNotFound, Message: "no such chat"})
 		case err != nil:
-			writeError(w, log, Unavailable("conversation history is unavailable", err))
+			wire.WriteError(w, log, wire.Unavailable("conversation history is unavailable", err))
 		default:
 			w.WriteHeader(http.StatusNoContent)
 		}
@@ -136,17 +137,17 @@ func (h *Handler) DeleteHandler(chatID func(*http.Request) string) http.Handler 
 		// delete drops the lock with the conversation.
 		switch err := h.cfg.locker.Acquire(ctx, key, ids.New(), h.cfg.storeTimeout); {
 		case errors.Is(err, history.ErrBusy):
-			writeError(w, log, &Error{Status: http.StatusConflict, Message: "a reply is still being produced in this chat: stop it first", Code: CodeBusy})
+			wire.WriteError(w, log, &wire.Error{Status: http.StatusConflict, Message: "a reply is still being produced in this chat: stop it first", Code: wire.CodeBusy})
 			return
 		case err != nil:
-			writeError(w, log, Unavailable("conversation history is unavailable", err))
+			wire.WriteError(w, log, wire.Unavailable("conversation history is unavailable", err))
 			return
 		}
 		switch err := h.cfg.store.Delete(ctx, key); {
 		case errors.Is(err, history.ErrNotFound):
-			writeError(w, log, &Error{Status: http.StatusNotFound, Message: "no such chat"})
+			wire.WriteError(w, log, &wire.Error{Status: http.StatusNotFound, Message: "no such chat"})
 		case err != nil:
-			writeError(w, log, Unavailable("conversation history is unavailable", err))
+			wire.WriteError(w, log, wire.Unavailable("conversation history is unavailable", err))
 		default:
 			log.Info("chat deleted")
 			w.WriteHeader(http.StatusNoContent)

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentui/agentui/edge"
 	"github.com/agentui/agentui/internal/gctune"
 	"github.com/agentui/agentui/internal/server"
 	"github.com/agentui/agentui/limit"
@@ -195,7 +196,7 @@ func run(args []string) error {
 	}
 	hosts := splitList(o.allowedHosts)
 	if loopback || len(hosts) > 0 {
-		hosts = append(hosts, uiadapter.LoopbackHosts...)
+		hosts = append(hosts, edge.LoopbackHosts...)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	goredis.SetLogger(server.RedisLog{Logger: logger})

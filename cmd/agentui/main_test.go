@@ -160,7 +160,7 @@ func TestStartupFailures(t *testing.T) {
 		{"no port", nil, []string{"-addr", "localhost"}, 1, `agentui: -addr "localhost": want host:port, like 127.0.0.1:8080 or :8080`},
 		{"short secret", nil, []string{"-secret", "change me"}, 1, "agentui: -secret is 9 bytes: use at least 32 random bytes"},
 		{"bad scope limit", nil, []string{"-scope-limit", "lots"}, 1, `agentui: -scope-limit: rate "lots": want N/unit`},
-		{"bad allowed host", nil, []string{"-allowed-hosts", "https://chat.example.com"}, 1, `agentui: -allowed-hosts: uiadapter: allowed host "https://chat.example.com"`},
+		{"bad allowed host", nil, []string{"-allowed-hosts", "https://chat.example.com"}, 1, `agentui: -allowed-hosts: edge: allowed host "https://chat.example.com"`},
 		// The flag wins, so the bad twin is never read: the next problem
 		// (the unknown model) is the one reported.
 		{"bad env, flag wins", []string{"AGENTUI_DEMO_DELAY=soon"}, []string{"-demo-delay", "0s", "-model", "gpt-5"}, 1, `agentui: unknown -model "gpt-5"`},

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/internal/testkit/testutil"
-	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // sseData reads a stream's data lines.
@@ -165,7 +165,7 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 		rest := follower.rest(t)
 		t.Logf("SIGKILL to the end of B's stream: %v", time.Since(killed))
 		if time.Since(killed) > 30*time.Second || len(rest) < 2 || rest[len(rest)-1] != "[DONE]" ||
-			!strings.Contains(strings.Join(rest, "\n"), uiadapter.DiedMessage) {
+			!strings.Contains(strings.Join(rest, "\n"), wire.DiedMessage) {
 			t.Fatalf("B's stream after A died: %q", rest[max(0, len(rest)-3):])
 		}
 		resp := do(http.MethodPost, b.URL+"/api/chat", testutil.UserMessage("c3", "u-next", "hello"))
@@ -363,7 +363,7 @@ func TestTwoReplicasOutlastARedisFreeze(t *testing.T) {
 		t.Fatalf("A's stream ended with %q", ownerRest[max(0, len(ownerRest)-3):])
 	}
 	got := text(remote)
-	if strings.Contains(strings.Join(remote, "\n"), uiadapter.DiedMessage) || got != "You said: "+long || remote[len(remote)-1] != "[DONE]" {
+	if strings.Contains(strings.Join(remote, "\n"), wire.DiedMessage) || got != "You said: "+long || remote[len(remote)-1] != "[DONE]" {
 		t.Fatalf("B's stream (%d bytes of text) ended with %q", len(got), remote[max(0, len(remote)-3):])
 	}
 	var msgs []struct {

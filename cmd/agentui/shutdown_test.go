@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/internal/testkit/testutil"
-	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // SIGTERM during a reply (a rolling deploy), with a real process and a
@@ -61,7 +61,7 @@ func TestSIGTERMDuringAReply(t *testing.T) {
 		rest = append(rest, string(ev))
 	}
 	got := strings.Join(rest, "\n")
-	if !strings.Contains(got, `{"type":"error","errorText":"`+uiadapter.ShutdownMessage+`"}`) || !strings.HasSuffix(got, "[DONE]") {
+	if !strings.Contains(got, `{"type":"error","errorText":"`+wire.ShutdownMessage+`"}`) || !strings.HasSuffix(got, "[DONE]") {
 		t.Fatalf("the cut stream:\n%s", got)
 	}
 	if err := first.Exited(t, 500*time.Millisecond+5*time.Second+3*time.Second); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -197,7 +198,7 @@ func TestRedisKilledMidRun(t *testing.T) {
 	ended := time.Now()
 	// Redis stayed down: the reply could not be saved, and the stream says
 	// so within a few seconds of the reply.
-	if !strings.Contains(events, `{"type":"error","errorText":"`+uiadapter.SaveFailedMessage+`"}`) || replied.IsZero() {
+	if !strings.Contains(events, `{"type":"error","errorText":"`+wire.SaveFailedMessage+`"}`) || replied.IsZero() {
 		t.Fatalf("the lost reply was not reported:\n%s", events)
 	}
 	if d := ended.Sub(replied); d > storeTimeout+faultMargin {
@@ -244,7 +245,7 @@ func TestRedisFrozenMidRun(t *testing.T) {
 	// Frozen, the write may have reached Redis and will run when it
 	// resumes: the stream says the outcome is unknown, within a few
 	// seconds, not that the reply was lost.
-	if !strings.Contains(events, `{"type":"error","errorText":"`+uiadapter.SaveUncertainMessage+`"}`) {
+	if !strings.Contains(events, `{"type":"error","errorText":"`+wire.SaveUncertainMessage+`"}`) {
 		t.Fatalf("frozen mid-run:\n%s", events)
 	}
 	// Two store timeouts: the turn's own append may be caught too.

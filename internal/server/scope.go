@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentui/agentui/edge"
 	"github.com/agentui/agentui/limit"
 	"github.com/agentui/agentui/uiadapter"
 )
@@ -91,13 +92,13 @@ func (c *cookieScope) middleware(next http.Handler) http.Handler {
 // scope: the server no longer knows it (it restarted without a fixed
 // -secret, or its secret changed), so the chats it had are not listed.
 // The page says so instead of showing an empty list without a word. API
-// responses say the same in uiadapter.ScopeHeader ("renewed").
+// responses say the same in edge.ScopeHeader ("renewed").
 const RenewedCookie = "agentui_scope_renewed"
 
 // renewed tells the browser its scope was renewed.
 func renewed(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: RenewedCookie, Value: "1", Path: "/", MaxAge: 60, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
-	w.Header().Set(uiadapter.ScopeHeader, "renewed")
+	w.Header().Set(edge.ScopeHeader, "renewed")
 }
 
 // crossSiteWithoutScope reports whether r is a browser's API request from
@@ -117,7 +118,7 @@ const crossSiteWarnEvery = 10 * time.Minute
 // keep history (the page on localhost:5173, the API on 127.0.0.1:8080)
 // is two sites, and nothing is kept.
 func (c *cookieScope) warnCrossSite(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set(uiadapter.ScopeHeader, "none")
+	w.Header().Set(edge.ScopeHeader, "none")
 	origin := r.Header.Get("Origin")
 	now := c.clock()
 	c.warnMu.Lock()

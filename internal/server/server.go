@@ -20,8 +20,10 @@ import (
 	"github.com/agentui/agentui"
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
+	"github.com/agentui/agentui/edge"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redisstore"
+	"github.com/agentui/agentui/internal/turn"
 	"github.com/agentui/agentui/limit"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
@@ -74,7 +76,7 @@ type Config struct {
 	// uiadapter.DefaultMaxResumes, negative: no bound).
 	MaxResumes int
 	// CORSOrigins are the other origins whose pages may use the API
-	// (uiadapter.CORS); none: same-origin only.
+	// (edge.CORS); none: same-origin only.
 	CORSOrigins []string
 	// Page is the chat page (webui.Handler), served at GET /. Nil serves
 	// none.
@@ -108,7 +110,7 @@ type Config struct {
 	// (cookies and tokens), counted like Limits; zero: no bound.
 	ScopeLimit limit.Rate
 	// AllowedHosts are the Host values the server answers to
-	// (uiadapter.AllowHosts; "*" any); nil: no check. The probes
+	// (edge.AllowHosts; "*" any); nil: no check. The probes
 	// (/healthz, /readyz) answer any Host.
 	AllowedHosts []string
 }
@@ -178,7 +180,7 @@ func New(cfg Config) (*Server, error) {
 	s.Description = fmt.Sprintf("%s, history %s", describeModels(specs), desc)
 	key := []byte(cfg.Secret)
 	if cfg.Secret == "" {
-		key, s.RandomSecret = uiadapter.RandomKey(), true
+		key, s.RandomSecret = turn.RandomKey(), true
 	}
 	clientAddr := limit.PeerAddr
 	if len(cfg.TrustedProxies) > 0 {
@@ -256,8 +258,8 @@ func New(cfg Config) (*Server, error) {
 	s.api = agentui.FromHandlers(chat, aguiHandler)
 	mux := http.NewServeMux()
 	s.api.Mount(mux, "/api")
-	mux.Handle("POST /api/token", uiadapter.RefuseCrossSite(http.HandlerFunc(scope.tokenHandler)))
-	mux.Handle("DELETE /api/token", uiadapter.RefuseCrossSite(http.HandlerFunc(scope.revokeHandler)))
+	mux.Handle("POST /api/token", edge.RefuseCrossSite(http.HandlerFunc(scope.tokenHandler)))
+	mux.Handle("DELETE /api/token", edge.RefuseCrossSite(http.HandlerFunc(scope.revokeHandler)))
 	if cfg.Page != nil {
 		mux.Handle("GET /", cfg.Page)
 	}
@@ -271,13 +273,13 @@ func New(cfg Config) (*Server, error) {
 		s.handler = telemetry.Handler(s.handler)
 	}
 	if len(cfg.CORSOrigins) > 0 {
-		if s.handler, err = uiadapter.CORS(s.handler, cfg.CORSOrigins...); err != nil {
+		if s.handler, err = edge.CORS(s.handler, cfg.CORSOrigins...); err != nil {
 			return nil, fmt.Errorf("-cors-origins: %w", err)
 		}
 	}
-	e := &edge{probes: s.handler, checked: s.handler, bodyTimeout: cfg.BodyTimeout}
+	e := &front{probes: s.handler, checked: s.handler, bodyTimeout: cfg.BodyTimeout}
 	if len(cfg.AllowedHosts) > 0 {
-		if e.checked, err = uiadapter.AllowHosts(s.handler, cfg.AllowedHosts...); err != nil {
+		if e.checked, err = edge.AllowHosts(s.handler, cfg.AllowedHosts...); err != nil {
 			return nil, fmt.Errorf("-allowed-hosts: %w", err)
 		}
 	}
@@ -491,7 +493,7 @@ func orPrefix(p string) string {
 	return p
 }
 
-// edge is what every request passes first. It gives a request with a
+// front is what every request passes first. It gives a request with a
 // body a read deadline of bodyTimeout before any handler runs: the chat
 // handlers set their own and clear it once the body is read, but a
 // request that no handler reads (a refused Host, an unknown route) would
@@ -500,12 +502,12 @@ func orPrefix(p string) string {
 // whatever the Host (a load balancer probes by address) and the rest
 // through the Host check. A type rather than closures: one frame on every
 // stream's stack.
-type edge struct {
+type front struct {
 	probes, checked http.Handler
 	bodyTimeout     time.Duration
 }
 
-func (e *edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (e *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 && e.bodyTimeout > 0 {
 		boundBody(w, e.bodyTimeout)
 	}

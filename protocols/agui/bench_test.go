@@ -5,15 +5,15 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/internal/testkit/testutil"
-	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // BenchmarkEncodeTextDelta: one TEXT_MESSAGE_CONTENT event per op (with its
 // timestamp), flushed every 64 events. Target: at most one allocation per
 // delta.
 func BenchmarkEncodeTextDelta(b *testing.B) {
-	w := uiadapter.NewSSEWriter(&testutil.DiscardWriter{})
-	enc := New().NewEncoder(w, &uiadapter.Turn{ChatID: "thread", RunID: "run", ProtocolVersion: "1.0"}, uiadapter.Trusted{})
+	w := wire.NewSSEWriter(&testutil.DiscardWriter{})
+	enc := New().NewEncoder(w, &wire.Turn{ChatID: "thread", RunID: "run", ProtocolVersion: "1.0"}, wire.Trusted{})
 	enc.Encode(&agent.RunStarted{MessageID: "m"})
 	enc.Encode(&agent.StepStarted{Step: 1, MessageID: "01a1ffb5-4fe8-7bde-a228-eebeaef46ef0"})
 	enc.Encode(&agent.PartStarted{Kind: agent.PartText, ID: "t", MessageID: "01a1ffb5-4fe8-7bde-a228-eebeaef46ef0"})

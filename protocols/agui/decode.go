@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
-	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // Decode reads a RunAgentInput into a Turn. Structural errors are 400;
@@ -19,7 +19,7 @@ import (
 //
 // Unmarshalling and reading are separate functions, so that the JSON
 // decoder's recursion runs under a small frame (see vercelai's Decode).
-func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error) {
+func (p *Protocol) Decode(_ *http.Request, body []byte) (*wire.Turn, error) {
 	in, err := unmarshal(body)
 	if err != nil {
 		return nil, err
@@ -32,13 +32,13 @@ func unmarshal(body []byte) (*RunAgentInput, error) {
 	if err := json.Unmarshal(body, in); err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
-			return nil, uiadapter.BadRequest("request body is not valid JSON")
+			return nil, wire.BadRequest("request body is not valid JSON")
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return nil, uiadapter.BadRequest("malformed RunAgentInput: " + te.Field + " has the wrong type")
+			return nil, wire.BadRequest("malformed RunAgentInput: " + te.Field + " has the wrong type")
 		}
-		return nil, uiadapter.BadRequest("malformed RunAgentInput")
+		return nil, wire.BadRequest("malformed RunAgentInput")
 	}
 	return in, nil
 }
@@ -46,23 +46,23 @@ func unmarshal(body []byte) (*RunAgentInput, error) {
 // read checks an unmarshalled RunAgentInput and makes its Turn.
 //
 //go:noinline
-func (p *Protocol) read(in *RunAgentInput, body []byte) (*uiadapter.Turn, error) {
+func (p *Protocol) read(in *RunAgentInput, body []byte) (*wire.Turn, error) {
 	if in.ThreadID == "" {
-		return nil, uiadapter.BadRequest(`missing "threadId"`)
+		return nil, wire.BadRequest(`missing "threadId"`)
 	}
 	if in.RunID == "" {
-		return nil, uiadapter.BadRequest(`missing "runId"`)
+		return nil, wire.BadRequest(`missing "runId"`)
 	}
 	if !hasKey(body, "messages") {
-		return nil, uiadapter.BadRequest(`missing "messages"`)
+		return nil, wire.BadRequest(`missing "messages"`)
 	}
 	if err := checkIDs(in); err != nil {
 		return nil, err
 	}
-	turn := &uiadapter.Turn{
+	turn := &wire.Turn{
 		ChatID:          in.ThreadID,
 		RunID:           in.RunID,
-		Intent:          uiadapter.Submit,
+		Intent:          wire.Submit,
 		ProtocolVersion: in.ProtocolVersion,
 		ResumeRequired:  true, // a thread with pending interrupts must resume them
 	}
@@ -78,7 +78,7 @@ func (p *Protocol) read(in *RunAgentInput, body []byte) (*uiadapter.Turn, error)
 	}
 	for _, t := range in.Tools {
 		if t.Name == "" {
-			return nil, uiadapter.BadRequest("a tool has no name")
+			return nil, wire.BadRequest("a tool has no name")
 		}
 		params := t.Parameters
 		if string(bytes.TrimSpace(params)) == "null" {
@@ -93,11 +93,11 @@ func (p *Protocol) read(in *RunAgentInput, body []byte) (*uiadapter.Turn, error)
 	for i := range in.Messages {
 		m, err := d.toCMF(&in.Messages[i])
 		if err != nil {
-			return nil, uiadapter.BadRequest("messages[" + strconv.Itoa(i) + "]: " + err.Error())
+			return nil, wire.BadRequest("messages[" + strconv.Itoa(i) + "]: " + err.Error())
 		}
 		if m != nil {
 			for _, sv := range d.pending {
-				turn.Sealed = append(turn.Sealed, uiadapter.SealedValue{Message: len(turn.Messages), Part: sv.Part, Value: sv.Value})
+				turn.Sealed = append(turn.Sealed, wire.SealedValue{Message: len(turn.Messages), Part: sv.Part, Value: sv.Value})
 			}
 			turn.Messages = append(turn.Messages, *m)
 		}
@@ -116,25 +116,25 @@ func (p *Protocol) read(in *RunAgentInput, body []byte) (*uiadapter.Turn, error)
 			if r.IsError {
 				res.Kind, res.Output, res.ErrorText = agent.ClientError, nil, errorText(r.Content)
 			}
-			turn.Resolutions = append(turn.Resolutions, uiadapter.Resolution{Resolution: res})
-			turn.Intent = uiadapter.Continue
+			turn.Resolutions = append(turn.Resolutions, wire.Resolution{Resolution: res})
+			turn.Intent = wire.Continue
 		}
 	}
 	for i, entry := range in.Resume {
 		res, err := resumeResolution(entry)
 		if err != nil {
-			return nil, uiadapter.BadRequest("resume[" + strconv.Itoa(i) + "]: " + err.Error())
+			return nil, wire.BadRequest("resume[" + strconv.Itoa(i) + "]: " + err.Error())
 		}
 		turn.Resolutions = append(turn.Resolutions, res)
-		turn.Intent = uiadapter.Continue
+		turn.Intent = wire.Continue
 	}
 	if movesOn(in, turn) {
 		// The user cancelled the open interrupts by sending a new message
 		// (as useChat moves on from an open approval): a new turn, whose
 		// abandoned calls the server answers "not answered".
-		turn.Resolutions, turn.Intent, turn.ResumeRequired = nil, uiadapter.Submit, false
+		turn.Resolutions, turn.Intent, turn.ResumeRequired = nil, wire.Submit, false
 	}
-	if turn.Intent == uiadapter.Continue {
+	if turn.Intent == wire.Continue {
 		for i := len(turn.Messages) - 1; i >= 0; i-- {
 			if turn.Messages[i].Role == cmf.RoleAssistant {
 				turn.MessageID = turn.Messages[i].ID()
@@ -146,7 +146,7 @@ func (p *Protocol) read(in *RunAgentInput, body []byte) (*uiadapter.Turn, error)
 	return turn, nil
 }
 
-// checkIDs bounds every id the input carries (uiadapter.CheckID): the
+// checkIDs bounds every id the input carries (wire.CheckID): the
 // thread's, the runs', the messages' and their tool calls', and each half
 // of an interrupt id (a tool call id and a signature, so the whole may be
 // longer than one id).
@@ -154,30 +154,30 @@ func checkIDs(in *RunAgentInput) error {
 	for _, c := range [...]struct{ what, id string }{
 		{`"threadId"`, in.ThreadID}, {`"runId"`, in.RunID}, {`"parentRunId"`, in.ParentRunID},
 	} {
-		if err := uiadapter.CheckID(c.what, c.id); err != nil {
+		if err := wire.CheckID(c.what, c.id); err != nil {
 			return err
 		}
 	}
 	for i := range in.Messages {
 		m := &in.Messages[i]
-		if err := uiadapter.CheckID("a message id", m.ID); err != nil {
+		if err := wire.CheckID("a message id", m.ID); err != nil {
 			return err
 		}
-		if err := uiadapter.CheckID("a tool call id", m.ToolCallID); err != nil {
+		if err := wire.CheckID("a tool call id", m.ToolCallID); err != nil {
 			return err
 		}
 		for _, tc := range m.ToolCalls {
-			if err := uiadapter.CheckID("a tool call id", tc.ID); err != nil {
+			if err := wire.CheckID("a tool call id", tc.ID); err != nil {
 				return err
 			}
 		}
 	}
 	for _, e := range in.Resume {
 		call, sig := interruptCall(e.InterruptID)
-		if err := uiadapter.CheckID("an interrupt id", call); err != nil {
+		if err := wire.CheckID("an interrupt id", call); err != nil {
 			return err
 		}
-		if err := uiadapter.CheckID("an interrupt id", sig); err != nil {
+		if err := wire.CheckID("an interrupt id", sig); err != nil {
 			return err
 		}
 	}
@@ -187,7 +187,7 @@ func checkIDs(in *RunAgentInput) error {
 // movesOn reports whether a run cancels every interrupt it answers and
 // brings a new user message after them: the client's thread ends with a
 // user message, and every resume entry is "cancelled".
-func movesOn(in *RunAgentInput, turn *uiadapter.Turn) bool {
+func movesOn(in *RunAgentInput, turn *wire.Turn) bool {
 	if len(in.Resume) == 0 || len(turn.Messages) == 0 || turn.Messages[len(turn.Messages)-1].Role != cmf.RoleUser {
 		return false
 	}
@@ -371,7 +371,7 @@ func mediaSource(s *Source) (cmf.MediaSource, bool) {
 		if provider == "" {
 			provider = "unknown"
 		}
-		return cmf.MediaSource{Type: cmf.SourceURL, Data: uiadapter.SchemeProviderFile + "://" + provider + "/" + s.Value, MediaType: s.MimeType}, true
+		return cmf.MediaSource{Type: cmf.SourceURL, Data: wire.SchemeProviderFile + "://" + provider + "/" + s.Value, MediaType: s.MimeType}, true
 	}
 	return cmf.MediaSource{}, false
 }
@@ -418,12 +418,12 @@ func errorText(raw json.RawMessage) string {
 // "<tool call id>.<signature>" (see the encoder); an id of any other form
 // answers nothing the server asked, and the handler refuses it. A resolved
 // payload must say approved: true to approve; anything ambiguous denies.
-func resumeResolution(e ResumeEntry) (uiadapter.Resolution, error) {
+func resumeResolution(e ResumeEntry) (wire.Resolution, error) {
 	if e.InterruptID == "" {
-		return uiadapter.Resolution{}, errors.New(`missing "interruptId"`)
+		return wire.Resolution{}, errors.New(`missing "interruptId"`)
 	}
 	callID, sig := interruptCall(e.InterruptID)
-	res := uiadapter.Resolution{Resolution: agent.Resolution{ToolCallID: callID, Kind: agent.Deny}, Signature: sig, ApprovalID: e.InterruptID}
+	res := wire.Resolution{Resolution: agent.Resolution{ToolCallID: callID, Kind: agent.Deny}, Signature: sig, ApprovalID: e.InterruptID}
 	switch e.Status {
 	case "cancelled":
 		// cancelled: denied, with no reason given
@@ -465,16 +465,16 @@ func isObject(raw json.RawMessage) bool {
 // attributes.
 type decoder struct {
 	skipped []string
-	pending []uiadapter.SealedValue // the message being decoded's (Message unset)
+	pending []wire.SealedValue // the message being decoded's (Message unset)
 }
 
 // seal records an encryptedValue the client sent with the part at index
 // part of the message being decoded: the value the server sealed for it,
-// if the server keeps no history (see uiadapter.Sealer). Nothing a client
+// if the server keeps no history (see wire.Sealer). Nothing a client
 // sends is replayed to a model unless it opens.
 func (d *decoder) seal(part int, value string) {
 	if value != "" {
-		d.pending = append(d.pending, uiadapter.SealedValue{Part: part, Value: value})
+		d.pending = append(d.pending, wire.SealedValue{Part: part, Value: value})
 	}
 }
 
@@ -496,7 +496,7 @@ func forwardedModel(props json.RawMessage) (string, error) {
 	}
 	var model string
 	if json.Unmarshal(fp.Model, &model) != nil {
-		return "", uiadapter.BadRequest(`"forwardedProps.model" must be a string`)
+		return "", wire.BadRequest(`"forwardedProps.model" must be a string`)
 	}
 	return model, nil
 }

@@ -12,7 +12,8 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
-	"github.com/agentui/agentui/uiadapter"
+	sanitize "github.com/agentui/agentui/internal/turn"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 func sample(t *testing.T, name string) []byte {
@@ -30,7 +31,7 @@ func sample(t *testing.T, name string) []byte {
 	return b
 }
 
-func decode(t *testing.T, body []byte) *uiadapter.Turn {
+func decode(t *testing.T, body []byte) *wire.Turn {
 	t.Helper()
 	turn, err := New().Decode(httptest.NewRequest("POST", "/", nil), body)
 	if err != nil {
@@ -44,7 +45,7 @@ func decode(t *testing.T, body []byte) *uiadapter.Turn {
 	return turn
 }
 
-func shape(turn *uiadapter.Turn) string {
+func shape(turn *wire.Turn) string {
 	var s []string
 	for _, m := range turn.Messages {
 		var k []string
@@ -59,18 +60,18 @@ func shape(turn *uiadapter.Turn) string {
 func TestDecodeSamples(t *testing.T) {
 	cases := map[string]struct {
 		shape  string
-		intent uiadapter.Intent
+		intent wire.Intent
 	}{
-		"simple-chat":                {"user:text", uiadapter.Submit},
-		"minimal-wire":               {"user:text", uiadapter.Submit},
-		"captured-httpagent-request": {"user:text", uiadapter.Submit},
-		"multimodal":                 {"user:text,image,document,audio", uiadapter.Submit},
-		"state-and-context":          {"system:text user:text", uiadapter.Submit},
-		"full-history":               {"developer:text system:text user:text assistant:thinking assistant:tool_call tool:tool_result assistant:text user:text", uiadapter.Submit},
-		"frontend-tool-result":       {"user:text assistant:text,tool_call tool:tool_result", uiadapter.Continue},
-		"frontend-tool-error":        {"user:text assistant:tool_call tool:tool_result", uiadapter.Continue},
-		"interrupt-request":          {"user:text", uiadapter.Submit},
-		"interrupt-resume":           {"user:text assistant:text,tool_call", uiadapter.Continue},
+		"simple-chat":                {"user:text", wire.Submit},
+		"minimal-wire":               {"user:text", wire.Submit},
+		"captured-httpagent-request": {"user:text", wire.Submit},
+		"multimodal":                 {"user:text,image,document,audio", wire.Submit},
+		"state-and-context":          {"system:text user:text", wire.Submit},
+		"full-history":               {"developer:text system:text user:text assistant:thinking assistant:tool_call tool:tool_result assistant:text user:text", wire.Submit},
+		"frontend-tool-result":       {"user:text assistant:text,tool_call tool:tool_result", wire.Continue},
+		"frontend-tool-error":        {"user:text assistant:tool_call tool:tool_result", wire.Continue},
+		"interrupt-request":          {"user:text", wire.Submit},
+		"interrupt-resume":           {"user:text assistant:text,tool_call", wire.Continue},
 	}
 	files, _ := filepath.Glob(filepath.Join("testdata", "samples", "*.json"))
 	if len(files) != len(cases) {
@@ -110,7 +111,7 @@ func TestDecodeDetails(t *testing.T) {
 	if th := full.Messages[3].Content[0].(cmf.Thinking); th.Opaque != nil || th.Text == "" {
 		t.Fatalf("reasoning = %+v: a client's encryptedValue never becomes a provider value", th)
 	}
-	if want := []uiadapter.SealedValue{{Message: 3, Part: 0, Value: "opaque-provider-blob"}}; !slices.Equal(full.Sealed, want) {
+	if want := []wire.SealedValue{{Message: 3, Part: 0, Value: "opaque-provider-blob"}}; !slices.Equal(full.Sealed, want) {
 		t.Fatalf("sealed = %+v, want %+v (the handler opens or drops it)", full.Sealed, want)
 	}
 	if r := full.Messages[5].Content[0].(cmf.ToolResult); r.ToolName != "get_weather" || string(r.Content) != `"18°C, light rain"` {
@@ -188,7 +189,7 @@ func TestDecodeErrors(t *testing.T) {
 		"state wrong type":   `{"threadId":7,"runId":"r","messages":[]}`,
 	} {
 		_, err := New().Decode(httptest.NewRequest("POST", "/", nil), []byte(body))
-		var e *uiadapter.Error
+		var e *wire.Error
 		if !errors.As(err, &e) || e.Status != 400 {
 			t.Errorf("%s: err = %v", name, err)
 		}
@@ -215,7 +216,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		turn, err := New().Decode(httptest.NewRequest("POST", "/", nil), body)
 		if err != nil {
-			var e *uiadapter.Error
+			var e *wire.Error
 			if !errors.As(err, &e) || e.Status != 400 {
 				t.Fatalf("decode failed without a 400: %v", err)
 			}
@@ -238,13 +239,13 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		for _, id := range ids {
-			if err := uiadapter.CheckID("an id", id); err != nil {
+			if err := wire.CheckID("an id", id); err != nil {
 				t.Fatalf("%q decoded: %v", id, err)
 			}
 		}
 		// What reaches the agent and the store has been through
 		// Sanitize, which drops the parts that are not valid CMF.
-		msgs, _ := uiadapter.Sanitize(turn.Messages, nil, uiadapter.SanitizePolicy{AllowedSchemes: []string{"http", "https"}})
+		msgs, _ := sanitize.Sanitize(turn.Messages, nil, sanitize.Policy{AllowedSchemes: []string{"http", "https"}})
 		for i := range msgs {
 			if err := msgs[i].Validate(); err != nil {
 				t.Fatalf("message %d is invalid CMF after Sanitize: %v", i, err)
@@ -273,7 +274,7 @@ func TestDumpErrorsLikeTheStream(t *testing.T) {
 	}
 }
 
-// Every id an input carries is checked (uiadapter.CheckID): one byte over
+// Every id an input carries is checked (wire.CheckID): one byte over
 // the bound, or a control or bidi character, in any of them is a 400 that
 // names it; at the bound it decodes. An interrupt id is a tool call id and
 // a signature: each half is checked.
@@ -302,18 +303,18 @@ func TestIDsAreChecked(t *testing.T) {
 			return input("t", "r", `],"resume":[{"interruptId":"call.`+id+`","status":"cancelled"}]}`)
 		}},
 	} {
-		at := strings.Repeat("i", uiadapter.MaxIDBytes)
+		at := strings.Repeat("i", wire.MaxIDBytes)
 		if _, err := New().Decode(httptest.NewRequest("POST", "/", nil), []byte(tc.body(at))); err != nil {
 			t.Errorf("%s at the bound: %v", tc.what, err)
 		}
 		_, err := New().Decode(httptest.NewRequest("POST", "/", nil), []byte(tc.body(at+"i")))
-		var e *uiadapter.Error
+		var e *wire.Error
 		if !errors.As(err, &e) || e.Status != 400 || e.Message != tc.what+" is longer than 256 bytes" {
 			t.Errorf("%s over the bound: %v", tc.what, err)
 		}
 		for _, bad := range []string{`i\u001b[2J`, `i\u0000`, `i\u007f`, `i\u0085`, `i\u202e`} {
 			_, err := New().Decode(httptest.NewRequest("POST", "/", nil), []byte(tc.body(bad)))
-			var e *uiadapter.Error
+			var e *wire.Error
 			if !errors.As(err, &e) || e.Status != 400 || e.Message != tc.what+" must be printable UTF-8, without control or bidirectional formatting characters" {
 				t.Errorf("%s %s: %v", tc.what, bad, err)
 			}
@@ -326,13 +327,13 @@ func TestIDsAreChecked(t *testing.T) {
 // or cancels without a new message, continues the paused run.
 func TestDecodeNewMessageCancellingInterrupts(t *testing.T) {
 	const thread = `"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":"delete /x"},{"id":"a1","role":"assistant","toolCalls":[{"id":"c1","type":"function","function":{"name":"delete_file","arguments":"{}"}}]}`
-	for body, want := range map[string]uiadapter.Intent{
-		`{` + thread + `,{"id":"u2","role":"user","content":"no"}],"resume":[{"interruptId":"c1.s","status":"cancelled"}]}`:                            uiadapter.Submit,
-		`{` + thread + `,{"id":"u2","role":"user","content":"no"}],"resume":[{"interruptId":"c1.s","status":"resolved","payload":{"approved":true}}]}`: uiadapter.Continue,
-		`{` + thread + `],"resume":[{"interruptId":"c1.s","status":"cancelled"}]}`:                                                                     uiadapter.Continue,
+	for body, want := range map[string]wire.Intent{
+		`{` + thread + `,{"id":"u2","role":"user","content":"no"}],"resume":[{"interruptId":"c1.s","status":"cancelled"}]}`:                            wire.Submit,
+		`{` + thread + `,{"id":"u2","role":"user","content":"no"}],"resume":[{"interruptId":"c1.s","status":"resolved","payload":{"approved":true}}]}`: wire.Continue,
+		`{` + thread + `],"resume":[{"interruptId":"c1.s","status":"cancelled"}]}`:                                                                     wire.Continue,
 	} {
 		turn := decode(t, []byte(body))
-		if turn.Intent != want || (want == uiadapter.Submit) != (len(turn.Resolutions) == 0 && !turn.ResumeRequired) {
+		if turn.Intent != want || (want == wire.Submit) != (len(turn.Resolutions) == 0 && !turn.ResumeRequired) {
 			t.Errorf("%s: intent %v, %d resolutions, resume required %v", body, turn.Intent, len(turn.Resolutions), turn.ResumeRequired)
 		}
 	}
@@ -340,7 +341,7 @@ func TestDecodeNewMessageCancellingInterrupts(t *testing.T) {
 
 // checkSealed fails unless each sealed value a turn names is with a part
 // of an assistant message that can carry one.
-func checkSealed(t *testing.T, turn *uiadapter.Turn) {
+func checkSealed(t *testing.T, turn *wire.Turn) {
 	t.Helper()
 	for _, sv := range turn.Sealed {
 		if sv.Message < 0 || sv.Message >= len(turn.Messages) || turn.Messages[sv.Message].Role != cmf.RoleAssistant ||

@@ -5,14 +5,14 @@ import (
 	"strings"
 
 	"github.com/agentui/agentui/cmf"
-	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // Dump turns stored CMF messages into AG-UI messages, with the ids they
 // were stored with: what MESSAGES_SNAPSHOT sends a client whose copy of
 // the thread differs from the server's. Thinking is left out: clients keep
 // their own reasoning messages across a snapshot. An assistant message
-// carries its step's [uiadapter.ReplyMetadata] (usage, model, finish
+// carries its step's [wire.ReplyMetadata] (usage, model, finish
 // reason, creation time, the application's), as 1.0 clients receive it.
 func Dump(msgs []cmf.Message) []Message { return dump(msgs, true) }
 
@@ -26,7 +26,7 @@ func dump(msgs []cmf.Message, metadata bool) []Message {
 			out = append(out, Message{ID: m.ID(), Role: string(m.Role), Content: jsonText(m.Text())})
 		case cmf.RoleUser:
 			u := Message{ID: m.ID(), Role: "user", Content: userContent(m)}
-			var md uiadapter.ReplyMetadata
+			var md wire.ReplyMetadata
 			if metadata && md.AddLabels(m) {
 				u.Metadata, _ = json.Marshal(md)
 			}
@@ -41,7 +41,7 @@ func dump(msgs []cmf.Message, metadata bool) []Message {
 					a.ToolCalls = append(a.ToolCalls, ToolCall{ID: tc.ToolCallID, Type: "function", Function: FunctionCall{Name: tc.Name, Arguments: string(tc.Arguments)}})
 				}
 			}
-			var md uiadapter.ReplyMetadata
+			var md wire.ReplyMetadata
 			has := md.Add(m)
 			if a.Content == nil && len(a.ToolCalls) == 0 && md.Error == "" {
 				continue // thinking only; a reply that failed before it said anything is kept
@@ -79,7 +79,7 @@ func dump(msgs []cmf.Message, metadata bool) []Message {
 // reloaded page shows a denied call as denied (the tool message itself
 // says only what the model was told).
 func toolMetadata(m *cmf.Message, callID string) json.RawMessage {
-	var md uiadapter.ReplyMetadata
+	var md wire.ReplyMetadata
 	labelled := md.AddLabels(m)
 	d := m.CallRecord(callID).Decision
 	if !labelled && d == nil {
@@ -139,7 +139,7 @@ func userContent(m *cmf.Message) json.RawMessage {
 		s := &Source{Type: "url", Value: src.Data, MimeType: src.MediaType}
 		if src.Type == cmf.SourceBase64 {
 			s.Type = "data"
-		} else if rest, ok := strings.CutPrefix(src.Data, uiadapter.SchemeProviderFile+"://"); ok {
+		} else if rest, ok := strings.CutPrefix(src.Data, wire.SchemeProviderFile+"://"); ok {
 			provider, id, _ := strings.Cut(rest, "/")
 			s = &Source{Type: "file", Value: id, Provider: provider, MimeType: src.MediaType}
 		}

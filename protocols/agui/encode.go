@@ -10,7 +10,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/jsonw"
-	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // ProtocolVersion is the AG-UI version agentui speaks.
@@ -27,9 +27,9 @@ const approvalSchema = `{"type":"object","properties":{"approved":{"type":"boole
 // first, a tool call under a started assistant message, nothing after the
 // run ends.
 type encoder struct {
-	w        *uiadapter.SSEWriter
-	turn     *uiadapter.Turn
-	trusted  uiadapter.Trusted
+	w        *wire.SSEWriter
+	turn     *wire.Turn
+	trusted  wire.Trusted
 	threadID string
 	runID    string
 	v1       bool // the client declared protocol 1.0 or later
@@ -51,13 +51,13 @@ type encoder struct {
 	clientIDs  []string
 
 	// Without history, the parts' provider values go to 1.0 clients
-	// sealed (uiadapter.Sealer) in REASONING_ENCRYPTED_VALUE events, which
+	// sealed (wire.Sealer) in REASONING_ENCRYPTED_VALUE events, which
 	// the client keeps as the encryptedValue of the message or tool call
 	// and sends back. Each is bound to the message the client holds the
 	// part in and the part's ordinal there: a reasoning or text part is
 	// its message's only one of its kind; tool calls count up per
 	// message.
-	sealer *uiadapter.Sealer
+	sealer *wire.Sealer
 	calls  map[string]sealedCall // tool call id → where the client holds it
 	counts map[string]int        // message id → its tool calls so far
 }
@@ -69,7 +69,7 @@ type sealedCall struct {
 	ordinal int
 }
 
-func newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn, tr uiadapter.Trusted) *encoder {
+func newEncoder(w *wire.SSEWriter, t *wire.Turn, tr wire.Trusted) *encoder {
 	e := &encoder{
 		w: w, turn: t, trusted: tr, threadID: t.ChatID, runID: t.RunID, v1: atLeast1(t.ProtocolVersion),
 		messages: map[string]bool{}, text: map[string]string{}, tools: map[string]bool{},

@@ -9,15 +9,15 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/protocols/agui"
-	"github.com/agentui/agentui/uiadapter"
 )
 
 var timestampRe = regexp.MustCompile(`"timestamp":\d+`)
 
 // encodeRun encodes events as one run; timestamps become 0.
 func encodeRun(version string, events ...agent.Event) []string {
-	body := testutil.Encode(agui.New(), &uiadapter.Turn{ChatID: "t1", RunID: "r1", ProtocolVersion: version}, events...)
+	body := testutil.Encode(agui.New(), &wire.Turn{ChatID: "t1", RunID: "r1", ProtocolVersion: version}, events...)
 	var out []string
 	for _, frame := range strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n") {
 		out = append(out, timestampRe.ReplaceAllString(strings.TrimPrefix(frame, "data: "), `"timestamp":0`))

@@ -36,7 +36,7 @@ type Message struct {
 	// without history); never written.
 	EncryptedValue string `json:"encryptedValue,omitempty"`
 	// Metadata is what the server sends with an assistant message to 1.0
-	// clients (uiadapter.ReplyMetadata); a client's is not read.
+	// clients (wire.ReplyMetadata); a client's is not read.
 	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 

@@ -2,7 +2,6 @@ package agui_test
 
 import (
 	"context"
-	"github.com/agentui/agentui/internal/testkit/testutil"
 	"io"
 	"iter"
 	"log/slog"
@@ -12,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
@@ -80,7 +82,7 @@ func TestMediaSourcesReachTheAgent(t *testing.T) {
 	if got := strings.Join(mediaOf(in), ", "); got != "image https://example.com/cat.png, document JVBERi0xLjQKJcOkw7zDtsOfCg==" {
 		t.Fatalf("default: %s", got)
 	}
-	in, _ = sent(t, "multimodal", nil, uiadapter.WithAllowedURLSchemes("https", uiadapter.SchemeProviderFile))
+	in, _ = sent(t, "multimodal", nil, uiadapter.WithAllowedURLSchemes("https", wire.SchemeProviderFile))
 	if got := mediaOf(in); len(got) != 3 || got[2] != "audio provider-file://openai/file-abc123" {
 		t.Fatalf("with provider files allowed: %v", got)
 	}

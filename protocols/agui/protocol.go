@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -39,6 +40,6 @@ func (p *Protocol) Name() string { return "ag-ui" }
 func (p *Protocol) SetHeaders(http.Header) {}
 
 // NewEncoder returns an encoder for one run.
-func (p *Protocol) NewEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn, tr uiadapter.Trusted) uiadapter.Encoder {
+func (p *Protocol) NewEncoder(w *wire.SSEWriter, t *wire.Turn, tr wire.Trusted) wire.Encoder {
 	return newEncoder(w, t, tr)
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/protocols/vercelai"
-	"github.com/agentui/agentui/uiadapter"
 )
 
 // continuedHistory is a conversation paused on an approval: step 1
@@ -78,8 +78,8 @@ func TestEncoderWritesTheContinuedMessageToAnAttachedReader(t *testing.T) {
 			opts = append(opts, vercelai.WithAISDK7())
 		}
 		p := vercelai.New(opts...)
-		attached := &uiadapter.Turn{ChatID: "c", Intent: uiadapter.Continue, MessageID: "a1"}
-		stored := uiadapter.Trusted{History: continuedHistory()}
+		attached := &wire.Turn{ChatID: "c", Intent: wire.Continue, MessageID: "a1"}
+		stored := wire.Trusted{History: continuedHistory()}
 		if got, want := encodeTrusted(p, attached, stored, run...), prefix(v7); !slices.Equal(got, want) {
 			t.Errorf("v7 %v, attached reader:\ngot  %q\nwant %q", v7, got, want)
 		}
@@ -102,8 +102,8 @@ func TestEncoderWritesContinuedSourcesAndFiles(t *testing.T) {
 	}}
 	a1.SetID("a1")
 	a1.AddData(cmf.DataRecord{Name: "weather", ID: "w", Value: json.RawMessage(`{"t":1}`), Index: 1})
-	turn := &uiadapter.Turn{ChatID: "c", Intent: uiadapter.Continue, MessageID: "a1"}
-	got := encodeTrusted(vercelai.New(), turn, uiadapter.Trusted{History: []cmf.Message{a1}}, &agent.RunStarted{}, &agent.RunFinished{StopReason: cmf.StopEnd})
+	turn := &wire.Turn{ChatID: "c", Intent: wire.Continue, MessageID: "a1"}
+	got := encodeTrusted(vercelai.New(), turn, wire.Trusted{History: []cmf.Message{a1}}, &agent.RunStarted{}, &agent.RunFinished{StopReason: cmf.StopEnd})
 	want := []string{`{"type":"start","messageId":"a1"}`, `{"type":"start-step"}`,
 		`{"type":"source-url","sourceId":"s1","url":"https://example.com/a","title":"A"}`,
 		`{"type":"data-weather","id":"w","data":{"t":1}}`,

@@ -12,7 +12,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/ids"
-	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // Request is the body DefaultChatTransport POSTs. Other fields (the
@@ -66,7 +66,7 @@ const (
 // request's stack, decode included, then fits the 8 KiB a goroutine's
 // stack starts at here, where it would grow to 16 KiB and stay there for
 // as long as the stream lasts.
-func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error) {
+func (p *Protocol) Decode(_ *http.Request, body []byte) (*wire.Turn, error) {
 	req, err := unmarshal(body)
 	if err != nil {
 		return nil, err
@@ -75,10 +75,10 @@ func (p *Protocol) Decode(_ *http.Request, body []byte) (*uiadapter.Turn, error)
 }
 
 // DecodeTail is Decode for a handler that keeps the history
-// ([uiadapter.TailDecoder]): of the client's messages it decodes the last
+// ([wire.TailDecoder]): of the client's messages it decodes the last
 // one, and of the one before it only the id (the turn's ParentID). What
 // came before is not read, nor checked: that handler ignores it.
-func (p *Protocol) DecodeTail(_ *http.Request, body []byte) (*uiadapter.Turn, error) {
+func (p *Protocol) DecodeTail(_ *http.Request, body []byte) (*wire.Turn, error) {
 	req, sn, err := unmarshalTail(body)
 	if err != nil {
 		return nil, err
@@ -136,13 +136,13 @@ func unmarshalTail(body []byte) (*Request, seen, error) {
 // decodeError is the 400 for a body that does not unmarshal.
 func decodeError(err error) error {
 	if errors.Is(err, errApprovedNotBool) {
-		return uiadapter.BadRequest(errApprovedNotBool.Error())
+		return wire.BadRequest(errApprovedNotBool.Error())
 	}
 	var syn *json.SyntaxError
 	if errors.As(err, &syn) {
-		return uiadapter.BadRequest("request body is not valid JSON")
+		return wire.BadRequest("request body is not valid JSON")
 	}
-	return uiadapter.BadRequest("malformed request: " + jsonFieldError(err))
+	return wire.BadRequest("malformed request: " + jsonFieldError(err))
 }
 
 // seen is what a request's messages array held: how many messages, and
@@ -166,9 +166,9 @@ func sent(msgs []UIMessage) seen {
 // read checks an unmarshalled request and makes its Turn.
 //
 //go:noinline
-func (p *Protocol) read(req *Request, body []byte, sn seen) (*uiadapter.Turn, error) {
+func (p *Protocol) read(req *Request, body []byte, sn seen) (*wire.Turn, error) {
 	if req.ID == "" {
-		return nil, uiadapter.BadRequest(`missing chat "id"`)
+		return nil, wire.BadRequest(`missing chat "id"`)
 	}
 	if err := checkIDs(req, sn); err != nil {
 		return nil, err
@@ -176,14 +176,14 @@ func (p *Protocol) read(req *Request, body []byte, sn seen) (*uiadapter.Turn, er
 	onlyNew := req.Message != nil
 	switch {
 	case onlyNew && req.Messages != nil:
-		return nil, uiadapter.BadRequest(`send either "messages" or "message", not both`)
+		return nil, wire.BadRequest(`send either "messages" or "message", not both`)
 	case onlyNew:
 		req.Messages, sn = []UIMessage{*req.Message}, seen{count: 1}
 	case len(req.Messages) == 0:
-		return nil, uiadapter.BadRequest(`"messages" must be a non-empty array`)
+		return nil, wire.BadRequest(`"messages" must be a non-empty array`)
 	}
 	if req.Trigger != "" && req.Trigger != TriggerSubmit && req.Trigger != TriggerRegenerate {
-		return nil, uiadapter.BadRequest(`unknown "trigger": ` + strconv.Quote(req.Trigger))
+		return nil, wire.BadRequest(`unknown "trigger": ` + strconv.Quote(req.Trigger))
 	}
 	skipped := sn.count - len(req.Messages) // not decoded (DecodeTail)
 	for i, m := range req.Messages {
@@ -191,16 +191,16 @@ func (p *Protocol) read(req *Request, body []byte, sn seen) (*uiadapter.Turn, er
 		switch m.Role {
 		case "system", "user", "assistant":
 		default:
-			return nil, uiadapter.BadRequest("messages[" + strconv.Itoa(i) + "]: unknown role " + strconv.Quote(m.Role))
+			return nil, wire.BadRequest("messages[" + strconv.Itoa(i) + "]: unknown role " + strconv.Quote(m.Role))
 		}
 		if m.Parts == nil && !onlyNew && sdk4Message(body, i) {
-			return nil, uiadapter.BadRequest("messages[" + strconv.Itoa(i) + `] has "content" and no "parts": that is the AI SDK 4 message format; agentui speaks the UI messages of AI SDK 5 and later`)
+			return nil, wire.BadRequest("messages[" + strconv.Itoa(i) + `] has "content" and no "parts": that is the AI SDK 4 message format; agentui speaks the UI messages of AI SDK 5 and later`)
 		}
 	}
-	turn := &uiadapter.Turn{ChatID: req.ID, RunID: ids.New(), Intent: uiadapter.Submit, Model: req.Model}
+	turn := &wire.Turn{ChatID: req.ID, RunID: ids.New(), Intent: wire.Submit, Model: req.Model}
 	for _, name := range slices.Sorted(maps.Keys(req.Tools)) {
 		if name == "" {
-			return nil, uiadapter.BadRequest("a tool has no name")
+			return nil, wire.BadRequest("a tool has no name")
 		}
 		t := req.Tools[name]
 		params := t.Parameters
@@ -215,11 +215,11 @@ func (p *Protocol) read(req *Request, body []byte, sn seen) (*uiadapter.Turn, er
 	last := &req.Messages[len(req.Messages)-1]
 	switch {
 	case last.Role == "assistant":
-		turn.Intent, turn.MessageID = uiadapter.Continue, last.ID
+		turn.Intent, turn.MessageID = wire.Continue, last.ID
 	case req.Trigger == TriggerRegenerate:
-		turn.Intent, turn.MessageID = uiadapter.Regenerate, req.MessageID
+		turn.Intent, turn.MessageID = wire.Regenerate, req.MessageID
 	case last.Role != "user":
-		return nil, uiadapter.BadRequest("the last message must be a user or assistant message")
+		return nil, wire.BadRequest("the last message must be a user or assistant message")
 	case onlyNew:
 		// The client sent no branch: it continues whatever is stored.
 	case sn.count > 1:
@@ -231,7 +231,7 @@ func (p *Protocol) read(req *Request, body []byte, sn seen) (*uiadapter.Turn, er
 	for i := range req.Messages {
 		isLast := i == len(req.Messages)-1
 		d.base = len(turn.Messages)
-		msgs, res := d.toCMF(&req.Messages[i], isLast && turn.Intent == uiadapter.Continue)
+		msgs, res := d.toCMF(&req.Messages[i], isLast && turn.Intent == wire.Continue)
 		turn.Messages = append(turn.Messages, msgs...)
 		turn.Resolutions = append(turn.Resolutions, res...)
 	}
@@ -239,14 +239,14 @@ func (p *Protocol) read(req *Request, body []byte, sn seen) (*uiadapter.Turn, er
 	return turn, nil
 }
 
-// checkIDs bounds every id the request carries (uiadapter.CheckID): the
+// checkIDs bounds every id the request carries (wire.CheckID): the
 // chat's, the messages' and their parts', and the one before the last
 // (DecodeTail's ParentID).
 func checkIDs(req *Request, sn seen) error {
 	for _, c := range [...]struct{ what, id string }{
 		{`chat "id"`, req.ID}, {`"messageId"`, req.MessageID}, {"a message id", sn.prior},
 	} {
-		if err := uiadapter.CheckID(c.what, c.id); err != nil {
+		if err := wire.CheckID(c.what, c.id); err != nil {
 			return err
 		}
 	}
@@ -264,7 +264,7 @@ func checkIDs(req *Request, sn seen) error {
 }
 
 func checkMessageIDs(m *UIMessage) error {
-	if err := uiadapter.CheckID("a message id", m.ID); err != nil {
+	if err := wire.CheckID("a message id", m.ID); err != nil {
 		return err
 	}
 	for i := range m.Parts {
@@ -276,7 +276,7 @@ func checkMessageIDs(m *UIMessage) error {
 		for _, c := range [...]struct{ what, id string }{
 			{"a part id", p.ID}, {"a source id", p.SourceID}, {"a tool call id", p.ToolCallID}, {"an approval id", approval},
 		} {
-			if err := uiadapter.CheckID(c.what, c.id); err != nil {
+			if err := wire.CheckID(c.what, c.id); err != nil {
 				return err
 			}
 		}
@@ -297,7 +297,7 @@ func jsonFieldError(err error) string {
 // assistant message per step (split at step-start) followed by a tool
 // message per tool result. resolve says the message is the one being
 // continued: its last step's answered tool parts become resolutions.
-func (d *decoder) toCMF(ui *UIMessage, resolve bool) ([]cmf.Message, []uiadapter.Resolution) {
+func (d *decoder) toCMF(ui *UIMessage, resolve bool) ([]cmf.Message, []wire.Resolution) {
 	id := ui.ID
 	if id == "" {
 		id = ids.New()
@@ -333,7 +333,7 @@ func (d *decoder) toCMF(ui *UIMessage, resolve bool) ([]cmf.Message, []uiadapter
 		steps = append(steps, cur)
 	}
 	var out []cmf.Message
-	var resolutions []uiadapter.Resolution
+	var resolutions []wire.Resolution
 	for n, step := range steps {
 		m := newMessage(cmf.RoleAssistant, stepID(id, n+1))
 		var results []cmf.Message
@@ -401,7 +401,7 @@ func (d *decoder) seal(message, part int, md json.RawMessage) {
 	if json.Unmarshal(md, &v) != nil || v.Agentui.Sealed == "" {
 		return
 	}
-	d.sealed = append(d.sealed, uiadapter.SealedValue{Message: message, Part: part, Value: v.Agentui.Sealed})
+	d.sealed = append(d.sealed, wire.SealedValue{Message: message, Part: part, Value: v.Agentui.Sealed})
 }
 
 func newMessage(role cmf.Role, id string) cmf.Message {
@@ -502,8 +502,8 @@ func (d *decoder) addTool(m *cmf.Message, part *Part) (tool *cmf.Message, added 
 
 // resolution reads the client's answer from a tool part of the message
 // being continued: an approval response, or a client tool's output.
-func resolution(part *Part) (uiadapter.Resolution, bool) {
-	res := uiadapter.Resolution{Resolution: agent.Resolution{ToolCallID: part.ToolCallID}}
+func resolution(part *Part) (wire.Resolution, bool) {
+	res := wire.Resolution{Resolution: agent.Resolution{ToolCallID: part.ToolCallID}}
 	switch part.State {
 	case StateApprovalResponded:
 		a := part.Approval
@@ -593,7 +593,7 @@ func nonEmpty(s string) string {
 // attributes.
 type decoder struct {
 	skipped []string
-	sealed  []uiadapter.SealedValue
+	sealed  []wire.SealedValue
 	base    int // the index in the turn of the message being decoded
 }
 

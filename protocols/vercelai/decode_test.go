@@ -12,10 +12,11 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
-	"github.com/agentui/agentui/uiadapter"
+	sanitize "github.com/agentui/agentui/internal/turn"
+	"github.com/agentui/agentui/internal/wire"
 )
 
-func decodeFile(t *testing.T, name string) *uiadapter.Turn {
+func decodeFile(t *testing.T, name string) *wire.Turn {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "samples", name))
 	if err != nil {
@@ -41,7 +42,7 @@ func kinds(m cmf.Message) string {
 	return string(m.Role) + ":" + strings.Join(k, ",")
 }
 
-func shape(turn *uiadapter.Turn) string {
+func shape(turn *wire.Turn) string {
 	var s []string
 	for _, m := range turn.Messages {
 		s = append(s, kinds(m))
@@ -71,7 +72,7 @@ func TestDecodeRecordedRequests(t *testing.T) {
 
 func TestDecodeFirstMessage(t *testing.T) {
 	turn := decodeFile(t, "first-message.json")
-	if turn.ChatID != "chat-approval" || turn.Intent != uiadapter.Submit || shape(turn) != "user:text" ||
+	if turn.ChatID != "chat-approval" || turn.Intent != wire.Submit || shape(turn) != "user:text" ||
 		turn.Messages[0].ID() != "cmsg-1" || turn.Messages[0].Text() != "What is the weather in Berlin? Then delete /tmp/x.txt." {
 		t.Fatalf("%+v / %s", turn, shape(turn))
 	}
@@ -79,7 +80,7 @@ func TestDecodeFirstMessage(t *testing.T) {
 
 func TestDecodeApprovalResponse(t *testing.T) {
 	turn := decodeFile(t, "approval-response.json")
-	if turn.Intent != uiadapter.Continue || turn.MessageID != "id-1" {
+	if turn.Intent != wire.Continue || turn.MessageID != "id-1" {
 		t.Fatalf("intent %v, message %q", turn.Intent, turn.MessageID)
 	}
 	// One step: reasoning, text, two calls; the weather result in a tool message.
@@ -92,7 +93,7 @@ func TestDecodeApprovalResponse(t *testing.T) {
 	if rec := turn.Messages[1].CallRecord("call_delete_1"); rec.ApprovalID != "id-3" {
 		t.Fatalf("approval id not recorded: %+v", rec)
 	}
-	var approve *uiadapter.Resolution
+	var approve *wire.Resolution
 	for i := range turn.Resolutions {
 		if turn.Resolutions[i].ToolCallID == "call_delete_1" {
 			approve = &turn.Resolutions[i]
@@ -118,7 +119,7 @@ func TestDecodeDenial(t *testing.T) {
 
 func TestDecodeRegenerate(t *testing.T) {
 	turn := decodeFile(t, "regenerate.json")
-	if turn.Intent != uiadapter.Regenerate || turn.MessageID != "id-1" || shape(turn) != "user:text" {
+	if turn.Intent != wire.Regenerate || turn.MessageID != "id-1" || shape(turn) != "user:text" {
 		t.Fatalf("%+v", turn)
 	}
 }
@@ -218,15 +219,15 @@ func TestDecodeErrors(t *testing.T) {
 		"empty id":            `{"id":"","messages":[{"id":"u","role":"user","parts":[]}]}`,
 	} {
 		_, err := New().Decode(httptest.NewRequest("POST", "/", nil), []byte(body))
-		var e *uiadapter.Error
+		var e *wire.Error
 		if err == nil || !asError(err, &e) || e.Status != 400 {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
 }
 
-func asError(err error, target **uiadapter.Error) bool {
-	e, ok := err.(*uiadapter.Error)
+func asError(err error, target **wire.Error) bool {
+	e, ok := err.(*wire.Error)
 	*target = e
 	return ok
 }
@@ -244,7 +245,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		turn, err := New().Decode(httptest.NewRequest("POST", "/", nil), body)
 		if err != nil {
-			var e *uiadapter.Error
+			var e *wire.Error
 			if !asError(err, &e) || e.Status != 400 {
 				t.Fatalf("decode failed without a 400: %v", err)
 			}
@@ -256,13 +257,13 @@ func FuzzDecode(f *testing.F) {
 			ids = append(ids, r.ToolCallID, r.ApprovalID)
 		}
 		for _, id := range ids {
-			if err := uiadapter.CheckID("an id", id); err != nil {
+			if err := wire.CheckID("an id", id); err != nil {
 				t.Fatalf("%q decoded: %v", id, err)
 			}
 		}
 		// What reaches the agent and the store has been through
 		// Sanitize, which drops the parts that are not valid CMF.
-		msgs, _ := uiadapter.Sanitize(turn.Messages, nil, uiadapter.SanitizePolicy{AllowedSchemes: []string{"http", "https"}})
+		msgs, _ := sanitize.Sanitize(turn.Messages, nil, sanitize.Policy{AllowedSchemes: []string{"http", "https"}})
 		for i := range msgs {
 			if err := msgs[i].Validate(); err != nil {
 				t.Fatalf("message %d is invalid CMF after Sanitize: %v", i, err)
@@ -296,7 +297,7 @@ func TestDecodeSkipsUnknownParts(t *testing.T) {
 // not a misleading "no content left". A message that has both is SDK 5.
 func TestDecodeSDK4Body(t *testing.T) {
 	_, err := New().Decode(httptest.NewRequest("POST", "/", nil), []byte(`{"id":"c","messages":[{"id":"m","role":"user","content":"hi"}]}`))
-	var e *uiadapter.Error
+	var e *wire.Error
 	if !errors.As(err, &e) || e.Status != http.StatusBadRequest || !strings.Contains(e.Message, "AI SDK 4 message format") {
 		t.Fatalf("SDK 4 body: %v", err)
 	}
@@ -305,7 +306,7 @@ func TestDecodeSDK4Body(t *testing.T) {
 	}
 }
 
-// Every id a request carries is checked (uiadapter.CheckID): one byte
+// Every id a request carries is checked (wire.CheckID): one byte
 // over the bound, or a control or bidi character, in any of them is a 400
 // that names it; at the bound it decodes. Decode and DecodeTail alike.
 func TestIDsAreChecked(t *testing.T) {
@@ -336,19 +337,19 @@ func TestIDsAreChecked(t *testing.T) {
 			return `{"id":"c","messages":[{"id":"u1","role":"user","parts":[{"type":"source-url","sourceId":"` + id + `","url":"https://a.example"}]}]}`
 		}},
 	} {
-		for _, decode := range []func(*http.Request, []byte) (*uiadapter.Turn, error){New().Decode, New().DecodeTail} {
-			at := strings.Repeat("i", uiadapter.MaxIDBytes)
+		for _, decode := range []func(*http.Request, []byte) (*wire.Turn, error){New().Decode, New().DecodeTail} {
+			at := strings.Repeat("i", wire.MaxIDBytes)
 			if _, err := decode(httptest.NewRequest("POST", "/", nil), []byte(tc.body(at))); err != nil {
 				t.Errorf("%s at the bound: %v", tc.what, err)
 			}
 			_, err := decode(httptest.NewRequest("POST", "/", nil), []byte(tc.body(at+"i")))
-			var e *uiadapter.Error
+			var e *wire.Error
 			if !asError(err, &e) || e.Status != http.StatusBadRequest || e.Message != tc.what+" is longer than 256 bytes" {
 				t.Errorf("%s over the bound: %v", tc.what, err)
 			}
 			for _, bad := range []string{`i\u001b[2J`, `i\u0000`, `i\u007f`, `i\u0085`, `i\u202e`} {
 				_, err := decode(httptest.NewRequest("POST", "/", nil), []byte(tc.body(bad)))
-				var e *uiadapter.Error
+				var e *wire.Error
 				if !asError(err, &e) || e.Status != http.StatusBadRequest || e.Message != tc.what+" must be printable UTF-8, without control or bidirectional formatting characters" {
 					t.Errorf("%s %s: %v", tc.what, bad, err)
 				}
@@ -359,7 +360,7 @@ func TestIDsAreChecked(t *testing.T) {
 
 // checkSealed fails unless each sealed value a turn names is with a part
 // of an assistant message that can carry one.
-func checkSealed(t *testing.T, turn *uiadapter.Turn) {
+func checkSealed(t *testing.T, turn *wire.Turn) {
 	t.Helper()
 	for _, sv := range turn.Sealed {
 		if sv.Message < 0 || sv.Message >= len(turn.Messages) || turn.Messages[sv.Message].Role != cmf.RoleAssistant ||

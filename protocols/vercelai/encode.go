@@ -6,7 +6,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/jsonw"
-	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // encoder maps a run's events to UI message stream chunks. The stream it
@@ -14,7 +14,7 @@ import (
 // steps); what it keeps is useChat's own rules: one start first; tool
 // output only for calls in the message; one terminal chunk; [DONE] last.
 type encoder struct {
-	w          *uiadapter.SSEWriter
+	w          *wire.SSEWriter
 	v7         bool
 	continueID string // on a continuation, the assistant message being continued
 	before     *Usage // on a continuation, the continued steps' usage
@@ -32,19 +32,19 @@ type encoder struct {
 	deltaID    jsonw.Quoted      // the id of the part the last delta was for
 
 	// Without history, the parts' provider values go to the client sealed
-	// (uiadapter.Sealer), bound to where the client's message will hold
+	// (wire.Sealer), bound to where the client's message will hold
 	// each part: the step's CMF message as the decoder names it (the
 	// message id, "-step<n>" after the first), and the part's ordinal
 	// among the step's parts of its kind.
-	sealer    *uiadapter.Sealer
+	sealer    *wire.Sealer
 	messageID string // the id the client's message has ("" when the client picks it)
 	step      int    // the open step's number in the client's message
 	ordinals  [agent.PartRedactedThinking]int
 }
 
-func (p *Protocol) newEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn, tr uiadapter.Trusted) *encoder {
+func (p *Protocol) newEncoder(w *wire.SSEWriter, t *wire.Turn, tr wire.Trusted) *encoder {
 	e := &encoder{w: w, v7: p.v7, sealer: tr.Sealer, tools: map[string]string{}, inputError: map[string]bool{}}
-	if t != nil && t.Intent == uiadapter.Continue {
+	if t != nil && t.Intent == wire.Continue {
 		e.continueID = t.MessageID
 		e.before = continuedUsage(tr.History)
 		e.continued = continuedMessage(t.Messages, tr.History, t.MessageID)

@@ -8,18 +8,18 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/protocols/vercelai"
-	"github.com/agentui/agentui/uiadapter"
 )
 
 // encodeRun encodes events as one run and returns its frames' data.
-func encodeRun(p *vercelai.Protocol, turn *uiadapter.Turn, events ...agent.Event) []string {
-	return encodeTrusted(p, turn, uiadapter.Trusted{}, events...)
+func encodeRun(p *vercelai.Protocol, turn *wire.Turn, events ...agent.Event) []string {
+	return encodeTrusted(p, turn, wire.Trusted{}, events...)
 }
 
 // encodeTrusted is encodeRun with the trusted conversation a handler with
 // history gives the encoder.
-func encodeTrusted(p *vercelai.Protocol, turn *uiadapter.Turn, tr uiadapter.Trusted, events ...agent.Event) []string {
+func encodeTrusted(p *vercelai.Protocol, turn *wire.Turn, tr wire.Trusted, events ...agent.Event) []string {
 	var out []string
 	for _, frame := range strings.Split(strings.TrimSuffix(testutil.EncodeTrusted(p, turn, tr, events...), "\n\n"), "\n\n") {
 		out = append(out, strings.TrimPrefix(frame, "data: "))
@@ -27,7 +27,7 @@ func encodeTrusted(p *vercelai.Protocol, turn *uiadapter.Turn, tr uiadapter.Trus
 	return out
 }
 
-var submit = &uiadapter.Turn{ChatID: "c", Intent: uiadapter.Submit}
+var submit = &wire.Turn{ChatID: "c", Intent: wire.Submit}
 
 func toolCall(id, name, args string) cmf.ToolCall {
 	tc := cmf.ToolCall{ToolCallID: id, Name: name}
@@ -153,7 +153,7 @@ func TestEncoderFinishReasons(t *testing.T) {
 // tool-approval-response is an AI SDK 7 chunk: written only with
 // WithAISDK7, before the outcome of the answered call.
 func TestEncoderAISDK7(t *testing.T) {
-	continued := &uiadapter.Turn{ChatID: "c", Intent: uiadapter.Continue, MessageID: "m0", Messages: []cmf.Message{{
+	continued := &wire.Turn{ChatID: "c", Intent: wire.Continue, MessageID: "m0", Messages: []cmf.Message{{
 		SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleAssistant,
 		Content: []cmf.Part{toolCall("c1", "delete_file", `{"path":"/x"}`), toolCall("c2", "delete_file", `{"path":"/y"}`)},
 	}}}

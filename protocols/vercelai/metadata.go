@@ -4,18 +4,18 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/jsonw"
-	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // Metadata is what agentui puts in an assistant message's metadata
 // (useChat's message.metadata): sent with the start chunk (CreatedAt)
 // and the finish chunk (the rest), and returned with the stored
 // conversation for the whole message.
-type Metadata = uiadapter.ReplyMetadata
+type Metadata = wire.ReplyMetadata
 
 // Usage is a reply's token usage as agentui keeps it; useChat's metadata
 // renders it in the AI SDK's shape (LanguageModelUsage), 6's or 7's.
-type Usage = uiadapter.TokenUsage
+type Usage = wire.TokenUsage
 
 // appendUsageV6 appends u in AI SDK 6's shape: the totals, and reasoning
 // and cache-read tokens at the top level. AI SDK 6 names cache writes only

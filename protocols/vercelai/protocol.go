@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -67,6 +68,6 @@ func (p *Protocol) SetHeaders(h http.Header) {
 }
 
 // NewEncoder returns an encoder for one run.
-func (p *Protocol) NewEncoder(w *uiadapter.SSEWriter, t *uiadapter.Turn, tr uiadapter.Trusted) uiadapter.Encoder {
+func (p *Protocol) NewEncoder(w *wire.SSEWriter, t *wire.Turn, tr wire.Trusted) wire.Encoder {
 	return p.newEncoder(w, t, tr)
 }

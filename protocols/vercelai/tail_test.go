@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // sameTail checks DecodeTail against Decode on one body: where Decode
@@ -22,7 +22,7 @@ func sameTail(t *testing.T, body []byte) {
 	r := httptest.NewRequest("POST", "/", nil)
 	tail, terr := New().DecodeTail(r, body)
 	if terr != nil {
-		var e *uiadapter.Error
+		var e *wire.Error
 		if !asError(terr, &e) || e.Status != 400 {
 			t.Fatalf("DecodeTail failed without a 400: %v", terr)
 		}
@@ -48,7 +48,7 @@ func sameTail(t *testing.T, body []byte) {
 	}
 	tail.Messages, full.Messages, tail.RunID, full.RunID = nil, nil, "", ""
 	tail.Skipped, full.Skipped = nil, nil
-	for _, res := range [][]uiadapter.Resolution{tail.Resolutions, full.Resolutions} {
+	for _, res := range [][]wire.Resolution{tail.Resolutions, full.Resolutions} {
 		for i := range res {
 			res[i].Output = json.RawMessage(compact(res[i].Output))
 		}
@@ -105,7 +105,7 @@ func TestDecodeTailMatchesDecode(t *testing.T) {
 		`{"id":"c","messages":[{"id":"u","role":"user","parts":[]},{"id":7}]}`:                                      `malformed request`,
 	} {
 		_, err := New().DecodeTail(httptest.NewRequest("POST", "/", nil), []byte(body))
-		var e *uiadapter.Error
+		var e *wire.Error
 		if !asError(err, &e) || e.Status != 400 || !strings.Contains(e.Message, want) {
 			t.Errorf("%s: %v, want a 400 with %q", body, err, want)
 		}

@@ -3,6 +3,8 @@
 // exported interfaces, types, consts and vars), the methods of each of
 // its exported types, and the lines of its non-test files.
 //
+// With -v it lists the exported identifiers too.
+//
 //	go run ./scripts/pkgstats ./uiadapter ./uiadapter/...
 package main
 
@@ -17,9 +19,15 @@ import (
 	"strings"
 )
 
+var verbose bool
+
 func main() {
 	var dirs []string
 	for _, arg := range os.Args[1:] {
+		if arg == "-v" {
+			verbose = true
+			continue
+		}
 		if rest, ok := strings.CutSuffix(arg, "/..."); ok {
 			_ = filepath.WalkDir(rest, func(p string, d os.DirEntry, err error) error {
 				if err == nil && d.IsDir() && !strings.Contains(p, "testdata") && !strings.Contains(p, "node_modules") {
@@ -48,6 +56,11 @@ func count(dir string) {
 			continue
 		}
 		exported, lines, files := 0, 0, 0
+		var names []string
+		count := func(name string) {
+			exported++
+			names = append(names, name)
+		}
 		methods := map[string]int{}
 		for fname, f := range pkg.Files {
 			files++
@@ -58,7 +71,7 @@ func count(dir string) {
 				case *ast.FuncDecl:
 					if d.Recv == nil {
 						if d.Name.IsExported() {
-							exported++
+							count(d.Name.Name)
 						}
 						continue
 					}
@@ -66,7 +79,7 @@ func count(dir string) {
 					if ast.IsExported(recv) {
 						methods[recv]++
 						if d.Name.IsExported() {
-							exported++
+							count(recv + "." + d.Name.Name)
 						}
 					}
 				case *ast.GenDecl:
@@ -76,12 +89,12 @@ func count(dir string) {
 							if !s.Name.IsExported() {
 								continue
 							}
-							exported++
+							count(s.Name.Name)
 							if it, ok := s.Type.(*ast.InterfaceType); ok {
 								for _, m := range it.Methods.List {
 									for _, n := range m.Names {
 										if n.IsExported() {
-											exported++
+											count(s.Name.Name + "." + n.Name)
 										}
 									}
 								}
@@ -89,7 +102,7 @@ func count(dir string) {
 						case *ast.ValueSpec:
 							for _, n := range s.Names {
 								if n.IsExported() {
-									exported++
+									count(n.Name)
 								}
 							}
 						}
@@ -109,6 +122,10 @@ func count(dir string) {
 		})
 		if len(most) > 3 {
 			most = most[:3]
+		}
+		if verbose {
+			sort.Strings(names)
+			fmt.Printf("%s: %s\n", dir, strings.Join(names, " "))
 		}
 		fmt.Printf("%-40s files %3d  lines %5d  exported %3d  most methods: %s\n", dir, files, lines, exported, strings.Join(most, ", "))
 	}

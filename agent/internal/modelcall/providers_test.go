@@ -25,6 +25,7 @@ import (
 	geminifake "github.com/agentui/agentui/internal/testkit/fakes/gemini"
 	responsesfake "github.com/agentui/agentui/internal/testkit/fakes/responses"
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 )
@@ -303,12 +304,12 @@ func TestSameFaultSameWords(t *testing.T) {
 		f    fault
 		want string
 	}{
-		{serverError, uiadapter.ModelBusyMessage},
-		{rateLimited, uiadapter.ModelBusyMessage},
-		{overflow, uiadapter.ContextOverflowMessage},
-		{invalid, uiadapter.ModelRejectedMessage},
-		{badKey, uiadapter.ModelAccessDeniedMessage},
-		{unreachable, uiadapter.ModelUnreachableMessage},
+		{serverError, wire.ModelBusyMessage},
+		{rateLimited, wire.ModelBusyMessage},
+		{overflow, wire.ContextOverflowMessage},
+		{invalid, wire.ModelRejectedMessage},
+		{badKey, wire.ModelAccessDeniedMessage},
+		{unreachable, wire.ModelUnreachableMessage},
 	} {
 		for _, p := range providers {
 			t.Run(tc.f.String()+"/"+p.name, func(t *testing.T) {

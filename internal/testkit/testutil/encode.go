@@ -9,21 +9,22 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/uiadapter"
 )
 
 // Encode runs events through a protocol's encoder as the handler does
 // (balanced by agent.Balancer, Encode each, Close, Flush) and returns the
 // SSE body.
-func Encode(p uiadapter.Protocol, turn *uiadapter.Turn, events ...agent.Event) string {
-	return EncodeTrusted(p, turn, uiadapter.Trusted{}, events...)
+func Encode(p wire.Protocol, turn *wire.Turn, events ...agent.Event) string {
+	return EncodeTrusted(p, turn, wire.Trusted{}, events...)
 }
 
 // EncodeTrusted is Encode with what the server gives the encoder beside
 // the turn (the trusted conversation, a sealer).
-func EncodeTrusted(p uiadapter.Protocol, turn *uiadapter.Turn, tr uiadapter.Trusted, events ...agent.Event) string {
+func EncodeTrusted(p wire.Protocol, turn *wire.Turn, tr wire.Trusted, events ...agent.Event) string {
 	rec := httptest.NewRecorder()
-	w := uiadapter.NewSSEWriter(rec)
+	w := wire.NewSSEWriter(rec)
 	enc := p.NewEncoder(w, turn, tr)
 	for _, ev := range agent.Balance(events, true) {
 		enc.Encode(ev)
@@ -90,7 +91,7 @@ func CheckFrames(t testing.TB, body string) {
 // FuzzFraming runs whole runs through p's encoder with arbitrary strings
 // and JSON values in every field (EventsWith): each event must stay one
 // data line of JSON (CheckFrames).
-func FuzzFraming(f *testing.F, p uiadapter.Protocol) {
+func FuzzFraming(f *testing.F, p wire.Protocol) {
 	f.Add("x", []byte(`{"a":1}`))
 	f.Add("line\nbreak\r\n\u2028", []byte("{\n  \"city\":\r\n \"Ber\\nlin\u2028\"\n}"))
 	f.Add("data: [DONE]\n\n", []byte("[1,\n2]"))
@@ -99,7 +100,7 @@ func FuzzFraming(f *testing.F, p uiadapter.Protocol) {
 		if !json.Valid(raw) {
 			return // the agent hands encoders only valid JSON
 		}
-		CheckFrames(t, Encode(p, &uiadapter.Turn{ChatID: s, RunID: s}, EventsWith(s, raw)...))
+		CheckFrames(t, Encode(p, &wire.Turn{ChatID: s, RunID: s}, EventsWith(s, raw)...))
 	})
 }
 

@@ -16,13 +16,13 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/agentui/agentui/edge"
 	"github.com/agentui/agentui/internal/server"
-	"github.com/agentui/agentui/uiadapter"
 )
 
 func main() {
 	// As the binary serves on a loopback address: the Host check in front.
-	s, err := server.New(server.Config{Model: "demo", History: "none", AllowedHosts: uiadapter.LoopbackHosts})
+	s, err := server.New(server.Config{Model: "demo", History: "none", AllowedHosts: edge.LoopbackHosts})
 	if err != nil {
 		fmt.Println(err)
 		os.Exit(2)

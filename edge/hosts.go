@@ -1,4 +1,4 @@
-package uiadapter
+package edge
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // LoopbackHosts are the names a server listening on a loopback address
@@ -41,12 +43,12 @@ func AllowHosts(next http.Handler, hosts ...string) (http.Handler, error) {
 			name = "." + name
 		}
 		if !ok || (wild && net.ParseIP(strings.TrimPrefix(name, ".")) != nil) {
-			return nil, fmt.Errorf("uiadapter: allowed host %q: want a host name or IP address with an optional port (chat.example.com, *.example.com, 10.0.0.5:8080)", h)
+			return nil, fmt.Errorf("edge: allowed host %q: want a host name or IP address with an optional port (chat.example.com, *.example.com, 10.0.0.5:8080)", h)
 		}
 		allowed = append(allowed, hostEntry{name, port})
 	}
 	if len(allowed) == 0 {
-		return nil, fmt.Errorf("uiadapter: AllowHosts needs at least one host")
+		return nil, fmt.Errorf("edge: AllowHosts needs at least one host")
 	}
 	return &hostCheck{next: next, allowed: allowed}, nil
 }
@@ -77,8 +79,8 @@ func (h *hostCheck) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *hostCheck) allows(w http.ResponseWriter, r *http.Request) bool {
 	name, port, ok := NormalizeHost(r.Host)
 	if !ok {
-		closeUnread(w, r)
-		writeError(w, quietLog, BadRequest("the Host header is missing or malformed"))
+		wire.CloseUnread(w, r)
+		wire.WriteError(w, quietLog, wire.BadRequest("the Host header is missing or malformed"))
 		return false
 	}
 	for _, e := range h.allowed {
@@ -86,20 +88,10 @@ func (h *hostCheck) allows(w http.ResponseWriter, r *http.Request) bool {
 			return true
 		}
 	}
-	closeUnread(w, r)
-	writeError(w, quietLog, &Error{Status: http.StatusForbidden,
+	wire.CloseUnread(w, r)
+	wire.WriteError(w, quietLog, &wire.Error{Status: http.StatusForbidden,
 		Message: `this server does not answer to the host "` + name + `": add it to the server's allowed hosts`})
 	return false
-}
-
-// closeUnread makes a refusal of a request whose body is unread close the
-// connection after it: net/http would otherwise read the body to its end
-// first, to keep the connection, with no deadline (a client that trickles
-// it would hold the connection for as long as it likes).
-func closeUnread(w http.ResponseWriter, r *http.Request) {
-	if r.ContentLength != 0 {
-		w.Header().Set("Connection", "close")
-	}
 }
 
 // quietLog drops what it is given: a refused Host is not worth a log line.

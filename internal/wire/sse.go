@@ -1,4 +1,4 @@
-package uiadapter
+package wire
 
 import (
 	"errors"
@@ -17,17 +17,20 @@ import (
 // [http.ResponseController], and clears the server's write deadline so
 // long streams are not cut off by http.Server.WriteTimeout.
 type SSEWriter struct {
-	w            http.ResponseWriter
-	rc           *http.ResponseController
-	buf          []byte  // nil between flushes: an idle stream holds no buffer
-	pooled       *[]byte // where buf came from
-	err          error
-	writeTimeout time.Duration // bounds each write; 0: none
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	buf    []byte  // nil between flushes: an idle stream holds no buffer
+	pooled *[]byte // where buf came from
+	err    error
+	// WriteTimeout bounds each write; 0: none.
+	WriteTimeout time.Duration
 
-	ids  bool   // frames carry the id of the log entry they come from
-	id   []byte // that id
-	mute bool   // frames are dropped (replaying what a resumed client has)
-	mark int    // where the frame being built starts in buf
+	// IDs says frames carry the id of the log entry they come from.
+	IDs bool
+	id  []byte // that id
+	// Mute drops frames (replaying what a resumed client has).
+	Mute bool
+	mark int // where the frame being built starts in buf
 
 	now     int64 // Unix ms of the burst being written, once read
 	clocked bool  // now was read since the last flush
@@ -48,10 +51,10 @@ func (s *SSEWriter) Millis() int64 {
 	return s.now
 }
 
-// setID sets the SSE id of the frames that follow: the sequence number of
+// SetID sets the SSE id of the frames that follow: the sequence number of
 // the log entry they encode.
-func (s *SSEWriter) setID(seq int64) {
-	if s.ids {
+func (s *SSEWriter) SetID(seq int64) {
+	if s.IDs {
 		s.id = strconv.AppendInt(s.id[:0], seq, 10)
 	}
 }
@@ -125,7 +128,7 @@ func NewSSEWriter(w http.ResponseWriter) *SSEWriter {
 func (s *SSEWriter) Start() []byte {
 	b := s.buffer()
 	s.mark = len(b)
-	if s.ids && len(s.id) > 0 {
+	if s.IDs && len(s.id) > 0 {
 		b = append(append(append(b, "id: "...), s.id...), '\n')
 	}
 	return append(b, "data: "...)
@@ -133,7 +136,7 @@ func (s *SSEWriter) Start() []byte {
 
 // End finishes the frame Start began.
 func (s *SSEWriter) End(b []byte) {
-	if s.mute {
+	if s.Mute {
 		s.buf = b[:s.mark]
 		return
 	}
@@ -163,8 +166,8 @@ func (s *SSEWriter) write() {
 // deadline bounds the next write: a client that stops reading fills the
 // connection's buffers, and a write that cannot finish in time fails.
 func (s *SSEWriter) deadline() {
-	if s.writeTimeout > 0 {
-		_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+	if s.WriteTimeout > 0 {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.WriteTimeout))
 	}
 }
 

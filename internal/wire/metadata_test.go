@@ -1,19 +1,19 @@
-package uiadapter_test
+package wire_test
 
 import (
 	"encoding/json"
 	"testing"
 
-	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // Reply metadata is agentui's fields, then the application's sorted by
 // key; an application value under a key agentui uses, or one that is not
 // JSON, is left out, and the result is always JSON.
 func TestReplyMetadataJSON(t *testing.T) {
-	md := uiadapter.ReplyMetadata{
+	md := wire.ReplyMetadata{
 		CreatedAt: 1700000000000, Model: `m"1`, FinishReason: "stop",
-		Usage:  &uiadapter.TokenUsage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15, CacheWriteTokens: 2},
+		Usage:  &wire.TokenUsage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15, CacheWriteTokens: 2},
 		Labels: []string{"pii", "secret"},
 		App: map[string]json.RawMessage{
 			"z": json.RawMessage(`{"a": [1, 2]}`), "usage": json.RawMessage(`"forged"`),
@@ -30,12 +30,12 @@ func TestReplyMetadataJSON(t *testing.T) {
 	if string(got) != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	if got, _ := json.Marshal(uiadapter.ReplyMetadata{}); string(got) != `{}` {
+	if got, _ := json.Marshal(wire.ReplyMetadata{}); string(got) != `{}` {
 		t.Fatalf("empty: %s", got)
 	}
 	// A protocol renders the usage in its own shape, appending to its frame.
-	only := uiadapter.ReplyMetadata{Usage: &uiadapter.TokenUsage{InputTokens: 1}}
-	shape := func(b []byte, u *uiadapter.TokenUsage) []byte { return append(b, `"own shape"`...) }
+	only := wire.ReplyMetadata{Usage: &wire.TokenUsage{InputTokens: 1}}
+	shape := func(b []byte, u *wire.TokenUsage) []byte { return append(b, `"own shape"`...) }
 	if got := only.AppendJSON([]byte(`"messageMetadata":`), shape); string(got) != `"messageMetadata":{"usage":"own shape"}` {
 		t.Fatalf("own usage shape: %s", got)
 	}

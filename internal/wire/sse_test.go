@@ -1,11 +1,10 @@
-package uiadapter
+package wire
 
 import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,33 +71,6 @@ func TestSSEWriterError(t *testing.T) {
 	}
 }
 
-// FuzzLastEventID: any header value parses or is refused, never panics;
-// what parses round-trips.
-func FuzzLastEventID(f *testing.F) {
-	for _, s := range []string{"", "7", "run:7", "a:b:12", "x:y", "-1", "99999999999999999999"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		r, _ := http.NewRequest(http.MethodGet, "/", nil)
-		r.Header.Set("Last-Event-ID", v)
-		run, seq, ok := parseLastEventID(r)
-		if !ok || r.Header.Get("Last-Event-ID") == "" {
-			return
-		}
-		if seq < 0 {
-			t.Fatalf("%q: sequence %d", v, seq)
-		}
-		want := strconv.FormatInt(seq, 10)
-		if run != "" || strings.Contains(v, ":") {
-			want = run + ":" + want
-		}
-		r.Header.Set("Last-Event-ID", want)
-		if run2, seq2, ok := parseLastEventID(r); !ok || run2 != run || seq2 != seq {
-			t.Fatalf("%q → %q %d → %q %d %v", v, run, seq, run2, seq2, ok)
-		}
-	})
-}
-
 // The frames of one burst share one reading of the clock; a flush starts
 // a new burst, which reads it again.
 func TestMillisPerBurst(t *testing.T) {
@@ -142,12 +114,12 @@ func (frameEncoder) Close()      {}
 // goroutine in bursts. 0 allocations per event.
 func BenchmarkLiveEmit(b *testing.B) {
 	sse := NewSSEWriter(discard{http.Header{}})
-	l := newLive(sse, frameEncoder{sse}, 0, func() {})
+	l := NewLive(sse, frameEncoder{sse}, 0, func() {})
 	ev := &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "x"}
 	b.ReportAllocs()
 	for b.Loop() {
-		l.emit(ev)
+		l.Emit(ev)
 	}
-	l.end()
-	l.finish()
+	l.End()
+	l.Finish()
 }

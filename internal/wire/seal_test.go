@@ -1,9 +1,7 @@
-package uiadapter
+package wire
 
 import (
-	"bytes"
 	"encoding/json"
-	"log/slog"
 	"reflect"
 	"strconv"
 	"strings"
@@ -15,7 +13,7 @@ import (
 
 var sealSecret = []byte("a secret every replica shares")
 
-func testSeal() *chatSeal { return newChatSeal(sealSecret, "vercel-ai", "alice", "chat-1") }
+func testSeal() *ChatSeal { return NewChatSeal(sealSecret, "vercel-ai", "alice", "chat-1") }
 
 func opaque(provider, data string) *cmf.Opaque {
 	return &cmf.Opaque{Provider: provider, Model: provider + "-model", Data: data}
@@ -23,13 +21,19 @@ func opaque(provider, data string) *cmf.Opaque {
 
 // sealPart seals one part's value as an encoder does, in a step of its
 // own.
-func sealPart(c *chatSeal, messageID string, p cmf.Part, ordinal int) string {
+func sealPart(c *ChatSeal, messageID string, p cmf.Part, ordinal int) string {
 	s := &Sealer{seal: c}
 	return s.Seal(&agent.PartEnded{Part: p}, messageID, ordinal)
 }
 
 // bare is a part as the client's thread holds it: without its value.
 func bare(p cmf.Part) cmf.Part { return withOpaque(p, nil) }
+
+func textMsg(role cmf.Role, id, text string) cmf.Message {
+	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: role, Content: []cmf.Part{cmf.Text{Text: text}}}
+	m.SetID(id)
+	return m
+}
 
 func TestSealedValueOpensOnlyWhereItWasSealed(t *testing.T) {
 	c := testSeal()
@@ -48,7 +52,7 @@ func TestSealedValueOpensOnlyWhereItWasSealed(t *testing.T) {
 	}
 	refused := map[string]struct {
 		value     string
-		seal      *chatSeal
+		seal      *ChatSeal
 		messageID string
 		part      cmf.Part
 		ordinal   int
@@ -57,11 +61,11 @@ func TestSealedValueOpensOnlyWhereItWasSealed(t *testing.T) {
 		"another part of its kind":         {v, c, "m1", bare(thinking), 1},
 		"a part of another kind":           {v, c, "m1", cmf.Text{Text: thinking.Text}, 0},
 		"other content":                    {v, c, "m1", cmf.Thinking{Text: "The user wants the weather!"}, 0},
-		"another chat":                     {v, newChatSeal(sealSecret, "vercel-ai", "alice", "chat-2"), "m1", bare(thinking), 0},
-		"another scope":                    {v, newChatSeal(sealSecret, "vercel-ai", "bob", "chat-1"), "m1", bare(thinking), 0},
-		"no scope":                         {v, newChatSeal(sealSecret, "vercel-ai", "", "chat-1"), "m1", bare(thinking), 0},
-		"another protocol":                 {v, newChatSeal(sealSecret, "ag-ui", "alice", "chat-1"), "m1", bare(thinking), 0},
-		"another secret":                   {v, newChatSeal([]byte("another secret"), "vercel-ai", "alice", "chat-1"), "m1", bare(thinking), 0},
+		"another chat":                     {v, NewChatSeal(sealSecret, "vercel-ai", "alice", "chat-2"), "m1", bare(thinking), 0},
+		"another scope":                    {v, NewChatSeal(sealSecret, "vercel-ai", "bob", "chat-1"), "m1", bare(thinking), 0},
+		"no scope":                         {v, NewChatSeal(sealSecret, "vercel-ai", "", "chat-1"), "m1", bare(thinking), 0},
+		"another protocol":                 {v, NewChatSeal(sealSecret, "ag-ui", "alice", "chat-1"), "m1", bare(thinking), 0},
+		"another secret":                   {v, NewChatSeal([]byte("another secret"), "vercel-ai", "alice", "chat-1"), "m1", bare(thinking), 0},
 		"a part that carries none":         {v, c, "m1", cmf.ToolResult{ToolCallID: "c", ToolName: "t", Content: json.RawMessage(`1`)}, 0},
 		"empty":                            {"", c, "m1", bare(thinking), 0},
 		"not base64url":                    {"!" + v[1:], c, "m1", bare(thinking), 0},
@@ -135,7 +139,7 @@ type sealedStep struct {
 // sealStep seals an assistant message's parts as an encoder does (its
 // ordinals counted per kind), and puts the bare message at index 1 of a
 // thread after a user message, with a tool result after it.
-func sealStep(t testing.TB, c *chatSeal, id string, parts ...cmf.Part) sealedStep {
+func sealStep(t testing.TB, c *ChatSeal, id string, parts ...cmf.Part) sealedStep {
 	t.Helper()
 	s := &Sealer{seal: c}
 	st := sealedStep{parts: parts}
@@ -171,23 +175,23 @@ func TestOpenAllPutsValuesBackInPlace(t *testing.T) {
 		t.Fatalf("sealed %d values, want 3 (the text carries none)", len(st.sealed))
 	}
 	before := st.thread[1].Content
-	u := c.openAll(st.thread, st.sealed)
-	if u.refused != 0 {
-		t.Fatalf("refused %d", u.refused)
+	u := c.OpenAll(st.thread, st.sealed)
+	if u.Refused != 0 {
+		t.Fatalf("refused %d", u.Refused)
 	}
-	if !reflect.DeepEqual(u.msgs[1].Content, st.parts) {
-		t.Fatalf("opened\n%+v\nwant\n%+v", u.msgs[1].Content, st.parts)
+	if !reflect.DeepEqual(u.Msgs[1].Content, st.parts) {
+		t.Fatalf("opened\n%+v\nwant\n%+v", u.Msgs[1].Content, st.parts)
 	}
 	if !reflect.DeepEqual(st.thread[1].Content, before) {
 		t.Fatal("openAll changed the client's thread")
 	}
 	for _, at := range [][2]int{{1, 0}, {1, 1}, {1, 2}, {1, 4}} {
-		if !u.trusted[at] {
-			t.Errorf("position %v not trusted: %v", at, u.trusted)
+		if !u.Trusted[at] {
+			t.Errorf("position %v not trusted: %v", at, u.Trusted)
 		}
 	}
-	if u.trusted[[2]int{1, 3}] || len(u.trusted) != 4 {
-		t.Errorf("trusted = %v", u.trusted)
+	if u.Trusted[[2]int{1, 3}] || len(u.Trusted) != 4 {
+		t.Errorf("trusted = %v", u.Trusted)
 	}
 }
 
@@ -247,12 +251,12 @@ func TestOpenAllDropsWhatWasTamperedWith(t *testing.T) {
 		t.Run(c2.name, func(t *testing.T) {
 			s := step()
 			c2.tamper(&s)
-			u := c.openAll(s.thread, s.sealed)
-			if u.refused != c2.refused {
-				t.Errorf("refused %d, want %d", u.refused, c2.refused)
+			u := c.OpenAll(s.thread, s.sealed)
+			if u.Refused != c2.refused {
+				t.Errorf("refused %d, want %d", u.Refused, c2.refused)
 			}
 			var kept []int
-			for j, p := range u.msgs[1].Content {
+			for j, p := range u.Msgs[1].Content {
 				if opaqueOf(p) != nil {
 					kept = append(kept, j)
 					if !reflect.DeepEqual(p, s.parts[j]) {
@@ -263,7 +267,7 @@ func TestOpenAllDropsWhatWasTamperedWith(t *testing.T) {
 			if !reflect.DeepEqual(kept, c2.kept) {
 				t.Errorf("kept values on parts %v, want %v", kept, c2.kept)
 			}
-			for i, m := range u.msgs {
+			for i, m := range u.Msgs {
 				if i == 1 {
 					continue
 				}
@@ -289,15 +293,15 @@ func TestOpenAllOpensOnlyOnAssistantMessages(t *testing.T) {
 				cmf.Thinking{Text: "Plan.", Opaque: opaque("anthropic", "sig-1")},
 				cmf.Text{Text: "Sunny.", Opaque: opaque("gemini", "sig-2")},
 			)
-			if u := c.openAll(st.thread, st.sealed); u.refused != 0 || len(u.trusted) != 2 {
-				t.Fatalf("on the assistant message: refused %d, trusted %v", u.refused, u.trusted)
+			if u := c.OpenAll(st.thread, st.sealed); u.Refused != 0 || len(u.Trusted) != 2 {
+				t.Fatalf("on the assistant message: refused %d, trusted %v", u.Refused, u.Trusted)
 			}
 			st.thread[1].Role = role
-			u := c.openAll(st.thread, st.sealed)
-			if u.refused != len(st.sealed) || len(u.trusted) != 0 {
-				t.Fatalf("refused %d of %d, trusted %v", u.refused, len(st.sealed), u.trusted)
+			u := c.OpenAll(st.thread, st.sealed)
+			if u.Refused != len(st.sealed) || len(u.Trusted) != 0 {
+				t.Fatalf("refused %d of %d, trusted %v", u.Refused, len(st.sealed), u.Trusted)
 			}
-			for _, p := range u.msgs[1].Content {
+			for _, p := range u.Msgs[1].Content {
 				if opaqueOf(p) != nil {
 					t.Fatalf("a value opened on a %s message: %+v", role, p)
 				}
@@ -326,40 +330,6 @@ func TestRedactedThinkingTravelsWithTheNextPartOfItsStep(t *testing.T) {
 	s.EndStep()
 	if v := s.Seal(&agent.PartEnded{Part: text}, "m2", 0); v != "" {
 		t.Fatalf("a text of the next step carried the last step's redacted thinking: %q", v)
-	}
-}
-
-func TestPlanClientKeepsOnlyWhatOpened(t *testing.T) {
-	c := testSeal()
-	st := sealStep(t, c, "m1",
-		cmf.Thinking{Text: "Plan.", Opaque: opaque("anthropic", "sig-1")},
-		cmf.Text{Text: "Sunny.", Opaque: opaque("gemini", "sig-2")},
-	)
-	// The client adds a value of its own on the text: dropped, as
-	// always. And a next turn.
-	st.thread[1].Content[1] = cmf.Text{Text: "Sunny.", Opaque: opaque("gemini", "forged")}
-	st.thread = append(st.thread, textMsg(cmf.RoleUser, "u2", "And tomorrow?"))
-	st.sealed[1].Value = st.sealed[0].Value // and moves the thinking's value onto the text
-	turn := &Turn{ChatID: "chat-1", Intent: Submit, Messages: st.thread, Sealed: st.sealed}
-	base, p, f, err := planClient(turn, nil, &SanitizePolicy{}, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.Sealed != 1 || f.Signatures != 1 || !f.Any() {
-		t.Fatalf("findings = %+v", f)
-	}
-	want := []cmf.Part{st.parts[0], cmf.Text{Text: "Sunny."}}
-	if !reflect.DeepEqual(base[1].Content, want) || len(p.add) != 1 {
-		t.Fatalf("base = %+v, plan adds %d", base[1].Content, len(p.add))
-	}
-	var logs bytes.Buffer
-	f.Log(slog.New(slog.NewTextHandler(&logs, nil)))
-	if !strings.Contains(logs.String(), `"dropped sealed provider values that did not open" count=1`) {
-		t.Fatalf("log:\n%s", logs.String())
-	}
-	// Without the chat's key (nil), nothing opens.
-	if _, _, f, _ := planClient(turn, nil, &SanitizePolicy{}, nil); f.Sealed != 2 {
-		t.Fatalf("without a key: findings = %+v", f)
 	}
 }
 
@@ -445,7 +415,7 @@ func BenchmarkSealing(b *testing.B) {
 	b.Run("key", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			newChatSeal(sealSecret, "vercel-ai", "alice", "chat-1")
+			NewChatSeal(sealSecret, "vercel-ai", "alice", "chat-1")
 		}
 	})
 	c := testSeal()
@@ -462,7 +432,7 @@ func BenchmarkSealing(b *testing.B) {
 	b.Run("open-step", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if u := c.openAll(st.thread, st.sealed); u.refused != 0 {
+			if u := c.OpenAll(st.thread, st.sealed); u.Refused != 0 {
 				b.Fatal("refused")
 			}
 		}

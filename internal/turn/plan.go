@@ -1,4 +1,4 @@
-package uiadapter
+package turn
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/ids"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // A plan is what one turn does to its conversation, decided from the
@@ -18,18 +19,18 @@ import (
 // it was. With history the base is the stored conversation; without, it is
 // the client's own thread, sanitized.
 //
-// The run builds on base[:keep] followed by add, and resumes with the
-// answers in resume.
-type plan struct {
-	keep int
-	// add is what the turn adds after the kept messages: "not answered"
+// The run builds on base[:Keep] followed by Add, and resumes with the
+// answers in Resume.
+type Plan struct {
+	Keep int
+	// Add is what the turn adds after the kept messages: "not answered"
 	// results for calls the user moved on from, and the new user message.
-	add []cmf.Message
-	// resume are the answers that count, for calls the base waits for.
-	resume []Resolution
-	// refusal, when set, is a refusal the protocol sends as its error
+	Add []cmf.Message
+	// Resume are the answers that count, for calls the base waits for.
+	Resume []wire.Resolution
+	// Refusal, when set, is a refusal the protocol sends as its error
 	// event instead of a run (AG-UI's pending interrupts).
-	refusal string
+	Refusal string
 	// notes are what the plan decided that is worth a log line.
 	notes []note
 }
@@ -41,67 +42,67 @@ type note struct {
 	args  []any
 }
 
-func (p *plan) note(level slog.Level, msg string, args ...any) {
+func (p *Plan) note(level slog.Level, msg string, args ...any) {
 	p.notes = append(p.notes, note{level, msg, args})
 }
 
-// log writes the plan's notes.
-func (p *plan) log(log *slog.Logger) {
+// Log writes the plan's notes.
+func (p *Plan) Log(log *slog.Logger) {
 	for _, n := range p.notes {
 		log.Log(context.Background(), n.level, n.msg, n.args...)
 	}
 }
 
-// chatSize is how large the stored conversation is.
-type chatSize struct {
-	messages     int
-	bytes        int64
-	maxMessages  int
-	maxBytes     int64
-	atLimitCheck bool // the limits apply (with history)
+// ChatSize is how large the stored conversation is.
+type ChatSize struct {
+	Messages     int
+	Bytes        int64
+	MaxMessages  int
+	MaxBytes     int64
+	AtLimitCheck bool // the limits apply (with history)
 }
 
-func (c chatSize) full() bool {
-	return c.atLimitCheck && (c.messages >= c.maxMessages || c.bytes >= c.maxBytes)
+func (c ChatSize) full() bool {
+	return c.AtLimitCheck && (c.Messages >= c.MaxMessages || c.Bytes >= c.MaxBytes)
 }
 
-// planStored plans a turn on a stored conversation: the stored copy is the
+// PlanStored plans a turn on a stored conversation: the stored copy is the
 // truth, and the request contributes a new user message, or answers to
 // the calls the stored conversation waits for, or asks to regenerate.
 // Everything else the client sent about the past is ignored.
-func planStored(stored []cmf.Message, t *Turn, size chatSize, policy *SanitizePolicy) (plan, Findings, error) {
+func PlanStored(stored []cmf.Message, t *wire.Turn, size ChatSize, policy *Policy) (Plan, Findings, error) {
 	p, f, err := planStoredTurn(stored, t, policy)
 	// A chat at its size limit takes no new turn, but an edit or a
 	// regenerate that leaves it under the limit may shrink it.
-	if err == nil && t.Intent != Continue && size.keptFull(stored, p.keep) {
-		return plan{}, Findings{}, errChatTooLong
+	if err == nil && t.Intent != wire.Continue && size.KeptFull(stored, p.Keep) {
+		return Plan{}, Findings{}, ErrChatTooLong
 	}
 	return p, f, err
 }
 
-// errChatTooLong refuses a turn on a chat at its size limit.
-var errChatTooLong = Conflict("this chat is too long: start a new one")
+// ErrChatTooLong refuses a turn on a chat at its size limit.
+var ErrChatTooLong = wire.Conflict("this chat is too long: start a new one")
 
-// keptFull reports whether the first keep stored messages are at the
+// KeptFull reports whether the first keep stored messages are at the
 // limits. Their bytes are counted only when the whole chat is over the
 // byte limit and the turn drops messages: the rare case where it matters.
-func (c chatSize) keptFull(stored []cmf.Message, keep int) bool {
+func (c ChatSize) KeptFull(stored []cmf.Message, keep int) bool {
 	if !c.full() {
 		return false
 	}
-	if keep >= len(stored) || keep >= c.maxMessages {
+	if keep >= len(stored) || keep >= c.MaxMessages {
 		return true
 	}
-	bytes := c.bytes
+	bytes := c.Bytes
 	for _, m := range stored[keep:] {
 		if b, err := json.Marshal(m); err == nil {
 			bytes -= int64(len(b))
 		}
 	}
-	return bytes >= c.maxBytes
+	return bytes >= c.MaxBytes
 }
 
-func planStoredTurn(stored []cmf.Message, t *Turn, policy *SanitizePolicy) (plan, Findings, error) {
+func planStoredTurn(stored []cmf.Message, t *wire.Turn, policy *Policy) (Plan, Findings, error) {
 	// A request that builds on earlier messages (it answers calls,
 	// regenerates a reply, or shows messages before its new one) in a
 	// chat of which nothing is stored talks to a server that lost the
@@ -111,32 +112,32 @@ func planStoredTurn(stored []cmf.Message, t *Turn, policy *SanitizePolicy) (plan
 	// client's own opening greeting (see openingGreeting) before the
 	// first user message of a new chat.
 	var greeting []cmf.Message
-	if len(stored) == 0 && (t.Intent != Submit || t.ParentID != "" || showsEarlier(t.Messages)) {
+	if len(stored) == 0 && (t.Intent != wire.Submit || t.ParentID != "" || showsEarlier(t.Messages)) {
 		var ok bool
 		if greeting, ok = openingGreeting(t); !ok {
-			return plan{}, Findings{}, unknownChat()
+			return Plan{}, Findings{}, wire.UnknownChat()
 		}
 	}
 	switch t.Intent {
-	case Continue:
-		p := plan{keep: len(stored)}
+	case wire.Continue:
+		p := Plan{Keep: len(stored)}
 		if _, err := answers(&p, t.Resolutions, storedStatuses(stored), false); err != nil {
-			return plan{}, Findings{}, err
+			return Plan{}, Findings{}, err
 		}
-		if len(p.resume) == 0 {
-			return plan{}, Findings{}, Conflict("nothing to continue: no tool call in this chat is waiting for these answers")
+		if len(p.Resume) == 0 {
+			return Plan{}, Findings{}, wire.Conflict("nothing to continue: no tool call in this chat is waiting for these answers")
 		}
 		return p, Findings{}, nil
-	case Regenerate:
+	case wire.Regenerate:
 		keep, err := regenerateFrom(stored, t.MessageID)
 		if err != nil {
-			return plan{}, Findings{}, err
+			return Plan{}, Findings{}, err
 		}
-		return plan{keep: keep}, Findings{}, nil
+		return Plan{Keep: keep}, Findings{}, nil
 	}
 	// Submit: the new user message is the request's last message.
 	if len(t.Messages) == 0 || t.Messages[len(t.Messages)-1].Role != cmf.RoleUser {
-		return plan{}, Findings{}, BadRequest("a new turn must end with a user message")
+		return Plan{}, Findings{}, wire.BadRequest("a new turn must end with a user message")
 	}
 	msgs := t.Messages[len(t.Messages)-1:]
 	if len(greeting) > 0 {
@@ -144,23 +145,23 @@ func planStoredTurn(stored []cmf.Message, t *Turn, policy *SanitizePolicy) (plan
 	}
 	clean, findings := Sanitize(msgs, nil, *policy)
 	if len(clean) == 0 || clean[len(clean)-1].Role != cmf.RoleUser {
-		return plan{}, findings, BadRequest("the message has no content left after sanitization")
+		return Plan{}, findings, wire.BadRequest("the message has no content left after sanitization")
 	}
 	user := clean[len(clean)-1]
 	if user.ID() == "" {
 		user.SetID(ids.New())
 	}
-	p := plan{keep: len(stored)}
+	p := Plan{Keep: len(stored)}
 	if len(greeting) > 0 {
 		p.note(slog.LevelDebug, "a new chat opens with the client's greeting: kept as its first messages", "messages", len(clean)-1)
-		p.add = append(clean[:len(clean)-1:len(clean)-1], user)
+		p.Add = append(clean[:len(clean)-1:len(clean)-1], user)
 		return p, findings, nil
 	}
 	pending := cmf.PendingToolCalls(stored)
 	if t.ResumeRequired {
 		for _, c := range pending {
 			if c.Status() == cmf.CallAwaitingApproval {
-				p.refusal = "This thread has pending interrupts: resume them before sending a new message."
+				p.Refusal = "This thread has pending interrupts: resume them before sending a new message."
 				return p, findings, nil
 			}
 		}
@@ -177,26 +178,26 @@ func planStoredTurn(stored []cmf.Message, t *Turn, policy *SanitizePolicy) (plan
 	// it.
 	if cut := branchCut(stored, t.ParentID, t.Root); cut >= 0 {
 		p.note(slog.LevelInfo, "the client edited under a new id; the other branch is dropped", "kept", cut, "dropped", len(stored)-cut)
-		p.keep, abandoned = cut, nil
+		p.Keep, abandoned = cut, nil
 	}
 	// Editing: a user message the store already has is replaced, and
 	// everything after it goes. An id that names another kind of message
 	// is refused: one id, one message.
-	for i := range stored[:p.keep] {
+	for i := range stored[:p.Keep] {
 		if stored[i].ID() != user.ID() {
 			continue
 		}
 		if stored[i].Role != cmf.RoleUser {
-			return plan{}, findings, Conflict("a message with this id already exists in this chat")
+			return Plan{}, findings, wire.Conflict("a message with this id already exists in this chat")
 		}
-		p.keep, abandoned = i, nil
+		p.Keep, abandoned = i, nil
 		break
 	}
-	p.add = append(abandoned, user)
+	p.Add = append(abandoned, user)
 	return p, findings, nil
 }
 
-// planClient plans a turn without history: the client's thread, sanitized,
+// PlanClient plans a turn without history: the client's thread, sanitized,
 // is the conversation. Its answers count by the same rules as with
 // history, the call's status read from what the agent would do with it
 // (kinds: nil when the agent cannot say). Approvals still need their
@@ -205,31 +206,31 @@ func planStoredTurn(stored []cmf.Message, t *Turn, policy *SanitizePolicy) (plan
 // (the chat's key; nil opens none) and go back on their parts, and
 // sanitizing keeps them. The base it returns is the sanitized thread; the
 // plan keeps all of it but the new user message, which it adds.
-func planClient(t *Turn, kinds agent.ToolKinds, policy *SanitizePolicy, seal *chatSeal) (base []cmf.Message, p plan, f Findings, err error) {
+func PlanClient(t *wire.Turn, kinds agent.ToolKinds, policy *Policy, seal *wire.ChatSeal) (base []cmf.Message, p Plan, f Findings, err error) {
 	drop, err := answers(&p, t.Resolutions, clientStatuses(t, kinds), true)
 	if err != nil {
-		return nil, plan{}, Findings{}, err
+		return nil, Plan{}, Findings{}, err
 	}
 	msgs := t.Messages
-	var sealed unsealed
+	var sealed wire.Unsealed
 	if len(t.Sealed) > 0 {
-		sealed = seal.openAll(msgs, t.Sealed)
-		msgs = sealed.msgs
+		sealed = seal.OpenAll(msgs, t.Sealed)
+		msgs = sealed.Msgs
 	}
 	if len(drop) > 0 {
 		msgs = withoutResults(msgs, drop) // only after the last assistant message: sealed positions stay
 	}
-	resolved := make(map[string]bool, len(p.resume))
-	for _, res := range p.resume {
+	resolved := make(map[string]bool, len(p.Resume))
+	for _, res := range p.Resume {
 		resolved[res.ToolCallID] = true
 	}
-	base, f = sanitize(msgs, resolved, *policy, sealed.trusted)
-	f.Sealed = sealed.refused
-	markApprovals(base, p.resume)
-	p.keep = len(base)
-	if t.Intent == Submit && len(base) > 0 && base[len(base)-1].Role == cmf.RoleUser {
-		p.keep--
-		p.add = base[p.keep:]
+	base, f = sanitize(msgs, resolved, *policy, sealed.Trusted)
+	f.Sealed = sealed.Refused
+	markApprovals(base, p.Resume)
+	p.Keep = len(base)
+	if t.Intent == wire.Submit && len(base) > 0 && base[len(base)-1].Role == cmf.RoleUser {
+		p.Keep--
+		p.Add = base[p.Keep:]
 	}
 	return base, p, f, nil
 }
@@ -324,7 +325,7 @@ func rule(approval bool, status callStatus, decided, stateless bool) answerRule 
 // that count as the plan's resume, and returns the calls whose result
 // parts the client's thread must lose (ignoreResult), or the first
 // refusal.
-func answers(p *plan, resolutions []Resolution, statuses map[string]callStatus, stateless bool) (drop map[string]bool, err error) {
+func answers(p *Plan, resolutions []wire.Resolution, statuses map[string]callStatus, stateless bool) (drop map[string]bool, err error) {
 	decided := map[string]bool{}
 	for i := range resolutions {
 		if resolutions[i].NeedsSignature() {
@@ -336,10 +337,10 @@ func answers(p *plan, resolutions []Resolution, statuses map[string]callStatus, 
 		r := rule(approval, statuses[res.ToolCallID], decided[res.ToolCallID], stateless)
 		switch r.verdict {
 		case accept:
-			p.resume = append(p.resume, res)
+			p.Resume = append(p.Resume, res)
 			continue
 		case refuse:
-			return nil, &refusedAnswer{res: res, why: r.why}
+			return nil, &RefusedAnswer{Answer: res, Why: r.why}
 		case ignoreQuiet:
 			p.note(slog.LevelDebug, "ignored "+r.why, "call", res.ToolCallID)
 			continue
@@ -358,15 +359,15 @@ func answers(p *plan, resolutions []Resolution, statuses map[string]callStatus, 
 	return drop, nil
 }
 
-// refusedAnswer is an answer the rules refuse: a 409, and a warning in the
+// RefusedAnswer is an answer the rules refuse: a 409, and a warning in the
 // log (every refused answer is worth a look: a stale tab, a replay, an
 // attack).
-type refusedAnswer struct {
-	res Resolution
-	why string
+type RefusedAnswer struct {
+	Answer wire.Resolution
+	Why    string
 }
 
-func (e *refusedAnswer) Error() string { return e.why }
+func (e *RefusedAnswer) Error() string { return e.Why }
 
 // storedStatuses reads what each call of the stored conversation's last
 // turn waits for. Only the last turn can hold the calls a request
@@ -393,10 +394,10 @@ func storedStatuses(stored []cmf.Message) map[string]callStatus {
 // answer names waits for: an approval, when its signature (verified
 // later) says the server asked for one; else what the agent would do with
 // the call.
-func clientStatuses(t *Turn, kinds agent.ToolKinds) map[string]callStatus {
+func clientStatuses(t *wire.Turn, kinds agent.ToolKinds) map[string]callStatus {
 	out := map[string]callStatus{}
 	for _, res := range t.Resolutions {
-		call, ok := findCall(t.Messages, res.ToolCallID)
+		call, ok := FindCall(t.Messages, res.ToolCallID)
 		switch {
 		case !ok:
 			continue // callMissing
@@ -481,7 +482,7 @@ func regenerateFrom(stored []cmf.Message, messageID string) (int, error) {
 	if messageID == "" {
 		last := lastUser(stored)
 		if last < 0 {
-			return 0, Conflict("nothing to regenerate in this chat")
+			return 0, wire.Conflict("nothing to regenerate in this chat")
 		}
 		return last + 1, nil
 	}
@@ -492,7 +493,7 @@ func regenerateFrom(stored []cmf.Message, messageID string) (int, error) {
 		switch stored[i].Role {
 		case cmf.RoleAssistant:
 			if lastUser(stored[:i]) < 0 {
-				return 0, Conflict("nothing to regenerate in this chat")
+				return 0, wire.Conflict("nothing to regenerate in this chat")
 			}
 			return i, nil
 		case cmf.RoleUser:
@@ -500,7 +501,7 @@ func regenerateFrom(stored []cmf.Message, messageID string) (int, error) {
 		}
 		break
 	}
-	return 0, Conflict("no message with this id to regenerate in this chat")
+	return 0, wire.Conflict("no message with this id to regenerate in this chat")
 }
 
 // openingGreeting reads the messages a new chat's first turn shows
@@ -513,8 +514,8 @@ func regenerateFrom(stored []cmf.Message, messageID string) (int, error) {
 // policies at the input point as the user's words do, since the client
 // wrote it. Anything else before the first user message is a chat the
 // server lost.
-func openingGreeting(t *Turn) ([]cmf.Message, bool) {
-	if t.Intent != Submit || len(t.Resolutions) > 0 || len(t.Messages) < 2 {
+func openingGreeting(t *wire.Turn) ([]cmf.Message, bool) {
+	if t.Intent != wire.Submit || len(t.Resolutions) > 0 || len(t.Messages) < 2 {
 		return nil, false
 	}
 	before := t.Messages[:len(t.Messages)-1]
@@ -566,13 +567,13 @@ func lastUser(msgs []cmf.Message) int {
 // approval: a client's copy may not say so (AG-UI's has no such field),
 // and the loop must resume the call as an approval even when its tool
 // asks for none (a guard required it).
-func markApprovals(msgs []cmf.Message, resolutions []Resolution) {
+func markApprovals(msgs []cmf.Message, resolutions []wire.Resolution) {
 	for _, res := range resolutions {
 		if !res.NeedsSignature() {
 			continue
 		}
 		for i := len(msgs) - 1; i >= 0; i-- {
-			if _, ok := findCall(msgs[i:i+1], res.ToolCallID); !ok {
+			if _, ok := FindCall(msgs[i:i+1], res.ToolCallID); !ok {
 				continue
 			}
 			if rec := msgs[i].CallRecord(res.ToolCallID); rec.ApprovalID == "" {
@@ -587,7 +588,7 @@ func markApprovals(msgs []cmf.Message, resolutions []Resolution) {
 	}
 }
 
-func findCall(msgs []cmf.Message, id string) (cmf.ToolCall, bool) {
+func FindCall(msgs []cmf.Message, id string) (cmf.ToolCall, bool) {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		for _, p := range msgs[i].Content {
 			if tc, ok := p.(cmf.ToolCall); ok && tc.ToolCallID == id {

@@ -1,4 +1,4 @@
-package uiadapter
+package turn
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 func m(role cmf.Role, parts ...cmf.Part) cmf.Message {
@@ -28,7 +29,7 @@ func media(kind string, u string) cmf.Part {
 	return cmf.Document{MediaSource: src}
 }
 
-var policy = SanitizePolicy{AllowedSchemes: []string{"http", "https"}}
+var policy = Policy{AllowedSchemes: []string{"http", "https"}}
 
 func TestSanitizeURLSchemes(t *testing.T) {
 	in := []cmf.Message{m(cmf.RoleUser,
@@ -145,7 +146,7 @@ func TestSanitizeEmptyMessages(t *testing.T) {
 }
 
 func TestIntentStrings(t *testing.T) {
-	for i, want := range map[Intent]string{Submit: "submit", Continue: "continue", Regenerate: "regenerate", 0: "unknown"} {
+	for i, want := range map[wire.Intent]string{wire.Submit: "submit", wire.Continue: "continue", wire.Regenerate: "regenerate", 0: "unknown"} {
 		if i.String() != want {
 			t.Errorf("%d.String() = %s", i, i.String())
 		}

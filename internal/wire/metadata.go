@@ -1,4 +1,4 @@
-package uiadapter
+package wire
 
 import (
 	"encoding/json"

@@ -1,20 +1,21 @@
-package uiadapter
+package turn
 
 import (
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/wire"
 )
 
-// checkTurn refuses a turn that names a tool call twice: two calls with
+// Check refuses a turn that names a tool call twice: two calls with
 // one id, or two answers of the same kind for one call. An answer must
 // decide exactly one call, so that the call the server verifies is the
 // call that runs, once.
-func checkTurn(t *Turn) error {
+func Check(t *wire.Turn) error {
 	calls := map[string]bool{}
 	for i := range t.Messages {
 		for _, p := range t.Messages[i].Content {
 			if tc, ok := p.(cmf.ToolCall); ok {
 				if calls[tc.ToolCallID] {
-					return BadRequest("two tool calls share one id")
+					return wire.BadRequest("two tool calls share one id")
 				}
 				calls[tc.ToolCallID] = true
 			}
@@ -28,7 +29,7 @@ func checkTurn(t *Turn) error {
 		}
 		id := t.Resolutions[i].ToolCallID
 		if seen[id] {
-			return BadRequest("two answers for one tool call")
+			return wire.BadRequest("two answers for one tool call")
 		}
 		seen[id] = true
 	}

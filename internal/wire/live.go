@@ -1,4 +1,4 @@
-package uiadapter
+package wire
 
 import (
 	"runtime"
@@ -8,7 +8,7 @@ import (
 	"github.com/agentui/agentui/agent"
 )
 
-// live streams a run that nothing can resume (no history) straight to its
+// Live streams a run that nothing can resume (no history) straight to its
 // request: the run goes on the request's own goroutine and encodes each
 // event into the stream's buffer, with no log between them. A writer
 // goroutine exists only while there is something to write: it takes
@@ -16,7 +16,7 @@ import (
 // when the buffer is empty. So a burst goes out in few writes, a slow
 // agent's event goes out at once, and an idle stream costs no goroutine
 // beyond the request's (the run log's reader and the run each had one).
-type live struct {
+type Live struct {
 	mu      sync.Mutex
 	moved   sync.Cond // the writer took the buffer or stopped
 	sse     *SSEWriter
@@ -32,8 +32,8 @@ type live struct {
 	last      time.Time     // when the writer last wrote
 }
 
-func newLive(sse *SSEWriter, enc Encoder, keepAlive time.Duration, gone func()) *live {
-	l := &live{sse: sse, enc: enc, gone: gone, keepAlive: keepAlive, last: time.Now()}
+func NewLive(sse *SSEWriter, enc Encoder, keepAlive time.Duration, gone func()) *Live {
+	l := &Live{sse: sse, enc: enc, gone: gone, keepAlive: keepAlive, last: time.Now()}
 	l.moved.L = &l.mu
 	sse.held = true
 	if keepAlive > 0 {
@@ -42,11 +42,11 @@ func newLive(sse *SSEWriter, enc Encoder, keepAlive time.Duration, gone func()) 
 	return l
 }
 
-// emit encodes one event. When a full budget of frames is waiting for a
+// Emit encodes one event. When a full budget of frames is waiting for a
 // client that reads slowly, it first waits for the writer to take them,
 // so a slow client slows a fast agent instead of piling its output up in
 // memory.
-func (l *live) emit(ev agent.Event) {
+func (l *Live) Emit(ev agent.Event) {
 	l.mu.Lock()
 	for l.err == nil && l.writing && l.sse.buffered() >= flushThreshold {
 		l.moved.Wait()
@@ -69,7 +69,7 @@ func (l *live) emit(ev agent.Event) {
 
 // wake starts the writer if frames wait and it is not running, and says
 // whether it did. Called with mu held.
-func (l *live) wake() bool {
+func (l *Live) wake() bool {
 	if l.writing || l.sse.buffered() == 0 {
 		return false
 	}
@@ -79,7 +79,7 @@ func (l *live) wake() bool {
 }
 
 // write sends what is buffered until nothing is.
-func (l *live) write() {
+func (l *Live) write() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for l.err == nil && l.sse.buffered() > 0 {
@@ -101,7 +101,7 @@ func (l *live) write() {
 
 // tick sends a keep-alive comment when the stream has been quiet for
 // keepAlive, and sets the next check.
-func (l *live) tick() {
+func (l *Live) tick() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ended || l.err != nil {
@@ -116,10 +116,10 @@ func (l *live) tick() {
 	l.timer.Reset(max(next, l.keepAlive/10))
 }
 
-// end stops the writer and the keep-alives and returns, with the lock
+// End stops the writer and the keep-alives and returns, with the lock
 // held, so the request can write the end of the stream on its own
 // goroutine; finish releases it.
-func (l *live) end() {
+func (l *Live) End() {
 	l.mu.Lock()
 	l.ended = true
 	if l.timer != nil {
@@ -131,4 +131,4 @@ func (l *live) end() {
 	l.sse.held = false
 }
 
-func (l *live) finish() { l.mu.Unlock() }
+func (l *Live) Finish() { l.mu.Unlock() }

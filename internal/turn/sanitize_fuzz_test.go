@@ -1,4 +1,4 @@
-package uiadapter
+package turn
 
 import (
 	"net/netip"
@@ -68,7 +68,7 @@ func FuzzSanitizeURLs(f *testing.F) {
 		}
 		msgs := []cmf.Message{{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: "x"}, p}}}
 		for _, public := range []bool{false, true} {
-			out, _ := Sanitize(msgs, nil, SanitizePolicy{AllowedSchemes: []string{"http", "https"}, PublicHostsOnly: public})
+			out, _ := Sanitize(msgs, nil, Policy{AllowedSchemes: []string{"http", "https"}, PublicHostsOnly: public})
 			if len(out) != 1 || len(out[0].Content) == 0 {
 				t.Fatalf("the text part was lost: %+v", out)
 			}

@@ -1,4 +1,4 @@
-package uiadapter_test
+package edge_test
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/edge"
 )
 
 // A request whose Host is not allowed (a page on a rebound name) is
@@ -15,8 +15,8 @@ import (
 // on any port, or on theirs only when the entry names one.
 func TestAllowHosts(t *testing.T) {
 	served := 0
-	h, err := uiadapter.AllowHosts(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served++ }),
-		append(uiadapter.LoopbackHosts, "Chat.Example.com", "admin.example.com:8443", "*.apps.example.com", "[fe80::1]:9000")...)
+	h, err := edge.AllowHosts(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served++ }),
+		append(edge.LoopbackHosts, "Chat.Example.com", "admin.example.com:8443", "*.apps.example.com", "[fe80::1]:9000")...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +61,11 @@ func TestAllowHosts(t *testing.T) {
 func TestAllowHostsConfiguration(t *testing.T) {
 	next := http.NotFoundHandler()
 	for _, hosts := range [][]string{nil, {""}, {"http://x"}, {"x/y"}, {"*.10.0.0.1"}, {"a..b"}, {"x:0"}} {
-		if _, err := uiadapter.AllowHosts(next, hosts...); err == nil || !strings.HasPrefix(err.Error(), "uiadapter: ") {
+		if _, err := edge.AllowHosts(next, hosts...); err == nil || !strings.HasPrefix(err.Error(), "edge: ") {
 			t.Errorf("%q: %v", hosts, err)
 		}
 	}
-	h, err := uiadapter.AllowHosts(next, "localhost", "*")
+	h, err := edge.AllowHosts(next, "localhost", "*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,13 +81,13 @@ func TestNormalizeHost(t *testing.T) {
 		"Example.COM.": "example.com|", "example.com:80": "example.com|80", "[::1]:8080": "::1|8080", "::1": "::1|",
 		"[0:0::1]": "::1|", "127.0.0.1:1": "127.0.0.1|1", "my_host": "my_host|",
 	} {
-		h, p, ok := uiadapter.NormalizeHost(in)
+		h, p, ok := edge.NormalizeHost(in)
 		if got := h + "|" + p; !ok || got != want {
 			t.Errorf("NormalizeHost(%q) = %q %v, want %q", in, got, ok, want)
 		}
 	}
 	for _, in := range []string{"", ":80", "example.com:", "example.com:080", "example.com:65536", "[127.0.0.1]", "[::1]x", "[::1]:", "fe80::1%eth0", "é.example", "a..b", ".", "x:1:2"} {
-		if h, p, ok := uiadapter.NormalizeHost(in); ok {
+		if h, p, ok := edge.NormalizeHost(in); ok {
 			t.Errorf("NormalizeHost(%q) = %q %q, want not ok", in, h, p)
 		}
 	}
@@ -100,7 +100,7 @@ func FuzzNormalizeHost(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		host, port, ok := uiadapter.NormalizeHost(s)
+		host, port, ok := edge.NormalizeHost(s)
 		if !ok {
 			return
 		}
@@ -111,7 +111,7 @@ func FuzzNormalizeHost(f *testing.F) {
 		if port != "" {
 			again += ":" + port
 		}
-		h2, p2, ok2 := uiadapter.NormalizeHost(again)
+		h2, p2, ok2 := edge.NormalizeHost(again)
 		if !ok2 || h2 != host || p2 != port {
 			t.Fatalf("%q → %q %q → %q %q %v", s, host, port, h2, p2, ok2)
 		}

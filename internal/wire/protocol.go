@@ -1,12 +1,4 @@
-// Package uiadapter is the protocol-agnostic core of agentui: an
-// [http.Handler] that decodes a chat request with a [Protocol], sanitizes
-// it, merges it with the trusted history (when a store is configured), runs
-// an [agent.Agent], and streams the agent's events back in the request's
-// protocol.
-//
-// Protocols live in protocols/vercelai and protocols/agui; this package
-// knows none of their wire types.
-package uiadapter
+package wire
 
 import (
 	"encoding/json"

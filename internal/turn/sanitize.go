@@ -1,4 +1,4 @@
-package uiadapter
+package turn
 
 import (
 	"log/slog"
@@ -11,8 +11,8 @@ import (
 	"github.com/agentui/agentui/cmf"
 )
 
-// SanitizePolicy says what client-supplied messages may contain.
-type SanitizePolicy struct {
+// Policy says what client-supplied messages may contain.
+type Policy struct {
 	// AllowedSchemes are the URL schemes media and documents may use
 	// (lower case). Inline base64 is always allowed.
 	AllowedSchemes []string
@@ -100,14 +100,14 @@ func (f *Findings) Log(log *slog.Logger, attrs ...any) {
 //
 // and messages left empty are dropped. It returns new messages; the input
 // is not changed.
-func Sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy) ([]cmf.Message, Findings) {
+func Sanitize(msgs []cmf.Message, resolved map[string]bool, p Policy) ([]cmf.Message, Findings) {
 	return sanitize(msgs, resolved, p, nil)
 }
 
 // sanitize is Sanitize, but keeps the provider values at sealed: the
 // positions (message, part) of the values the server sealed and opened
 // (see openAll).
-func sanitize(msgs []cmf.Message, resolved map[string]bool, p SanitizePolicy, sealed map[[2]int]bool) ([]cmf.Message, Findings) {
+func sanitize(msgs []cmf.Message, resolved map[string]bool, p Policy, sealed map[[2]int]bool) ([]cmf.Message, Findings) {
 	var f Findings
 	// A call counts as answered only by a result that is kept: a valid
 	// one, for a valid call. A call whose only result is dropped is
@@ -226,7 +226,7 @@ func urlOf(p cmf.Part) (string, bool) {
 
 // allows reports whether the policy lets a client URL through, counting
 // what it drops.
-func (p *SanitizePolicy) allows(raw string, f *Findings) bool {
+func (p *Policy) allows(raw string, f *Findings) bool {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	scheme := ""
 	if err == nil {

@@ -1,12 +1,13 @@
-package uiadapter
+package turn
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentui/agentui/internal/wire"
 )
 
 func signed(chat, id, tool, input string) SignedCall {
@@ -64,42 +65,9 @@ func TestSigner(t *testing.T) {
 	if n1 == "" || n1 == n2 {
 		t.Errorf("nonces %q %q", n1, n2)
 	}
-	if string(canonicalJSON(json.RawMessage(`{not json`))) != `{not json` {
+	if string(wire.CanonicalJSON(json.RawMessage(`{not json`))) != `{not json` {
 		t.Error("unparseable input must be used as it is")
 	}
-}
-
-func TestCanonicalJSON(t *testing.T) {
-	for in, want := range map[string]string{
-		`{"b":[1.50,2e2,-0,0.1],"a":null}`:                `{"a":null,"b":[1.5,200,0,0.1]}`,
-		`{"big":-9007199254740993,"ok":9007199254740992}`: `{"big":-9007199254740993,"ok":9007199254740992}`,
-		`{"s":"<&>\u2028"}`:                               `{"s":"\u003c\u0026\u003e\u2028"}`,
-		`1e400`:                                           `1e400`,
-		`"x" "y"`:                                         `"x" "y"`, // not one value: as it is
-	} {
-		if got := string(canonicalJSON(json.RawMessage(in))); got != want {
-			t.Errorf("canonicalJSON(%s) = %s, want %s", in, got, want)
-		}
-	}
-}
-
-// FuzzCanonicalJSON: canonical JSON of valid JSON is valid JSON, means
-// the same, and is a fixed point.
-func FuzzCanonicalJSON(f *testing.F) {
-	f.Add(`{"b":[1.50,2e2,-0],"a":{"z":true,"y":"\u00e9"}}`)
-	f.Add(`12345678901234567890123`)
-	f.Fuzz(func(t *testing.T, in string) {
-		if !json.Valid([]byte(in)) {
-			return
-		}
-		c := canonicalJSON(json.RawMessage(in))
-		if !json.Valid(c) {
-			t.Fatalf("canonicalJSON(%q) = %q is not JSON", in, c)
-		}
-		if again := canonicalJSON(c); string(again) != string(c) {
-			t.Fatalf("not a fixed point: %q → %q → %q", in, c, again)
-		}
-	})
 }
 
 // FuzzSigner: a signature verifies for its own request and nothing else:
@@ -128,60 +96,10 @@ func FuzzSigner(f *testing.F) {
 		}
 		d := c
 		d.Input = json.RawMessage(other)
-		if string(canonicalJSON(d.Input)) != string(canonicalJSON(c.Input)) {
+		if string(wire.CanonicalJSON(d.Input)) != string(wire.CanonicalJSON(c.Input)) {
 			if _, _, err := s.Verify(sig, d, now); err == nil {
 				t.Fatalf("verifies for other input %q (signed %q)", other, input)
 			}
 		}
 	})
-}
-
-func TestMemoryReplayGuard(t *testing.T) {
-	ctx := context.Background()
-	g := NewMemoryReplayGuard(4)
-	now := time.Unix(1000, 0)
-	g.now = func() time.Time { return now }
-	if ok, _ := g.Use(ctx, "chat", now.Add(time.Minute), "a"); !ok {
-		t.Fatal("first use refused")
-	}
-	if ok, _ := g.Use(ctx, "chat", now.Add(time.Minute), "a"); ok {
-		t.Fatal("second use accepted")
-	}
-	// Full: expired entries go, and only they; an answer that has not
-	// expired is never forgotten, so a guard full of them refuses to
-	// record another rather than let one be answered twice.
-	for i, n := range []string{"b", "c", "d"} {
-		_, _ = g.Use(ctx, "chat", now.Add(time.Duration(i+2)*time.Minute), n)
-	}
-	now = now.Add(90 * time.Second) // "a" expired
-	if ok, _ := g.Use(ctx, "chat", now.Add(time.Hour), "e"); !ok {
-		t.Fatal("a new request refused when an expired one could go")
-	}
-	if ok, err := g.Use(ctx, "chat", now.Add(time.Hour), "f"); ok || !errors.Is(err, ErrReplayGuardFull) {
-		t.Fatalf("full of unexpired answers: Use = %v, %v", ok, err)
-	}
-	for _, n := range []string{"b", "c", "d", "e"} {
-		if ok, _ := g.Use(ctx, "chat", now.Add(time.Hour), n); ok {
-			t.Fatalf("%s: a remembered request accepted again", n)
-		}
-	}
-	now = now.Add(3 * time.Minute) // b, c and d expired
-	if ok, _ := g.Use(ctx, "chat", now.Add(time.Hour), "f"); !ok {
-		t.Fatal("refused after answers expired")
-	}
-	if len(g.used) > 4 {
-		t.Fatalf("%d remembered, bound 4", len(g.used))
-	}
-	// Several at once: all or none.
-	g = NewMemoryReplayGuard(10)
-	g.now = func() time.Time { return now }
-	if ok, _ := g.Use(ctx, "chat", now.Add(time.Hour), "x"); !ok {
-		t.Fatal("first use refused")
-	}
-	if ok, _ := g.Use(ctx, "chat", now.Add(time.Hour), "y", "x"); ok {
-		t.Fatal("a batch holding a used nonce accepted")
-	}
-	if ok, _ := g.Use(ctx, "chat", now.Add(time.Hour), "y"); !ok {
-		t.Fatal("a refused batch spent its other nonce")
-	}
 }

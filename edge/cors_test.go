@@ -1,4 +1,4 @@
-package uiadapter_test
+package edge_test
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentui/agentui/uiadapter"
+	"github.com/agentui/agentui/edge"
 )
 
 func corsServer(t *testing.T, origins ...string) (*httptest.Server, *int) {
@@ -15,10 +15,10 @@ func corsServer(t *testing.T, origins ...string) (*httptest.Server, *int) {
 	served := new(int)
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		*served++
-		w.Header().Set(uiadapter.RunHeader, "r1")
+		w.Header().Set(edge.RunHeader, "r1")
 		_, _ = w.Write([]byte("ok"))
 	})
-	h, err := uiadapter.CORS(next, origins...)
+	h, err := edge.CORS(next, origins...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestCORSRequests(t *testing.T) {
 	srv, served := corsServer(t, "https://app.example.com")
 	resp := corsRequest(t, http.MethodPost, srv.URL+"/api/chat", "Origin", "https://app.example.com")
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" ||
-		resp.Header.Get("Access-Control-Allow-Credentials") != "true" || resp.Header.Get("Access-Control-Expose-Headers") != uiadapter.RunHeader+", "+uiadapter.StreamIDHeader+", "+uiadapter.ScopeHeader {
+		resp.Header.Get("Access-Control-Allow-Credentials") != "true" || resp.Header.Get("Access-Control-Expose-Headers") != edge.RunHeader+", "+edge.StreamIDHeader+", "+edge.ScopeHeader {
 		t.Fatalf("allowed: %d %v", resp.StatusCode, resp.Header)
 	}
 	for _, origin := range []string{"", srv.URL} {
@@ -97,11 +97,11 @@ func TestCORSRequests(t *testing.T) {
 func TestCORSConfiguration(t *testing.T) {
 	next := http.NotFoundHandler()
 	for _, origins := range [][]string{{"*"}, {"app.example.com"}, {"https://app.example.com/path"}, {"ftp://x"}, {"https://u@x"}, nil} {
-		if _, err := uiadapter.CORS(next, origins...); err == nil || !strings.HasPrefix(err.Error(), "uiadapter: CORS") {
+		if _, err := edge.CORS(next, origins...); err == nil || !strings.HasPrefix(err.Error(), "edge: CORS") {
 			t.Errorf("%q: %v", origins, err)
 		}
 	}
-	if _, err := uiadapter.CORS(next, "https://app.example.com/", "http://127.0.0.1:3000"); err != nil {
+	if _, err := edge.CORS(next, "https://app.example.com/", "http://127.0.0.1:3000"); err != nil {
 		t.Error(err)
 	}
 }

@@ -1,4 +1,4 @@
-package uiadapter
+package edge
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/agentui/agentui/internal/wire"
 )
 
 // CORS lets pages on other origins use next: a frontend served from
@@ -33,12 +35,12 @@ func CORS(next http.Handler, origins ...string) (http.Handler, error) {
 		u, err := url.Parse(o)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
 			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-			return nil, fmt.Errorf("uiadapter: CORS origin %q: want scheme://host[:port], like https://app.example.com", o)
+			return nil, fmt.Errorf("edge: CORS origin %q: want scheme://host[:port], like https://app.example.com", o)
 		}
 		allowed[u.Scheme+"://"+u.Host] = true
 	}
 	if len(allowed) == 0 {
-		return nil, fmt.Errorf("uiadapter: CORS needs at least one origin")
+		return nil, fmt.Errorf("edge: CORS needs at least one origin")
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
@@ -49,8 +51,8 @@ func CORS(next http.Handler, origins ...string) (http.Handler, error) {
 			next.ServeHTTP(w, r)
 			return
 		case !allowed[origin]:
-			closeUnread(w, r)
-			writeError(w, slog.New(slog.DiscardHandler), &Error{Status: http.StatusForbidden, Message: "this origin may not use this server"})
+			wire.CloseUnread(w, r)
+			wire.WriteError(w, slog.New(slog.DiscardHandler), &wire.Error{Status: http.StatusForbidden, Message: "this origin may not use this server"})
 			return
 		}
 		h.Set("Access-Control-Allow-Origin", origin)
@@ -100,6 +102,19 @@ func requestScheme(r *http.Request) string {
 	return "http"
 }
 
+// Response headers of the chat handlers that CORS exposes.
+
+// RunHeader names the run a stream shows (its id is AG-UI's runId), so a
+// client can resume it with Last-Event-ID "<run>:<sequence>".
+const RunHeader = "Agentui-Run"
+
+// StreamIDHeader names, on a stream that can be resumed, the id to resume
+// it by: GET {api}/{id}/stream. It is the header assistant-ui's resumable
+// transport reads (AssistantChatTransport's resumable option, with
+// resumeApi: (id) => `/api/chat/${id}/stream`), which then resumes a
+// reply that a reload interrupted.
+const StreamIDHeader = "X-Resumable-Stream-Id"
+
 // ScopeHeader is a response header through which a server tells a page
 // about its scope credential: the agentui binary says "renewed" when the
 // browser's scope cookie no longer verified and a new scope was issued
@@ -116,15 +131,15 @@ const ScopeHeader = "Agentui-Scope"
 var crossOrigin = http.NewCrossOriginProtection()
 
 // errCrossSite is the refusal of a request the cross-site rule stops.
-var errCrossSite = &Error{Status: http.StatusForbidden, Message: "a page on another origin may not change this server's state"}
+var errCrossSite = &wire.Error{Status: http.StatusForbidden, Message: "a page on another origin may not change this server's state"}
 
-// checkCrossSite applies the cross-site rule to r: a state-changing
+// CheckCrossSite applies the cross-site rule to r: a state-changing
 // request from a page on another origin is refused unless CORS allows
 // that origin. A simple request (a form post, or fetch with
 // Content-Type text/plain) needs no preflight, so without this rule any
 // page could send one with the user's cookie: stop their reply, mint a
 // token.
-func checkCrossSite(r *http.Request) error {
+func CheckCrossSite(r *http.Request) error {
 	if allowed, _ := r.Context().Value(corsAllowedKey{}).(bool); allowed {
 		return nil
 	}
@@ -145,9 +160,9 @@ func checkCrossSite(r *http.Request) error {
 func RefuseCrossSite(next http.Handler) http.Handler {
 	quiet := slog.New(slog.DiscardHandler)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := checkCrossSite(r); err != nil {
-			closeUnread(w, r)
-			writeError(w, quiet, err)
+		if err := CheckCrossSite(r); err != nil {
+			wire.CloseUnread(w, r)
+			wire.WriteError(w, quiet, err)
 			return
 		}
 		next.ServeHTTP(w, r)

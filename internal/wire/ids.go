@@ -1,4 +1,4 @@
-package uiadapter
+package wire
 
 import (
 	"strconv"
@@ -56,11 +56,16 @@ func idChar(r rune) bool {
 	return !unicode.IsControl(r) && !unicode.Is(unicode.Bidi_Control, r) && r != '\u2028' && r != '\u2029'
 }
 
-// checkChatID refuses a chat route's id when it is missing or CheckID
+// CheckChatID refuses a chat route's id when it is missing or CheckID
 // refuses it.
-func checkChatID(id string) error {
+func CheckChatID(id string) error {
 	if id == "" {
 		return BadRequest("missing chat id")
 	}
 	return CheckID("the chat id", id)
 }
+
+// SchemeProviderFile is the URL scheme a decoder gives provider file
+// handles (AG-UI "file" sources: an id the model provider resolves with
+// the server's credentials); sanitizing drops them unless it is allowed.
+const SchemeProviderFile = "provider-file"

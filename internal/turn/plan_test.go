@@ -1,4 +1,4 @@
-package uiadapter
+package turn
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/wire"
 )
 
 func textMsg(role cmf.Role, id, text string) cmf.Message {
@@ -43,38 +44,38 @@ func waitingChat() []cmf.Message {
 	return []cmf.Message{textMsg(cmf.RoleUser, "u1", "go"), asst, resultMsg("sv", "get_weather")}
 }
 
-func approve(id string) Resolution {
-	return Resolution{Resolution: agent.Resolution{ToolCallID: id, Kind: agent.Approve}, Signature: "sig"}
+func approve(id string) wire.Resolution {
+	return wire.Resolution{Resolution: agent.Resolution{ToolCallID: id, Kind: agent.Approve}, Signature: "sig"}
 }
 
-func output(id string) Resolution {
-	return Resolution{Resolution: agent.Resolution{ToolCallID: id, Kind: agent.ClientOutput, Output: json.RawMessage(`1`)}}
+func output(id string) wire.Resolution {
+	return wire.Resolution{Resolution: agent.Resolution{ToolCallID: id, Kind: agent.ClientOutput, Output: json.RawMessage(`1`)}}
 }
 
-var roomy = chatSize{maxMessages: 100, maxBytes: 1 << 20, atLimitCheck: true}
+var roomy = ChatSize{MaxMessages: 100, MaxBytes: 1 << 20, AtLimitCheck: true}
 
 // The answer rules, with history: what each kind of answer to each kind
 // of stored call becomes.
 func TestAnswerRulesWithHistory(t *testing.T) {
 	for _, c := range []struct {
 		name    string
-		answers []Resolution
+		answers []wire.Resolution
 		resume  []string // call ids accepted
 		refusal string
 	}{
-		{"an approval for the call that waits for one", []Resolution{approve("ap")}, []string{"ap"}, ""},
-		{"the client's output for its call", []Resolution{output("cl")}, []string{"cl"}, ""},
-		{"an approval for a call that waits for the client", []Resolution{approve("cl")}, nil, "approval for a tool call that is not waiting for one"},
-		{"an approval for a server call", []Resolution{approve("sv")}, nil, "approval for a tool call that is not waiting for one"},
-		{"an approval for a call the chat does not have", []Resolution{approve("zz")}, nil, "approval for a tool call the server did not request"},
-		{"output resent for an answered call is ignored", []Resolution{output("sv"), output("cl")}, []string{"cl"}, ""},
-		{"output for a call waiting for approval is ignored", []Resolution{output("ap"), output("cl")}, []string{"cl"}, ""},
-		{"output with the approval of its call: the approval decides", []Resolution{output("ap"), approve("ap")}, []string{"ap"}, ""},
-		{"output for a call the chat does not have", []Resolution{output("zz")}, nil, "tool output for a tool call that is not waiting for one"},
-		{"nothing that counts", []Resolution{output("sv")}, nil, "nothing to continue: no tool call in this chat is waiting for these answers"},
+		{"an approval for the call that waits for one", []wire.Resolution{approve("ap")}, []string{"ap"}, ""},
+		{"the client's output for its call", []wire.Resolution{output("cl")}, []string{"cl"}, ""},
+		{"an approval for a call that waits for the client", []wire.Resolution{approve("cl")}, nil, "approval for a tool call that is not waiting for one"},
+		{"an approval for a server call", []wire.Resolution{approve("sv")}, nil, "approval for a tool call that is not waiting for one"},
+		{"an approval for a call the chat does not have", []wire.Resolution{approve("zz")}, nil, "approval for a tool call the server did not request"},
+		{"output resent for an answered call is ignored", []wire.Resolution{output("sv"), output("cl")}, []string{"cl"}, ""},
+		{"output for a call waiting for approval is ignored", []wire.Resolution{output("ap"), output("cl")}, []string{"cl"}, ""},
+		{"output with the approval of its call: the approval decides", []wire.Resolution{output("ap"), approve("ap")}, []string{"ap"}, ""},
+		{"output for a call the chat does not have", []wire.Resolution{output("zz")}, nil, "tool output for a tool call that is not waiting for one"},
+		{"nothing that counts", []wire.Resolution{output("sv")}, nil, "nothing to continue: no tool call in this chat is waiting for these answers"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p, _, err := planStored(waitingChat(), &Turn{Intent: Continue, Resolutions: c.answers}, roomy, &SanitizePolicy{})
+			p, _, err := PlanStored(waitingChat(), &wire.Turn{Intent: wire.Continue, Resolutions: c.answers}, roomy, &Policy{})
 			if c.refusal != "" {
 				if err == nil || refusalText(err) != c.refusal {
 					t.Fatalf("err = %v, want %q", err, c.refusal)
@@ -84,11 +85,11 @@ func TestAnswerRulesWithHistory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := resumed(p.resume); !equal(got, c.resume) {
+			if got := resumed(p.Resume); !equal(got, c.resume) {
 				t.Fatalf("resumed %v, want %v", got, c.resume)
 			}
-			if p.keep != 3 || len(p.add) != 0 {
-				t.Fatalf("a continuation changes the chat: keep %d, add %d", p.keep, len(p.add))
+			if p.Keep != 3 || len(p.Add) != 0 {
+				t.Fatalf("a continuation changes the chat: keep %d, add %d", p.Keep, len(p.Add))
 			}
 		})
 	}
@@ -97,12 +98,12 @@ func TestAnswerRulesWithHistory(t *testing.T) {
 // A chat at its size limit takes no new message, but still takes the
 // answers its pending calls wait for (WithChatLimits).
 func TestChatAtItsLimitStillTakesAnswers(t *testing.T) {
-	full := chatSize{messages: 3, maxMessages: 3, maxBytes: 1 << 20, atLimitCheck: true}
-	if _, _, err := planStored(waitingChat(), &Turn{Intent: Continue, Resolutions: []Resolution{approve("ap")}}, full, &SanitizePolicy{}); err != nil {
+	full := ChatSize{Messages: 3, MaxMessages: 3, MaxBytes: 1 << 20, AtLimitCheck: true}
+	if _, _, err := PlanStored(waitingChat(), &wire.Turn{Intent: wire.Continue, Resolutions: []wire.Resolution{approve("ap")}}, full, &Policy{}); err != nil {
 		t.Fatalf("an answer to a pending call was refused at the limit: %v", err)
 	}
-	submit := &Turn{Intent: Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u2", "more")}}
-	if _, _, err := planStored(waitingChat(), submit, full, &SanitizePolicy{}); err == nil {
+	submit := &wire.Turn{Intent: wire.Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u2", "more")}}
+	if _, _, err := PlanStored(waitingChat(), submit, full, &Policy{}); err == nil {
 		t.Fatal("a new message was taken at the limit")
 	}
 }
@@ -113,24 +114,24 @@ func TestChatAtItsLimitStillTakesAnswers(t *testing.T) {
 func TestPlanEditCutsAndAddsInOneWrite(t *testing.T) {
 	stored := []cmf.Message{textMsg(cmf.RoleUser, "u1", "first"), textMsg(cmf.RoleAssistant, "a1", "reply"),
 		textMsg(cmf.RoleUser, "u2", "second"), textMsg(cmf.RoleAssistant, "a2", "reply")}
-	edit := &Turn{Intent: Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u1", "first, edited")}}
-	p, _, err := planStored(stored, edit, roomy, &SanitizePolicy{})
+	edit := &wire.Turn{Intent: wire.Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u1", "first, edited")}}
+	p, _, err := PlanStored(stored, edit, roomy, &Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.keep != 0 || len(p.add) != 1 || p.add[0].Text() != "first, edited" {
-		t.Fatalf("plan keep %d add %+v", p.keep, p.add)
+	if p.Keep != 0 || len(p.Add) != 1 || p.Add[0].Text() != "first, edited" {
+		t.Fatalf("plan keep %d add %+v", p.Keep, p.Add)
 	}
 	if stored[0].Text() != "first" || len(stored) != 4 {
 		t.Fatal("planning changed the stored conversation")
 	}
 	// A new message after calls that wait answers them "not answered".
-	p, _, err = planStored(waitingChat(), &Turn{Intent: Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u9", "never mind")}}, roomy, &SanitizePolicy{})
+	p, _, err = PlanStored(waitingChat(), &wire.Turn{Intent: wire.Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u9", "never mind")}}, roomy, &Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.keep != 3 || len(p.add) != 3 || p.add[2].ID() != "u9" {
-		t.Fatalf("plan keep %d add %d", p.keep, len(p.add))
+	if p.Keep != 3 || len(p.Add) != 3 || p.Add[2].ID() != "u9" {
+		t.Fatalf("plan keep %d add %d", p.Keep, len(p.Add))
 	}
 }
 
@@ -160,22 +161,22 @@ func TestPlanPendingInterrupts(t *testing.T) {
 		{"both wait", waitingChat(), true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			turn := &Turn{Intent: Submit, ResumeRequired: c.resumeRequired, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u2", "something else")}}
-			p, _, err := planStored(c.stored, turn, roomy, &SanitizePolicy{})
+			turn := &wire.Turn{Intent: wire.Submit, ResumeRequired: c.resumeRequired, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u2", "something else")}}
+			p, _, err := PlanStored(c.stored, turn, roomy, &Policy{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if c.refused {
-				if p.refusal != refusal || len(p.add) != 0 {
-					t.Fatalf("refusal %q, adds %d", p.refusal, len(p.add))
+				if p.Refusal != refusal || len(p.Add) != 0 {
+					t.Fatalf("refusal %q, adds %d", p.Refusal, len(p.Add))
 				}
 				return
 			}
-			if p.refusal != "" || len(p.add) != 2 || p.add[1].ID() != "u2" {
-				t.Fatalf("refusal %q, adds %d", p.refusal, len(p.add))
+			if p.Refusal != "" || len(p.Add) != 2 || p.Add[1].ID() != "u2" {
+				t.Fatalf("refusal %q, adds %d", p.Refusal, len(p.Add))
 			}
-			if r, ok := p.add[0].Content[0].(cmf.ToolResult); !ok || !r.IsError || !strings.Contains(string(r.Content), "Not answered") {
-				t.Fatalf("the waiting call's answer: %+v", p.add[0].Content)
+			if r, ok := p.Add[0].Content[0].(cmf.ToolResult); !ok || !r.IsError || !strings.Contains(string(r.Content), "Not answered") {
+				t.Fatalf("the waiting call's answer: %+v", p.Add[0].Content)
 			}
 		})
 	}
@@ -185,14 +186,14 @@ func TestPlanPendingInterrupts(t *testing.T) {
 // does not have, is told so (409 unknown_chat) instead of starting
 // another conversation under the same id.
 func TestPlanUnknownChat(t *testing.T) {
-	turn := &Turn{Intent: Submit, ParentID: "a7", Messages: []cmf.Message{textMsg(cmf.RoleUser, "u8", "and then?")}}
-	_, _, err := planStored(nil, turn, roomy, &SanitizePolicy{})
-	var e *Error
-	if !errors.As(err, &e) || e.Status != 409 || e.Code != CodeUnknownChat {
+	turn := &wire.Turn{Intent: wire.Submit, ParentID: "a7", Messages: []cmf.Message{textMsg(cmf.RoleUser, "u8", "and then?")}}
+	_, _, err := PlanStored(nil, turn, roomy, &Policy{})
+	var e *wire.Error
+	if !errors.As(err, &e) || e.Status != 409 || e.Code != wire.CodeUnknownChat {
 		t.Fatalf("err = %v", err)
 	}
 	turn.ParentID = ""
-	if _, _, err := planStored(nil, turn, roomy, &SanitizePolicy{}); err != nil {
+	if _, _, err := PlanStored(nil, turn, roomy, &Policy{}); err != nil {
 		t.Fatalf("a first message: %v", err)
 	}
 }
@@ -214,29 +215,29 @@ func TestPlanUnknownChatBoundary(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		stored  []cmf.Message
-		turn    Turn
+		turn    wire.Turn
 		unknown bool
 	}{
-		{"the first message", nil, Turn{Intent: Submit, Messages: []cmf.Message{user}}, false},
-		{"after a system message", nil, Turn{Intent: Submit, Messages: []cmf.Message{system, user}}, false},
-		{"after system and developer messages", nil, Turn{Intent: Submit, Messages: []cmf.Message{system, developer, user}}, false},
-		{"after one earlier reply", nil, Turn{Intent: Submit, Messages: []cmf.Message{called, user}}, true},
-		{"after one earlier user message", nil, Turn{Intent: Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u1", "hi"), user}}, true},
-		{"after a system message and one earlier reply", nil, Turn{Intent: Submit, Messages: []cmf.Message{system, called, user}}, true},
-		{"an earlier reply after the system message", nil, Turn{Intent: Submit, Messages: []cmf.Message{called, system, user}}, true},
-		{"after the client's greeting", nil, Turn{Intent: Submit, ParentID: "g1", Messages: []cmf.Message{greeting, user}}, false},
-		{"after a system message and the client's greeting", nil, Turn{Intent: Submit, Messages: []cmf.Message{system, greeting, user}}, false},
-		{"after a greeting, naming another parent", nil, Turn{Intent: Submit, ParentID: "a7", Messages: []cmf.Message{greeting, user}}, true},
-		{"after a user message and a greeting", nil, Turn{Intent: Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u1", "hi"), greeting, user}}, true},
-		{"answers", nil, Turn{Intent: Continue, Resolutions: []Resolution{approve("ap")}}, true},
-		{"a regeneration", nil, Turn{Intent: Regenerate}, true},
+		{"the first message", nil, wire.Turn{Intent: wire.Submit, Messages: []cmf.Message{user}}, false},
+		{"after a system message", nil, wire.Turn{Intent: wire.Submit, Messages: []cmf.Message{system, user}}, false},
+		{"after system and developer messages", nil, wire.Turn{Intent: wire.Submit, Messages: []cmf.Message{system, developer, user}}, false},
+		{"after one earlier reply", nil, wire.Turn{Intent: wire.Submit, Messages: []cmf.Message{called, user}}, true},
+		{"after one earlier user message", nil, wire.Turn{Intent: wire.Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u1", "hi"), user}}, true},
+		{"after a system message and one earlier reply", nil, wire.Turn{Intent: wire.Submit, Messages: []cmf.Message{system, called, user}}, true},
+		{"an earlier reply after the system message", nil, wire.Turn{Intent: wire.Submit, Messages: []cmf.Message{called, system, user}}, true},
+		{"after the client's greeting", nil, wire.Turn{Intent: wire.Submit, ParentID: "g1", Messages: []cmf.Message{greeting, user}}, false},
+		{"after a system message and the client's greeting", nil, wire.Turn{Intent: wire.Submit, Messages: []cmf.Message{system, greeting, user}}, false},
+		{"after a greeting, naming another parent", nil, wire.Turn{Intent: wire.Submit, ParentID: "a7", Messages: []cmf.Message{greeting, user}}, true},
+		{"after a user message and a greeting", nil, wire.Turn{Intent: wire.Submit, Messages: []cmf.Message{textMsg(cmf.RoleUser, "u1", "hi"), greeting, user}}, true},
+		{"answers", nil, wire.Turn{Intent: wire.Continue, Resolutions: []wire.Resolution{approve("ap")}}, true},
+		{"a regeneration", nil, wire.Turn{Intent: wire.Regenerate}, true},
 		{"one message stored", []cmf.Message{textMsg(cmf.RoleUser, "u1", "hi")},
-			Turn{Intent: Submit, ParentID: "a1", Messages: []cmf.Message{textMsg(cmf.RoleAssistant, "a1", "hi"), user}}, false},
+			wire.Turn{Intent: wire.Submit, ParentID: "a1", Messages: []cmf.Message{textMsg(cmf.RoleAssistant, "a1", "hi"), user}}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, _, err := planStored(c.stored, &c.turn, roomy, &SanitizePolicy{})
-			var e *Error
-			if unknown := errors.As(err, &e) && e.Code == CodeUnknownChat; unknown != c.unknown {
+			_, _, err := PlanStored(c.stored, &c.turn, roomy, &Policy{})
+			var e *wire.Error
+			if unknown := errors.As(err, &e) && e.Code == wire.CodeUnknownChat; unknown != c.unknown {
 				t.Fatalf("err = %v, want unknown chat: %v", err, c.unknown)
 			}
 			if !c.unknown && err != nil {
@@ -261,12 +262,12 @@ var demoKinds = kinds{"delete_file": agent.ToolApproval, "get_location": agent.T
 func TestAnswerRulesWithoutHistory(t *testing.T) {
 	thread := []cmf.Message{textMsg(cmf.RoleUser, "u1", "go"), callMsg("a1", toolCall("ap", "delete_file"), toolCall("cl", "get_location"), toolCall("sv", "get_weather")),
 		resultMsg("sv", "get_weather"), resultMsg("cl", "get_location"), resultMsg("ap", "delete_file")}
-	turn := &Turn{Intent: Continue, Messages: thread, Resolutions: []Resolution{output("sv"), output("cl"), output("ap")}}
-	base, p, _, err := planClient(turn, demoKinds, &SanitizePolicy{}, nil)
+	turn := &wire.Turn{Intent: wire.Continue, Messages: thread, Resolutions: []wire.Resolution{output("sv"), output("cl"), output("ap")}}
+	base, p, _, err := PlanClient(turn, demoKinds, &Policy{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := resumed(p.resume); !equal(got, []string{"cl"}) {
+	if got := resumed(p.Resume); !equal(got, []string{"cl"}) {
 		t.Fatalf("resumed %v", got)
 	}
 	// The output for the call that needs approval left the thread (and
@@ -282,25 +283,25 @@ func TestAnswerRulesWithoutHistory(t *testing.T) {
 	if !equal(results, []string{"sv", "cl"}) {
 		t.Fatalf("results left in the thread: %v", results)
 	}
-	turn.Resolutions = []Resolution{approve("cl")}
+	turn.Resolutions = []wire.Resolution{approve("cl")}
 	turn.Messages = thread[:2]
-	if _, _, _, err := planClient(turn, demoKinds, &SanitizePolicy{}, nil); err != nil {
+	if _, _, _, err := PlanClient(turn, demoKinds, &Policy{}, nil); err != nil {
 		// Signed as an approval of the call: it is the signature
 		// (verify) that refuses it, the rules cannot tell.
 		t.Fatalf("planClient: %v", err)
 	}
-	turn.Resolutions = []Resolution{approve("nope")}
-	if _, _, _, err := planClient(turn, demoKinds, &SanitizePolicy{}, nil); refusalText(err) != "approval for a tool call the server did not request" {
+	turn.Resolutions = []wire.Resolution{approve("nope")}
+	if _, _, _, err := PlanClient(turn, demoKinds, &Policy{}, nil); refusalText(err) != "approval for a tool call the server did not request" {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func refusalText(err error) string {
-	var ra *refusedAnswer
-	var e *Error
+	var ra *RefusedAnswer
+	var e *wire.Error
 	switch {
 	case errors.As(err, &ra):
-		return ra.why
+		return ra.Why
 	case errors.As(err, &e):
 		return e.Message
 	case err != nil:
@@ -309,7 +310,7 @@ func refusalText(err error) string {
 	return ""
 }
 
-func resumed(rs []Resolution) []string {
+func resumed(rs []wire.Resolution) []string {
 	var out []string
 	for _, r := range rs {
 		out = append(out, r.ToolCallID)
