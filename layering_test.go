@@ -2,6 +2,11 @@ package agentui_test
 
 import (
 	"go/build"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -10,7 +15,8 @@ import (
 // model knows no other package; the agent knows no protocol, handler or
 // store; stores, run logs and telemetry know no handler or protocol; a
 // protocol knows no storage of its own (it reaches it only through the
-// handler it plugs into, uiadapter). The check follows imports
+// handler it plugs into, uiadapter); the protocol seam (internal/wire)
+// knows only the model and the agent. The check follows imports
 // transitively within the module (a protocol's, only its own), tests
 // excluded.
 func TestPackagesKeepToTheirLayer(t *testing.T) {
@@ -24,6 +30,9 @@ func TestPackagesKeepToTheirLayer(t *testing.T) {
 		"runlog":             {"uiadapter", "protocols", "telemetry"},
 		"telemetry":          {"uiadapter", "protocols", "history"},
 		"policy":             {"uiadapter", "protocols", "history", "runlog"},
+		"edge":               {"uiadapter", "protocols", "history", "runlog", "telemetry"},
+		"internal/wire":      {"uiadapter", "protocols", "history", "runlog", "telemetry", "policy", "limit"},
+		"internal/turn":      {"uiadapter", "protocols", "history", "runlog", "telemetry", "policy", "limit"},
 		"protocols/vercelai": {"history", "runlog"},
 		"protocols/agui":     {"history", "runlog"},
 	}
@@ -51,6 +60,77 @@ func TestPackagesKeepToTheirLayer(t *testing.T) {
 					t.Errorf("%s imports %s (its layer must not know %s)", pkg, rel, b)
 				}
 			}
+		}
+	}
+}
+
+// The package table of docs/architecture.md names every package of the
+// module, and names nothing that is not one: a row's first cell lists
+// packages in backquotes ("dir/…" for every package under dir).
+func TestArchitectureTableNamesEveryPackage(t *testing.T) {
+	doc, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exact, under []string
+	for _, line := range strings.Split(string(doc), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		for _, name := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(cells[1], -1) {
+			n := name[1]
+			switch {
+			case strings.HasSuffix(n, "/…"):
+				under = append(under, strings.TrimSuffix(n, "…"))
+			case n == "agentui":
+				exact = append(exact, ".")
+			default:
+				exact = append(exact, strings.TrimSuffix(n, "/"))
+			}
+		}
+	}
+	pkgs := map[string]bool{}
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == "node_modules" || name == "testdata" || strings.HasPrefix(name, ".") && path != "." {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != "." {
+				return filepath.SkipDir // another module
+			}
+			return nil
+		}
+		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			pkgs[filepath.ToSlash(filepath.Dir(path))] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := func(pkg string) bool {
+		if slices.Contains(exact, pkg) {
+			return true
+		}
+		for _, u := range under {
+			if strings.HasPrefix(pkg+"/", u) {
+				return true
+			}
+		}
+		return false
+	}
+	for pkg := range pkgs {
+		if !named(pkg) {
+			t.Errorf("package %s is not in the table of docs/architecture.md", pkg)
+		}
+	}
+	for _, n := range exact {
+		if !pkgs[n] {
+			t.Errorf("docs/architecture.md names %s, which is not a package of the module", n)
 		}
 	}
 }
