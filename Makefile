@@ -60,12 +60,12 @@ FUZZ_TARGETS = \
 	./protocols/vercelai:FuzzDecode ./protocols/vercelai:FuzzDecodeTail ./protocols/vercelai:FuzzDump ./protocols/vercelai:FuzzEncodeFraming \
 	./protocols/agui:FuzzDecode ./protocols/agui:FuzzDump ./protocols/agui:FuzzEncodeFraming \
 	./agent:FuzzBalancer ./agent:FuzzEventCodec ./internal/jsonw:FuzzString ./internal/jsonw:FuzzRaw \
-	./internal/wire:FuzzCanonicalJSON ./uiadapter:FuzzSigner ./uiadapter:FuzzSanitizeURLs \
+	./internal/wire:FuzzCanonicalJSON ./internal/turn:FuzzSigner ./internal/turn:FuzzSanitizeURLs \
 	./cmf:FuzzToolCallStates ./agent/openai:FuzzChunks ./internal/server:FuzzScopeCookie \
 	./history/redisstore:FuzzDecodeEntries ./uiadapter:FuzzLastEventID ./history:FuzzCleanTitle \
 	./agent/openai/responses:FuzzStream ./agent/openai/responses:FuzzInput ./internal/testkit/fakes/responses:FuzzValidate \
 	./agent/anthropic:FuzzStream ./agent/anthropic:FuzzRequest \
-	./agent/gemini:FuzzStream ./agent/gemini:FuzzReplay ./agent/gemini:FuzzSpan \
+	./agent/gemini:FuzzStream ./agent/gemini:FuzzReplay ./agent/gemini:FuzzSpan ./agent/gemini:FuzzCallID \
 	./internal/wire:FuzzCheckID ./telemetry:FuzzClean \
 	./edge:FuzzNormalizeHost \
 	./internal/wire:FuzzOpenSealed
