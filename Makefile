@@ -205,14 +205,18 @@ web-check: web web-test
 	@untracked=$$(git ls-files --others --exclude-standard -- $(WEB_OUT)); \
 	  if [ -n "$$untracked" ]; then echo "$(WEB_OUT) has files the commit lacks (run make web and commit):"; echo "$$untracked"; exit 1; fi
 
-# The browser test (e2e/chat.test.mjs): builds the binary with the embedded
-# page as committed, starts it on a free port and drives the page in
-# Debian's Chromium (apt-get install chromium); screenshots go to
-# test-output/e2e/. Without Chromium it skips, except under CI, where it fails.
+# The browser tests (e2e/chat.test.mjs, e2e/failures.test.mjs): build the
+# binary with the embedded page as committed, start it on a free port and
+# drive the page in Debian's Chromium (apt-get install chromium);
+# screenshots go to test-output/e2e/. failures.test.mjs kills and restarts
+# the binary, with chats in memory and in a Redis of its own
+# (redis-server). Without Chromium they skip, except under CI, where they
+# fail.
 e2e: e2e/node_modules/.package-lock.json
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	  $(GO) build -o "$$tmp/agentui" ./cmd/agentui && \
-	  AGENTUI_BIN="$$tmp/agentui" node e2e/chat.test.mjs
+	  AGENTUI_BIN="$$tmp/agentui" node e2e/chat.test.mjs && \
+	  AGENTUI_BIN="$$tmp/agentui" node e2e/failures.test.mjs
 
 # The chat kits against agentui (e2e/kits.test.mjs): assistant-ui and
 # CopilotKit, each wired as docs/frontends.md says, their pages built by

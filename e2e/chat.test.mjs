@@ -345,10 +345,12 @@ async function everyAction(protocol) {
   assert.deepEqual(untrue, [], 'what the page showed after these actions was not true');
 }
 
-// failedKeepsMark: a failed reply shows as failed, with Retry, also after
-// a reload (useChat: the stored metadata's finishReason; AG-UI 1.0: the
-// message's). Retry asks for the reply again; the demo fails it again.
+// failedKeepsMark: a failed reply shows as failed, with its error and
+// Retry, also after a reload (useChat: the stored metadata's finishReason
+// and error; AG-UI 1.0: the message's). Retry asks for the reply again;
+// the demo fails it again.
 async function failedKeepsMark() {
+  const marked = await page.locator('[data-testid=message][data-failed=true]').count();
   await send('fail');
   const error = page.getByTestId('error');
   await error.waitFor();
@@ -365,11 +367,16 @@ async function failedKeepsMark() {
   assert.equal(await page.getByTestId('message').count(), count, 'Retry replaced the failed reply');
   await reload();
   await lastAssistant().getByTestId('text').filter({ hasText: 'Working on it' }).waitFor();
-  await truthful('a reload after a failed reply', { failed: 1 });
+  // The reload says what the live page said: the mark, and the error with
+  // Retry.
+  await rendered();
+  assert.deepEqual(await page.getByTestId('error-text').allTextContents(), ['An error occurred.'], 'after a reload, the error');
+  assert.equal(await error.getByTestId('retry').count(), 1, 'with Retry');
+  assert.equal(await page.locator('[data-testid=message][data-failed=true]').count(), marked + 1, 'the reply is marked failed');
   assert.match(await lastAssistant().getByTestId('failed').textContent(), /failed/);
   await send('hello');
   await expectReply('You said: hello');
-  await truthful('a reply after a failed one', { failed: 1 });
+  await truthful('a reply after a failed one', { failed: marked + 1 });
 }
 
 // allowing runs a test that makes requests fail on purpose (it may kill

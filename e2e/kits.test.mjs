@@ -464,6 +464,35 @@ describe('useChat (ai@6) on a Vite dev server', () => {
     assert.equal(await page.getByTestId('error').count(), 0, 'the page shows an error');
   }
 
+  // The pairing that keeps nothing: the page on localhost, agentui called
+  // as 127.0.0.1 (what it prints), two sites, so the browser keeps the
+  // scope cookie to itself. The page is told (Agentui-Scope: none) and
+  // says so; after a reload nothing is stored, and the error it shows for
+  // the refused resume is agentui's sentence, not its JSON.
+  test('two sites (the page on localhost, agentui as 127.0.0.1): the page says nothing is kept, and shows errors as sentences', () =>
+    withPage(
+      `${servers.page.url}/?api=${servers.api.url}`,
+      async (page) => {
+        assert.match(servers.page.url, /^http:\/\/localhost:/);
+        assert.match(servers.api.url, /^http:\/\/127\.0\.0\.1:/);
+        await ready(page);
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        await page.getByTestId('not-kept').waitFor();
+        await page.reload();
+        const error = page.getByTestId('error');
+        await error.waitFor();
+        const text = await error.textContent();
+        assert.ok(!/[{}"]/.test(text), `a sentence, not JSON: ${text}`);
+        assert.ok(text.length > 10, `a sentence: ${text}`);
+        assert.deepEqual(await shown(page), [], 'nothing was kept');
+        // The browser logs the refused reload requests (404) itself.
+        const found = problems.splice(0).filter((p) => !/status of 404 \(Not Found\)/.test(p));
+        problems.push(...found);
+      },
+      'useChat on two sites',
+    ));
+
   for (const [mode, home] of Object.entries(modes)) {
     const run = (fn) => withPage(home(), async (page) => (await ready(page), fn(page)), `useChat ${mode}`);
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"net/url"
 	"regexp"
@@ -32,6 +33,11 @@ const Provider = "agentui"
 
 // ErrFailed is the error the model returns for "fail".
 var ErrFailed = errors.New("demo: the model failed, as asked")
+
+// ErrUnreachable is the error the model returns for "fail at once", before
+// any output: it wraps [agent.ErrModelUnreachable], so a client is told
+// what a real model's outage tells it.
+var ErrUnreachable = fmt.Errorf("demo: no output, as asked: %w", agent.ErrModelUnreachable)
 
 // Model is the demo model. The zero value streams without delays.
 type Model struct {
@@ -236,6 +242,8 @@ func (s *stream) answer(t turn, req *agent.Request) {
 		if s.delta(agent.ChunkText, "Working on it") {
 			s.fail(ErrFailed)
 		}
+	case lower == "fail at once":
+		s.fail(ErrUnreachable)
 	case reSet.MatchString(t.text):
 		g := reSet.FindStringSubmatch(t.text)
 		s.setState(req.State, g[1], g[2])

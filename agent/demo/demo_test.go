@@ -388,6 +388,17 @@ func TestFail(t *testing.T) {
 	}
 }
 
+func TestFailAtOnce(t *testing.T) {
+	s := newSession(t)
+	s.say("Fail at once")
+	if !errors.Is(s.err, demo.ErrUnreachable) || !errors.Is(s.err, agent.ErrModelUnreachable) {
+		t.Fatalf("err = %v", s.err)
+	}
+	if d := s.deltas(agent.PartText); len(d) != 0 {
+		t.Fatalf("deltas before the failure = %q", d)
+	}
+}
+
 func TestMarkdown(t *testing.T) {
 	s := newSession(t)
 	s.say("Markdown")

@@ -8,9 +8,25 @@ import { memo, useCallback, useEffect, useRef, useState } from 'react';
 import * as agui from '@ag-ui/client';
 import { agentuiAgent } from './agentuiAgent.js';
 import { generateId } from './ids.js';
-import { Composer, CopyButton, FailureBox, Message, MessageList, Pending, Reasoning, ToolCard, UserText, UserTurn, Usage } from './ui.jsx';
+import { Composer, CopyButton, FailureBox, Message, MessageList, NoReply, Pending, Reasoning, STOP_WAIT_MS, ToolCard, UserText, UserTurn, Usage, useWhenIdle } from './ui.jsx';
 import { Markdown } from './markdown.jsx';
-import { BACK_ONLINE, BUSY_NOTICE, errorText, isOffline, OFFLINE_LOAD, OFFLINE_REPLY, OFFLINE_SEND, UNKNOWN_CHAT, UNKNOWN_CHAT_NOTICE, whenReachable } from './api.js';
+import {
+  BACK_ONLINE,
+  BUSY_NOTICE,
+  errorText,
+  HELD_NOTICE,
+  isOffline,
+  loadStored,
+  OFFLINE_LOAD,
+  OFFLINE_REPLY,
+  OFFLINE_SEND,
+  REFILLED,
+  rememberChat,
+  UNKNOWN_CHAT,
+  UNKNOWN_CHAT_NOTICE,
+  wasKnown,
+  whenReachable,
+} from './api.js';
 import { yieldingFetch } from './yieldingFetch.js';
 import { getLocation, LOCATION_TOOL, locationToolDeclaration } from './location.js';
 
@@ -32,7 +48,7 @@ window.addEventListener('unhandledrejection', (e) => {
 // VercelChat).
 const THROTTLE_MS = 50;
 
-export function AguiChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) {
+export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onNewChat }) {
   const modelRef = useRef(model);
   modelRef.current = model;
   const [agent] = useState(() => new AgentuiAgent({ url: '/api/agui', threadId: chatId, fetch: yieldingFetch }));
@@ -44,8 +60,11 @@ export function AguiChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) 
   const [interrupts, setInterrupts] = useState([]);
   const [answers, setAnswers] = useState({}); // interrupt id → payload, until the resume is sent
   const [decisions, setDecisions] = useState({}); // tool call id → {approved, reason} or {expired}, for the chat's life
-  const [usage, setUsage] = useState({}); // assistant turn id → RUN_FINISHED usage
-  const [failedTurns, setFailedTurns] = useState({}); // assistant turn id → true
+  const [usage, setUsage] = useState({}); // assistant turn id → its runs' RUN_FINISHED usage, summed
+  // assistant turn id → true; AFTER + a user turn's id: the reply to it
+  // failed before it began (the server stores it as an empty failed reply)
+  const [failedTurns, setFailedTurns] = useState({});
+  const [refill, setRefill] = useState(null); // a refused message, back in the message box
   const [editing, setEditing] = useState(null);
   const stopping = useRef(false);
   const lastRun = useRef({}); // the last run's parameters, for Retry
@@ -68,19 +87,28 @@ export function AguiChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) 
       onRunErrorEvent: ({ event, messages: now }) => {
         if (event.code === 'abort' || stopping.current) return;
         const turn = lastAssistantTurn(now);
+        const lastUser = now.findLast((m) => m.role === 'user');
         if (turn) setFailedTurns((m) => ({ ...m, [turn]: true }));
+        else if (lastUser) setFailedTurns((m) => ({ ...m, [AFTER + lastUser.id]: true }));
         setFailure({ kind: 'error', text: errorText(event.message || 'The run failed.'), retry: 'regenerate' });
       },
       // Usage comes with the run's end, whether this page started the
       // run or followed it after a reload (connect). AG-UI 1.0's usage is
-      // a list, one entry per model.
+      // a list, one entry per model. A turn of several runs (an approval
+      // answered, a frontend tool's result) shows them summed, as its
+      // stored steps do after a reload.
       onRunFinishedEvent: ({ event, messages: now }) => {
         const list = event?.usage;
         const turn = lastAssistantTurn(now);
         if (!Array.isArray(list) || list.length === 0 || !turn) return;
         const sum = (k) => list.reduce((n, u) => n + (u[k] ?? 0), 0);
-        const u = { inputTokens: sum('inputTokens'), outputTokens: sum('outputTokens'), reasoningTokens: sum('reasoningTokens') };
-        setUsage((m) => ({ ...m, [turn]: { usage: u, model: list.map((x) => x.model).filter(Boolean).join(', ') } }));
+        const run = { inputTokens: sum('inputTokens'), outputTokens: sum('outputTokens'), reasoningTokens: sum('reasoningTokens') };
+        const model = list.map((x) => x.model).filter(Boolean).join(', ');
+        setUsage((m) => {
+          const had = m[turn] ?? storedUsage(groupTurns(now).at(-1));
+          const u = had ? Object.fromEntries(Object.keys(run).map((k) => [k, run[k] + (had.usage[k] ?? 0)])) : run;
+          return { ...m, [turn]: { usage: u, model: model || had?.model } };
+        });
       },
     });
     return () => {
@@ -91,7 +119,10 @@ export function AguiChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) 
   }, [agent]);
 
   // connect shows the thread as the server has it (its past, open
-  // approvals, a reply being produced), running nothing.
+  // approvals, a reply being produced), running nothing. A thread the
+  // server has none of, which this browser had replies in, is lost (the
+  // server restarted without its chats, or it expired); a thread whose
+  // last reply failed shows that failure, as it did live.
   const connect = useCallback(() => {
     setRunning(true);
     stopping.current = false;
@@ -111,9 +142,18 @@ export function AguiChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) 
         if (thrown && !stopping.current && thrown.name !== 'AbortError') {
           const offline = isOffline(thrown);
           setFailure({ kind: offline ? 'offline' : 'error', text: offline ? OFFLINE_LOAD : errorText(thrown.message), retry: 'connect' });
+          return;
         }
+        if (thrown) return;
+        if (agent.messages.length > 0) rememberChat(chatId);
+        else if (wasKnown(chatId)) {
+          setFailure({ kind: 'unknown', text: UNKNOWN_CHAT_NOTICE, draft: '' });
+          return;
+        }
+        const stored = storedFailure(agent.messages);
+        if (stored) setFailure((f) => f ?? stored);
       });
-  }, [agent]);
+  }, [agent, chatId]);
   // A thread the page did not just make may have all of that.
   useEffect(() => {
     if (!fresh) connect();
@@ -136,6 +176,9 @@ export function AguiChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) 
         await agent.runAgent(
           { tools: TOOLS, forwardedProps: modelRef.current ? { model: modelRef.current } : {}, ...next },
           {
+            // The server has the thread once a run of it starts: after a
+            // restart that loses it, a reload says so (wasKnown).
+            onRunStartedEvent: () => rememberChat(chatId),
             onRunFinishedEvent: (p) => {
               if (p.outcome === 'success') pending = p.pendingToolCallIds ?? [];
             },
@@ -171,16 +214,31 @@ export function AguiChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) 
       onTurnEnd?.();
     }
     if (!thrown || stopping.current || thrown.name === 'AbortError') return;
+    const last = agent.messages.at(-1);
     if (thrown.status === 409 && thrown.payload?.code === 'busy') {
-      // A reply is being produced in this thread from elsewhere (another
-      // tab, another device): show it instead of the refusal. connect
-      // replaces the thread with the server's (without this tab's refused
-      // message) and follows the reply.
-      setFailure({ kind: 'note', text: BUSY_NOTICE });
+      // A reply is being produced in this thread: show it instead of the
+      // refusal. It is another tab's (or device's) when it answers a
+      // message this page has not shown; otherwise it is the reply this
+      // page lost, still held by the server (its server went away, and the
+      // run is held until it is found dead). connect replaces the thread
+      // with the server's (without the refused message, which goes back in
+      // the message box) and follows the reply.
+      const shown = new Set(agent.messages.map((m) => m.id));
+      let text = BUSY_NOTICE;
+      let refused = '';
+      try {
+        const { messages: stored } = await loadStored(chatId);
+        const answers = stored.findLast((m) => m.role === 'user');
+        if (answers && shown.has(answers.id)) text = HELD_NOTICE;
+        if (last?.role === 'user' && !stored.some((m) => m.id === last.id)) refused = userText(last.content);
+      } catch {
+        // the notice stays the general one
+      }
+      setFailure({ kind: 'note', text: text + (refused ? REFILLED : '') });
+      if (refused) setRefill({ text: refused });
       await connect();
       return;
     }
-    const last = agent.messages.at(-1);
     if (thrown.status === 409 && thrown.payload?.code === UNKNOWN_CHAT) {
       setFailure({ kind: 'unknown', text: UNKNOWN_CHAT_NOTICE, draft: last?.role === 'user' ? userText(last.content) : '' });
       return;
@@ -216,6 +274,12 @@ export function AguiChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) 
   // does): the run cancels their interrupts, and the server answers them
   // "not answered".
   const send = (text) => {
+    // A chat the server no longer has takes no more messages: this one
+    // starts a new chat (sent there at once).
+    if (failure?.kind === 'unknown') {
+      onNewChat(text, true);
+      return;
+    }
     const open = interrupts;
     agent.addMessage({ id: generateId(), role: 'user', content: text });
     setMessages([...agent.messages]);
@@ -227,14 +291,15 @@ export function AguiChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) 
     run({ resume: open.map((it) => ({ interruptId: it.id, status: 'cancelled' })) });
   };
 
-  // Stop asks the server to stop the run (it outlives this request),
-  // then stops reading, as useChat's Stop does: the stream then ends
-  // with the server's own end of the run, and a reload right after Stop
-  // cannot cut the request short.
+  // Stop asks the server to stop the run (it outlives this request); the
+  // stream then ends with the server's own end of the run, as useChat's
+  // does, so the reply shows as far as it is stored. A server that does
+  // not end it soon (it could not be reached) is stopped reading.
+  const whenIdle = useWhenIdle(running);
   const stop = async () => {
     stopping.current = true;
     await agent.stop().catch(() => {});
-    agent.abortRun();
+    if (!(await whenIdle(STOP_WAIT_MS))) agent.abortRun();
   };
 
   // Regenerate: keep the thread up to the last user message and run again;
@@ -280,7 +345,7 @@ export function AguiChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) 
     }
   };
   const live = useRef({});
-  live.current = { answer, regenerate, saveEdit, setEditing };
+  live.current = { answer, regenerate, saveEdit, setEditing, send };
   const [actions] = useState(() => ({
     answer: (...a) => live.current.answer(...a),
     regenerate: () => live.current.regenerate(),
@@ -289,7 +354,15 @@ export function AguiChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) 
     cancelEdit: () => live.current.setEditing(null),
   }));
 
-  const turns = groupTurns(messages);
+  // A new chat started with a message sends it at once.
+  const sent = useRef(false);
+  useEffect(() => {
+    if (!autoSend || !draft || sent.current) return;
+    sent.current = true;
+    live.current.send(draft);
+  }, [autoSend, draft]);
+
+  const turns = withFailedStarts(groupTurns(messages), failedTurns);
   const results = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m]));
   const progress = new Map(
     messages.filter((m) => m.role === 'activity' && m.activityType === 'tool-progress').map((m) => [m.content.toolCallId, m.content.output]),
@@ -300,7 +373,7 @@ export function AguiChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) 
   const lastTurn = turns.at(-1);
   return (
     <>
-      <MessageList empty={messages.length === 0} contentKey={contentKey} pinKey={turns.filter((t) => t.role === 'user').length} onSuggest={send}>
+      <MessageList empty={messages.length === 0 && failure?.kind !== 'unknown'} contentKey={contentKey} pinKey={turns.filter((t) => t.role === 'user').length} onSuggest={send}>
         {turns.map((turn, i) => {
           const isLast = i === turns.length - 1;
           return (
@@ -324,18 +397,48 @@ export function AguiChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) 
           );
         })}
         {running && lastTurn?.role !== 'assistant' && <Pending />}
+        {!running && !failure && lastTurn?.role === 'user' && <NoReply />}
       </MessageList>
       <FailureBox failure={failure} onRetry={retry} onDismiss={() => setFailure(null)} onNewChat={onNewChat} />
       <Composer
         status={running ? 'streaming' : interrupts.length ? 'awaiting-approval' : 'ready'}
         busy={running}
-        draft={draft}
+        draft={autoSend ? '' : draft}
+        refill={refill}
         statusText={running ? 'The assistant is replying…' : lastTurn?.role === 'assistant' ? 'The reply is finished.' : ''}
         onSend={send}
         onStop={stop}
       />
     </>
   );
+}
+
+// AFTER prefixes the key (in failedTurns) of a reply that failed before it
+// began, by the user message it answered.
+const AFTER = 'after:';
+
+// withFailedStarts adds to turns the replies that failed before they
+// began: live, the thread holds no message for them; after a reload it
+// holds the empty reply the server stored, which then stands instead.
+function withFailedStarts(turns, failedTurns) {
+  const out = [];
+  turns.forEach((t, i) => {
+    out.push(t);
+    if (t.role === 'user' && turns[i + 1]?.role !== 'assistant' && failedTurns[AFTER + t.id]) {
+      out.push({ id: AFTER + t.id, role: 'assistant', messages: [] });
+    }
+  });
+  return out;
+}
+
+// storedFailure is what a stored thread says went wrong, for the page to
+// show as it did live: a last reply that failed (its metadata carries the
+// sentence the live stream ended with).
+function storedFailure(messages) {
+  const turn = groupTurns(messages).at(-1);
+  const failed = turn?.role === 'assistant' ? turn.messages.find((m) => m.metadata?.finishReason === 'error') : undefined;
+  if (!failed) return null;
+  return { kind: 'error', text: errorText(failed.metadata.error || 'An error occurred.'), retry: 'regenerate' };
 }
 
 // lastAssistantTurn is the id of the thread's last assistant turn (see
@@ -372,6 +475,7 @@ const AguiTurn = memo(
         id={turn.id}
         streaming={streaming}
         failed={failed || turn.messages.some((m) => m.metadata?.finishReason === 'error')}
+        began={turn.messages.some((m) => m.role !== 'assistant' || m.content || m.toolCalls?.length)}
         actions={
           !streaming && (
             <>
@@ -488,9 +592,12 @@ function AguiMessage({ message: m, results, progress, interrupts, answers, decis
             // A streaming tool's progress (an activity) shows until its result.
             const working = !result && running ? progress.get(call.id) : undefined;
             let state = 'input-available';
+            // How the call's approval was answered: by this page, or as
+            // the server stored it (a reloaded thread's tool message).
+            const decision = decisions[call.id] ?? result?.metadata?.decision;
             // A denied call's result is the server's note that it did not run.
-            if (decisions[call.id]?.expired) state = 'approval-expired';
-            else if (result) state = result.error ? 'output-error' : decisions[call.id]?.approved === false ? 'output-denied' : 'output-available';
+            if (decision?.expired) state = 'approval-expired';
+            else if (result) state = result.error ? 'output-error' : decision?.approved === false ? 'output-denied' : 'output-available';
             else if (interrupt) state = answers[interrupt.id] ? 'approval-responded' : 'approval-requested';
             else if (running && typeof parseArgs(call.function.arguments) === 'string') state = 'input-streaming';
             return (
@@ -503,7 +610,7 @@ function AguiMessage({ message: m, results, progress, interrupts, answers, decis
                 output={result && !result.error ? parseContent(result.content) : working}
                 preliminary={working !== undefined}
                 errorText={result?.error}
-                approval={interrupt ? answers[interrupt.id] : decisions[call.id]}
+                approval={interrupt ? answers[interrupt.id] : decision}
                 busy={running}
                 onApprove={() => onAnswer(interrupt, true)}
                 onDeny={(reason) => onAnswer(interrupt, false, reason)}

@@ -3,10 +3,21 @@
 // (after each reply, so a new chat appears with its title). Rename and
 // Delete are in each chat's menu (⋯), so the titles keep their room.
 import { useEffect, useRef, useState } from 'react';
-import { deleteChat, isOffline, listChats, renameChat } from './api.js';
+import { deleteChat, forgetChat, isOffline, knownTitle, listChats, onScopeRenewed, rememberChat, renameChat } from './api.js';
+
+// A list that lost every chat it showed, or a server that says it no
+// longer knows this browser, is said to have lost them: "No chats yet"
+// would be untrue, above a conversation still on the screen.
+const GONE = 'Your earlier chats are no longer on the server.';
+const RENEWED = 'The server no longer knows this browser (it was restarted), so your earlier chats are gone.';
 
 export function ChatList({ current, refresh, onOpen, onDeleted, onError, onTitle }) {
   const [chats, setChats] = useState(null); // null: loading; false: the server keeps none
+  const [gone, setGone] = useState(false); // every chat listed before is gone
+  const [renewed, setRenewed] = useState(false);
+  useEffect(() => onScopeRenewed(() => setRenewed(true)), []);
+  const shown = useRef(new Set()); // the chats listed so far
+  const deleted = useRef(new Set()); // deleted from this page
   const [loadError, setLoadError] = useState(false);
   const [version, setVersion] = useState(0);
   const [menu, setMenu] = useState(null); // the chat whose menu is open
@@ -14,15 +25,21 @@ export function ChatList({ current, refresh, onOpen, onDeleted, onError, onTitle
   const [confirming, setConfirming] = useState(null);
 
   useEffect(() => {
-    let gone = false;
+    let stale = false;
     listChats().then(
       (list) => {
-        if (gone) return;
+        if (stale) return;
+        const before = [...shown.current].filter((id) => !deleted.current.has(id));
+        const now = new Set(list.map((c) => c.id));
+        if (before.length > 0 && before.every((id) => !now.has(id))) setGone(true);
+        else if (list.length > 0) setGone(false);
+        shown.current = now;
+        for (const c of list) rememberChat(c.id, c.title ?? '');
         setChats(list);
         setLoadError(false);
       },
       (e) => {
-        if (gone) return;
+        if (stale) return;
         if (e.status === 404) setChats(false);
         // A server that cannot be reached is the chat's to report (once):
         // the list stays as it was, and loads again with the next reply.
@@ -30,11 +47,14 @@ export function ChatList({ current, refresh, onOpen, onDeleted, onError, onTitle
       },
     );
     return () => {
-      gone = true;
+      stale = true;
     };
   }, [refresh, version]);
 
-  const title = chats ? chats.find((c) => c.id === current)?.title : undefined;
+  // A chat the server no longer lists keeps the title it had, here and
+  // after a reload: the conversation shown (or the notice that it is
+  // gone) is still that chat.
+  const title = (chats ? chats.find((c) => c.id === current)?.title : undefined) ?? knownTitle(current);
   useEffect(() => onTitle(title ?? ''), [title, onTitle]);
 
   if (chats === false) {
@@ -44,7 +64,12 @@ export function ChatList({ current, refresh, onOpen, onDeleted, onError, onTitle
   const name = (c) => c.title || 'Untitled chat';
   return (
     <nav className="chats" aria-label="Chats">
-      {chats?.length === 0 && <p className="chats-note">No chats yet.</p>}
+      {(renewed || gone) && (
+        <p className="chats-note" data-testid="chats-gone">
+          {renewed ? RENEWED : GONE}
+        </p>
+      )}
+      {chats?.length === 0 && !renewed && !gone && <p className="chats-note">No chats yet.</p>}
       {loadError && (
         <p className="chats-note" data-testid="chats-error">
           Your chats could not be loaded.{' '}
@@ -79,6 +104,8 @@ export function ChatList({ current, refresh, onOpen, onDeleted, onError, onTitle
                       setConfirming(null);
                       deleteChat(c.id).then(
                         () => {
+                          deleted.current.add(c.id);
+                          forgetChat(c.id);
                           again();
                           onDeleted(c.id);
                         },

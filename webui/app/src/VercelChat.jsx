@@ -7,21 +7,43 @@ import {
   lastAssistantMessageIsCompleteWithApprovalResponses,
   lastAssistantMessageIsCompleteWithToolCalls,
 } from 'ai';
-import { Composer, CopyButton, ErrorBox, FailureBox, Json, Message, MessageList, Pending, Reasoning, ToolCard, UserText, UserTurn, Usage } from './ui.jsx';
+import {
+  Composer,
+  CopyButton,
+  ErrorBox,
+  FailureBox,
+  Json,
+  Message,
+  MessageList,
+  NoReply,
+  Pending,
+  Reasoning,
+  STOP_WAIT_MS,
+  ToolCard,
+  UserText,
+  UserTurn,
+  Usage,
+  useWhenIdle,
+} from './ui.jsx';
 import { Markdown } from './markdown.jsx';
 import {
   BACK_ONLINE,
   BUSY_NOTICE,
   errorText,
+  HELD_NOTICE,
   isOffline,
   loadConversation,
+  loadStored,
   OFFLINE_LOAD,
   OFFLINE_REPLY,
   OFFLINE_SEND,
+  REFILLED,
   refusalCode,
+  rememberChat,
   stopChat,
   UNKNOWN_CHAT,
   UNKNOWN_CHAT_NOTICE,
+  wasKnown,
   whenReachable,
 } from './api.js';
 import { yieldingFetch } from './yieldingFetch.js';
@@ -34,16 +56,21 @@ const THROTTLE_MS = 50;
 // VercelChat loads the stored conversation (a reload, a past chat from the
 // list, a shared link), then starts the chat with it. A chat id the page
 // just made has nothing stored, so it is not fetched. A server that cannot
-// be reached is tried again when it answers (or on Retry).
-export function VercelChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }) {
-  const [initial, setInitial] = useState(fresh ? [] : null);
+// be reached is tried again when it answers (or on Retry). A chat the
+// server does not have, but this browser had replies in, is lost (the
+// server restarted without its chats, or it expired): the page says so.
+export function VercelChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onNewChat }) {
+  const [initial, setInitial] = useState(fresh ? { messages: [], lost: false } : null);
   const [loadFailure, setLoadFailure] = useState(null);
   const [attempt, setAttempt] = useState(0);
   useEffect(() => {
     if (fresh) return undefined;
     const ctl = new AbortController();
     setLoadFailure(null);
-    loadConversation(chatId, ctl.signal).then(setInitial, (e) => {
+    loadStored(chatId, ctl.signal).then(({ messages, found }) => {
+      if (found) rememberChat(chatId);
+      setInitial({ messages, lost: !found && wasKnown(chatId) });
+    }, (e) => {
       if (ctl.signal.aborted) return;
       const offline = isOffline(e);
       setLoadFailure({ text: offline ? OFFLINE_LOAD : e.message, offline });
@@ -67,7 +94,31 @@ export function VercelChat({ chatId, fresh, draft, model, onTurnEnd, onNewChat }
       </>
     );
   }
-  return <Conversation chatId={chatId} initialMessages={initial} resume={!fresh} draft={draft} model={model} onTurnEnd={onTurnEnd} onNewChat={onNewChat} />;
+  return (
+    <Conversation
+      chatId={chatId}
+      initialMessages={initial.messages}
+      lost={initial.lost}
+      resume={!fresh && !initial.lost}
+      draft={draft}
+      autoSend={autoSend}
+      model={model}
+      onTurnEnd={onTurnEnd}
+      onNewChat={onNewChat}
+    />
+  );
+}
+
+// storedFailure is what a stored conversation says went wrong, for the
+// page to show as it did live: a lost chat, or a last reply that failed
+// (its metadata carries the sentence the live stream ended with).
+function storedFailure(messages, lost) {
+  if (lost) return { kind: 'unknown', text: UNKNOWN_CHAT_NOTICE, draft: '' };
+  const last = messages.at(-1);
+  if (last?.role === 'assistant' && last.metadata?.finishReason === 'error') {
+    return { kind: 'error', text: errorText(last.metadata.error || 'An error occurred.'), retry: 'regenerate' };
+  }
+  return null;
 }
 
 // Both kinds of continuation send themselves: answered approvals and
@@ -78,7 +129,7 @@ function sendAutomaticallyWhen(options) {
 
 const NONE = new Set();
 
-function Conversation({ chatId, initialMessages, resume, draft, model, onTurnEnd, onNewChat }) {
+function Conversation({ chatId, initialMessages, lost, resume, draft, autoSend, model, onTurnEnd, onNewChat }) {
   // The transport is made once; the model picked goes with each request.
   const modelRef = useRef(model);
   modelRef.current = model;
@@ -120,8 +171,16 @@ function Conversation({ chatId, initialMessages, resume, draft, model, onTurnEnd
   );
   // failure is what went wrong, shown until the next attempt: {kind:
   // 'error' | 'offline' | 'back' | 'unknown' | 'note', text, retry: how
-  // Retry tries again ('resend' | 'continue' | 'regenerate'), draft}.
-  const [failure, setFailure] = useState(null);
+  // Retry tries again ('resend' | 'continue' | 'regenerate'), draft}. A
+  // stored conversation shows what its last reply's failure showed live.
+  const [failure, setFailure] = useState(() => storedFailure(initialMessages, lost));
+  // refill puts a message the server refused back in the message box.
+  const [refill, setRefill] = useState(null);
+  // The server has the chat once a reply streams: after a restart that
+  // loses it, a reload says so (wasKnown).
+  useEffect(() => {
+    if (status === 'streaming') rememberChat(chatId);
+  }, [status, chatId]);
   // The replies that failed while this page showed them (a stored reply
   // says so itself: finishReason "error"). A reply's mark stays when
   // later messages fail too.
@@ -133,15 +192,22 @@ function Conversation({ chatId, initialMessages, resume, draft, model, onTurnEnd
     const last = chat.lastMessage;
     if (code === 'busy') {
       // The server refused this tab's message because a reply is being
-      // produced in this chat from elsewhere (409 "busy"): show that
-      // reply instead of the refusal. The stored conversation holds the
-      // other tab's message; the reply then streams in (resume).
+      // produced in this chat (409 "busy"): show that reply instead of
+      // the refusal; it streams in (resume). It is another tab's when it
+      // answers a message this page has not shown; otherwise it is the
+      // reply this page lost, still held by the server (its server went
+      // away, and the run is held until it is found dead). The refused
+      // message goes back in the message box.
       const ctl = new AbortController();
+      const shown = new Set(chat.messages.map((m) => m.id));
       loadConversation(chatId, ctl.signal)
         .then((stored) => {
+          const answers = stored.findLast((m) => m.role === 'user');
+          const refused = last?.role === 'user' && !stored.some((m) => m.id === last.id) ? textOf(last) : '';
           clearError();
           setMessages(stored);
-          setFailure({ kind: 'note', text: BUSY_NOTICE });
+          setFailure({ kind: 'note', text: (answers && shown.has(answers.id) ? HELD_NOTICE : BUSY_NOTICE) + (refused ? REFILLED : '') });
+          if (refused) setRefill({ text: refused });
           return resumeStream();
         })
         .catch((e) => {
@@ -217,16 +283,31 @@ function Conversation({ chatId, initialMessages, resume, draft, model, onTurnEnd
       },
     };
   });
-  // The run outlives its request: Stop asks the server to stop it, then
-  // stops reading.
+  // The run outlives its request: Stop asks the server to stop it.
+  // The stream then ends with the server's end of the run; a server that
+  // does not end it soon (it could not be reached) is stopped reading.
+  const whenIdle = useWhenIdle(busy);
   const stopRun = async () => {
     await stopChat(chatId, '/api/chat');
-    await stop();
+    if (!(await whenIdle(STOP_WAIT_MS))) await stop();
   };
   const send = (text) => {
+    // A chat the server no longer has takes no more messages: this one
+    // starts a new chat (sent there at once).
+    if (failure?.kind === 'unknown') {
+      onNewChat(text, true);
+      return;
+    }
     setFailure(null);
     actions.report(sendMessage({ text }));
   };
+  // A new chat started with a message sends it at once.
+  const sent = useRef(false);
+  useEffect(() => {
+    if (!autoSend || !draft || sent.current) return;
+    sent.current = true;
+    actions.report(sendMessage({ text: draft }));
+  }, [autoSend, draft, actions, sendMessage]);
   // Retry does again what failed: sends the message that did not get
   // through, sends the answers the last reply waits for, or asks for the
   // failed reply again.
@@ -243,7 +324,7 @@ function Conversation({ chatId, initialMessages, resume, draft, model, onTurnEnd
   const contentKey = messages.length + ':' + partsLength(last) + ':' + status;
   return (
     <>
-      <MessageList empty={messages.length === 0} contentKey={contentKey} pinKey={messages.filter((m) => m.role === 'user').length} onSuggest={send}>
+      <MessageList empty={messages.length === 0 && failure?.kind !== 'unknown'} contentKey={contentKey} pinKey={messages.filter((m) => m.role === 'user').length} onSuggest={send}>
         {messages.map((m, i) => (
           <VercelMessage
             key={m.id}
@@ -257,12 +338,14 @@ function Conversation({ chatId, initialMessages, resume, draft, model, onTurnEnd
           />
         ))}
         {status === 'submitted' && last?.role !== 'assistant' && <Pending />}
+        {!busy && !failure && lastShown(messages, failedIds)?.role === 'user' && <NoReply />}
       </MessageList>
       <FailureBox failure={failure} onRetry={retry} onDismiss={() => setFailure(null)} onNewChat={onNewChat} />
       <Composer
         status={status}
         busy={busy}
-        draft={draft}
+        draft={autoSend ? '' : draft}
+        refill={refill}
         statusText={busy ? 'The assistant is replying…' : last?.role === 'assistant' ? 'The reply is finished.' : ''}
         onSend={send}
         onStop={() => actions.report(stopRun())}
@@ -281,6 +364,17 @@ function partsLength(m) {
 // first word holds only a step-start).
 function visible(part) {
   return part.type !== 'step-start' && !(part.type === 'text' && !part.text);
+}
+
+// empty tells whether a finished reply shows nothing: one stopped before
+// its first word, which the server does not store. It is not shown, so
+// the chat reads the same before and after a reload: a message with no
+// reply (NoReply).
+const empty = (m, failed) => m.role === 'assistant' && !failed && m.metadata?.finishReason !== 'error' && !m.parts.some(visible);
+
+// lastShown is the last message the chat shows.
+function lastShown(messages, failedIds) {
+  return messages.findLast((m) => !empty(m, failedIds.has(m.id)));
 }
 
 function textOf(m) {
@@ -305,12 +399,14 @@ const VercelMessage = memo(function VercelMessage({ message: m, isLast, busy, an
   }
   const text = textOf(m);
   const done = !streaming;
+  if (done && empty(m, failed)) return null;
   return (
     <Message
       role={m.role}
       id={m.id}
       streaming={streaming}
       failed={failed}
+      began={m.parts.some(visible)}
       actions={
         done && (
           <>
@@ -328,11 +424,6 @@ const VercelMessage = memo(function VercelMessage({ message: m, isLast, busy, an
       {m.parts.map((part, j) => (
         <Part key={j} part={part} role={m.role} busy={anyBusy} streaming={streaming} current={isLast} onAnswer={actions.answer} />
       ))}
-      {m.role === 'assistant' && done && !failed && !m.parts.some(visible) && (
-        <p className="no-reply" data-testid="no-reply">
-          No reply (stopped).
-        </p>
-      )}
     </Message>
   );
 });
@@ -343,7 +434,8 @@ function Part({ part, role, busy, streaming, current, onAnswer }) {
       if (!part.text) return null;
       return role === 'user' ? <UserText text={part.text} /> : <Markdown text={part.text} />;
     case 'reasoning':
-      return <Reasoning text={part.text} streaming={part.state === 'streaming'} />;
+      // A stopped reply leaves its reasoning "streaming": it is not.
+      return <Reasoning text={part.text} streaming={streaming && part.state === 'streaming'} />;
     case 'step-start':
       return null;
     case 'source-url':

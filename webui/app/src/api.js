@@ -18,8 +18,15 @@ export function errorText(body, status) {
 
 // BUSY_NOTICE is shown when this tab's message was refused because a reply
 // is being produced in the chat from elsewhere, and that reply shows.
-export const BUSY_NOTICE =
-  'A reply is being written in this chat from another tab: it shows here. Your message was not sent; send it again when the reply ends.';
+export const BUSY_NOTICE = 'A reply is being written in this chat from another tab: it shows here.';
+// HELD_NOTICE is shown instead when the reply the server still holds
+// answers a message this page sent: the reply this page lost (its server
+// went away) is still running, or its server died and the reply is held
+// until the server finds that out; it shows here until it ends.
+export const HELD_NOTICE = 'The server is still finishing the earlier reply in this chat, or finding out that the server writing it stopped: it shows here until it ends.';
+// REFILLED is added to either when the refused message is back in the
+// message box.
+export const REFILLED = ' Your message was not sent: it is back in the message box, to send when the reply ends.';
 
 // refusalCode is the "code" of an agentui refusal body ({"error": …,
 // "code": …}), or '' (uiadapter.CodeBusy, CodeUnknownChat).
@@ -42,6 +49,81 @@ export const isBusy = (body) => refusalCode(body) === 'busy';
 export const UNKNOWN_CHAT = 'unknown_chat';
 export const UNKNOWN_CHAT_NOTICE =
   'This chat is no longer on the server (it was restarted without keeping its chats, or the chat expired), so nothing more can be added to it.';
+
+// Chats this browser has had replies in, with their last known titles
+// (localStorage, newest last, at most KNOWN_MAX): a chat the server
+// answers 404 for, or an empty thread, is one it no longer has when the
+// browser knew it, and a new one otherwise. (The server cannot tell:
+// after a restart without its chats it has never seen either.)
+const KNOWN = 'agentui.chats';
+const KNOWN_MAX = 500;
+
+function known() {
+  try {
+    const v = JSON.parse(localStorage.getItem(KNOWN) ?? '{}');
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+function keep(chats) {
+  const ids = Object.keys(chats);
+  for (const id of ids.slice(0, Math.max(0, ids.length - KNOWN_MAX))) delete chats[id];
+  try {
+    localStorage.setItem(KNOWN, JSON.stringify(chats));
+  } catch {
+    // storage full or refused: the page then cannot tell a lost chat from a new one
+  }
+}
+
+// rememberChat notes that the server has the chat (with its title, when
+// given); wasKnown tells whether it had; knownTitle is its last title.
+export function rememberChat(id, title) {
+  const chats = known();
+  const had = chats[id];
+  if (had !== undefined && (title === undefined || had === title)) return;
+  delete chats[id];
+  chats[id] = title ?? had ?? '';
+  keep(chats);
+}
+export const wasKnown = (id) => Object.hasOwn(known(), id);
+export const knownTitle = (id) => known()[id] || '';
+export function forgetChat(id) {
+  const chats = known();
+  if (!Object.hasOwn(chats, id)) return;
+  delete chats[id];
+  keep(chats);
+}
+
+// The server says in Agentui-Scope: renewed (and, on the page load, in the
+// cookie agentui_scope_renewed) that it no longer knew this browser's
+// scope cookie and gave it a new scope: it was restarted without a fixed
+// secret, so the chats the browser had are not listed any more.
+// onScopeRenewed calls back once that is known (at once if it is).
+const RENEWED_COOKIE = 'agentui_scope_renewed';
+let renewed = false;
+const renewedListeners = new Set();
+function scopeRenewed() {
+  if (renewed) return;
+  renewed = true;
+  for (const f of renewedListeners) f();
+}
+if (typeof document !== 'undefined' && document.cookie.split(/;\s*/).includes(RENEWED_COOKIE + '=1')) {
+  // Said once: a reload does not say it again.
+  document.cookie = RENEWED_COOKIE + '=; Max-Age=0; Path=/; SameSite=Lax';
+  renewed = true;
+}
+export function onScopeRenewed(f) {
+  if (renewed) f();
+  renewedListeners.add(f);
+  return () => renewedListeners.delete(f);
+}
+// noteScope reads a response's Agentui-Scope header.
+export function noteScope(res) {
+  if (res?.headers?.get('agentui-scope') === 'renewed') scopeRenewed();
+  return res;
+}
 
 // isOffline tells whether a request failed because the server could not be
 // reached or the connection broke (fetch's TypeError, whatever the
@@ -72,7 +154,7 @@ export function whenReachable(back) {
   const check = async () => {
     clearTimeout(timer);
     try {
-      await fetch('/api/chats?limit=1', { headers: { accept: 'application/json' }, cache: 'no-store' });
+      noteScope(await fetch('/api/chats?limit=1', { headers: { accept: 'application/json' }, cache: 'no-store' }));
       if (!stopped) {
         stopped = true;
         window.removeEventListener('online', check);
@@ -96,15 +178,21 @@ export function whenReachable(back) {
 }
 
 // loadConversation reads a chat's stored messages (useChat's UI messages);
-// a chat the server has never seen is empty. A server that cannot be
+// a chat the server does not have (404) is empty. A server that cannot be
 // reached throws an error that isOffline recognises.
 export async function loadConversation(chatId, signal) {
-  const res = await fetch('/api/chat/' + encodeURIComponent(chatId), { headers: { accept: 'application/json' }, signal });
-  if (res.status === 404) return [];
+  return (await loadStored(chatId, signal)).messages;
+}
+
+// loadStored is loadConversation that also says whether the server has
+// the chat at all (found).
+export async function loadStored(chatId, signal) {
+  const res = noteScope(await fetch('/api/chat/' + encodeURIComponent(chatId), { headers: { accept: 'application/json' }, signal }));
+  if (res.status === 404) return { messages: [], found: false };
   if (!res.ok) throw new Error('Could not load this conversation: ' + errorText(await res.text(), res.status));
   const messages = await res.json();
   if (!Array.isArray(messages)) throw new Error('Could not load this conversation (unexpected response).');
-  return messages;
+  return { messages, found: true };
 }
 
 function sentence(s) {
@@ -125,6 +213,7 @@ async function call(method, path, body) {
     if (!isOffline(e)) throw e;
     throw Object.assign(new Error('The server cannot be reached.'), { offline: true });
   }
+  noteScope(res);
   if (!res.ok) {
     const err = new Error(errorText(await res.text().catch(() => ''), res.status));
     err.status = res.status;

@@ -72,11 +72,11 @@ function App() {
   };
   const onTurnEnd = useCallback(() => setTurns((n) => n + 1), []);
   const onListError = useCallback((m) => setListError(m), []);
-  const { chatId, protocol, fresh, draft } = view;
+  const { chatId, protocol, fresh, draft, autoSend } = view;
   const newChat = () => go({ chatId: generateId(), protocol, fresh: true });
   // A chat the server no longer has cannot go on: a new one starts with
-  // the text that was not sent in its composer.
-  const startOver = useCallback((text) => go({ chatId: generateId(), protocol, fresh: true, draft: text }), [protocol]); // eslint-disable-line react-hooks/exhaustive-deps
+  // the text that was not sent in its composer, or sends it (send).
+  const startOver = useCallback((text, send) => go({ chatId: generateId(), protocol, fresh: true, draft: text, autoSend: !!send && !!text }), [protocol]); // eslint-disable-line react-hooks/exhaustive-deps
   useEffect(() => {
     document.title = title ? title + ' · agentui' : 'agentui chat';
   }, [title]);
@@ -165,10 +165,10 @@ function App() {
                 </p>
               }
             >
-              <AguiChat key={'agui:' + chatId} chatId={chatId} fresh={fresh} draft={draft} model={chosen} onTurnEnd={onTurnEnd} onNewChat={startOver} />
+              <AguiChat key={'agui:' + chatId} chatId={chatId} fresh={fresh} draft={draft} autoSend={autoSend} model={chosen} onTurnEnd={onTurnEnd} onNewChat={startOver} />
             </Suspense>
           ) : (
-            <VercelChat key={'vercel:' + chatId} chatId={chatId} fresh={fresh} draft={draft} model={chosen} onTurnEnd={onTurnEnd} onNewChat={startOver} />
+            <VercelChat key={'vercel:' + chatId} chatId={chatId} fresh={fresh} draft={draft} autoSend={autoSend} model={chosen} onTurnEnd={onTurnEnd} onNewChat={startOver} />
           )}
         </main>
         <footer className="footer">

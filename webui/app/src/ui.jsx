@@ -55,7 +55,10 @@ export function ToolCard({ id, name, state, input, output, preliminary, errorTex
   if (state === 'approval-responded' && approval) label = approval.approved ? 'approved' : 'denied';
   if (preliminary) label = 'working';
   const given = typeof input === 'string' ? '' : brief(input); // a string is input still streaming
-  const got = errorText ? errorText : brief(output);
+  // A denied call ran nothing: what it "returned" is the server's note to
+  // the model (with the reason, which shows once, below).
+  const denied = state === 'output-denied';
+  const got = denied ? '' : errorText ? errorText : brief(output);
   return (
     <section
       className={`tool tool-${state}`}
@@ -93,7 +96,7 @@ export function ToolCard({ id, name, state, input, output, preliminary, errorTex
             <Json value={input} />
           </div>
         )}
-        {output !== undefined && (
+        {output !== undefined && !denied && (
           <div className="tool-io" data-testid="tool-output">
             <span className="tool-io-label">{preliminary ? 'Progress' : 'Output'}</span>
             <Json value={output} />
@@ -161,7 +164,9 @@ export function UserText({ text }) {
   );
 }
 
-export function Message({ role, id, streaming, failed, children, actions, footer }) {
+// A failed reply is marked, with a note that says whether it had begun;
+// what went wrong shows once, in the error box under the chat.
+export function Message({ role, id, streaming, failed, began = true, children, actions, footer }) {
   const who = role === 'user' ? 'You' : role === 'assistant' ? 'Assistant' : role;
   return (
     <li
@@ -177,7 +182,7 @@ export function Message({ role, id, streaming, failed, children, actions, footer
         {children}
         {failed && (
           <p className="failed-note" data-testid="failed">
-            This reply failed before it was finished.
+            {began ? 'This reply failed before it was finished.' : 'This reply failed before it began.'}
           </p>
         )}
         {(actions || footer) && (
@@ -390,6 +395,56 @@ export function MessageList({ children, empty, contentKey, pinKey, onSuggest }) 
   );
 }
 
+// STOP_WAIT_MS is how long Stop waits for the stopped reply's stream to
+// end by itself before it stops reading.
+export const STOP_WAIT_MS = 1500;
+
+// useWhenIdle returns a function that waits, at most ms, for busy to be
+// false; it resolves to whether it is. Stop waits so for the stopped
+// reply's stream to end by itself: the deltas the server sent before it
+// stopped then show, as they are stored, rather than being cut off by the
+// page.
+export function useWhenIdle(busy) {
+  const waiting = useRef([]);
+  const now = useRef(busy);
+  now.current = busy;
+  useEffect(() => {
+    if (!busy) for (const done of waiting.current.splice(0)) done(true);
+  }, [busy]);
+  const [whenIdle] = useState(
+    () => (ms) =>
+      new Promise((done) => {
+        if (!now.current) {
+          done(true);
+          return;
+        }
+        const timer = setTimeout(() => {
+          waiting.current = waiting.current.filter((f) => f !== finish);
+          done(false);
+        }, ms);
+        const finish = (v) => {
+          clearTimeout(timer);
+          done(v);
+        };
+        waiting.current.push(finish);
+      }),
+  );
+  return whenIdle;
+}
+
+// NoReply ends a chat whose last message got no reply and none is coming
+// (it was stopped before its first word, which is not stored).
+export function NoReply() {
+  return (
+    <li className="message message-assistant no-reply-turn" data-testid="no-reply" aria-label="No reply">
+      <div className="message-role">Assistant</div>
+      <div className="message-body">
+        <p className="no-reply">No reply.</p>
+      </div>
+    </li>
+  );
+}
+
 // Pending stands in for the assistant's reply until its first part arrives.
 export function Pending() {
   return (
@@ -452,9 +507,14 @@ export function FailureBox({ failure, onRetry, onDismiss, onNewChat }) {
 // Stop replaces Send (typing goes on), and Escape stops it too. The
 // status line is what a screen reader announces (the message list is not
 // live: it would read out every streamed word).
-export function Composer({ busy, onSend, onStop, status, statusText, draft }) {
+// refill ({text}: a new object each time) puts a message the server
+// refused back in the box, unless something else has been typed there.
+export function Composer({ busy, onSend, onStop, status, statusText, draft, refill }) {
   const [text, setText] = useState(draft ?? '');
   const input = useRef(null);
+  useEffect(() => {
+    if (refill?.text) setText((t) => (t.trim() ? t : refill.text));
+  }, [refill]);
   const [touch] = useState(() => typeof matchMedia === 'function' && matchMedia('(pointer: coarse)').matches);
   useEffect(() => {
     if (!busy) input.current?.focus();

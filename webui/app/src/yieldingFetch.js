@@ -1,3 +1,5 @@
+import { noteScope } from './api.js';
+
 // yieldingFetch is fetch for the client libraries' streams (useChat's
 // transport, AG-UI's HttpAgent). A reply that arrives faster than the
 // page digests it (10,000 deltas in one burst) would otherwise be parsed
@@ -32,7 +34,7 @@ function yieldTask() {
 }
 
 export async function yieldingFetch(input, init) {
-  const res = await fetch(input, init);
+  const res = noteScope(await fetch(input, init));
   if (!res.body || NO_BODY.has(res.status)) return res;
   let body = res.body;
   if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) body = body.pipeThrough(joinDeltas());

@@ -5,9 +5,13 @@
 // without it, /api on this origin (the dev server proxies it).
 //
 // The chat id is ?chat=; the stored chat is loaded from GET
-// /api/chat/{id}, a reply still running resumes (resume: true), a message
-// refused because another tab's reply runs (409, code busy) shows that
-// reply instead, as agentui's own page does.
+// /api/chat/{id} (404: nothing stored yet, an empty chat), a reply still
+// running resumes (resume: true), a message refused because another tab's
+// reply runs (409, code busy) shows that reply instead, as agentui's own
+// page does. An error shows as the sentence agentui sent ({"error": "…"}),
+// and a server that says it keeps nothing for this page (Agentui-Scope:
+// none: the page and the API are two sites, and the browser does not send
+// the scope cookie) is said so.
 import { useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { useChat } from '@ai-sdk/react';
@@ -24,16 +28,42 @@ if (fresh) {
 }
 const chatId = params.get('chat');
 
+// errorText is what a failed request said: agentui answers {"error": "…"}
+// (useChat's error.message is the response body).
+function errorText(body) {
+  try {
+    const e = JSON.parse(body).error;
+    if (typeof e === 'string' && e) return e;
+  } catch {
+    // not agentui's JSON
+  }
+  return body || 'Something went wrong.';
+}
+
+// notKept is set when agentui answers Agentui-Scope: none.
+let notKept = false;
+const listeners = new Set();
+async function scopedFetch(input, init) {
+  const res = await fetch(input, init);
+  if (res.headers.get('agentui-scope') === 'none' && !notKept) {
+    notKept = true;
+    for (const f of listeners) f();
+  }
+  return res;
+}
+
 async function load() {
-  const res = await fetch(`${API}/chat/${encodeURIComponent(chatId)}`, { credentials });
+  const res = await scopedFetch(`${API}/chat/${encodeURIComponent(chatId)}`, { credentials });
   if (res.status === 404) return [];
-  if (!res.ok) throw new Error(`GET /api/chat/${chatId}: ${res.status}`);
+  if (!res.ok) throw new Error(errorText(await res.text()));
   return res.json();
 }
 
 function App() {
   const [initial, setInitial] = useState(null);
-  useEffect(() => void (fresh ? setInitial([]) : load().then(setInitial)), []);
+  const [failed, setFailed] = useState('');
+  useEffect(() => void (fresh ? setInitial([]) : load().then(setInitial, (e) => setFailed(e.message))), []);
+  if (failed) return <p data-testid="error">Could not load this chat: {failed}</p>;
   return initial ? <Chat initial={initial} /> : <p data-testid="loading">Loading…</p>;
 }
 
@@ -44,8 +74,14 @@ function Chat({ initial }) {
     id: chatId,
     messages: initial,
     resume: !fresh,
-    transport: new DefaultChatTransport({ api: `${API}/chat`, credentials }),
+    transport: new DefaultChatTransport({ api: `${API}/chat`, credentials, fetch: scopedFetch }),
   });
+  const [unkept, setUnkept] = useState(notKept);
+  useEffect(() => {
+    const f = () => setUnkept(true);
+    listeners.add(f);
+    return () => listeners.delete(f);
+  }, []);
   const [input, setInput] = useState('');
   const [editing, setEditing] = useState(null);
   const [notice, setNotice] = useState('');
@@ -81,7 +117,13 @@ function Chat({ initial }) {
           )}
         </div>
       ))}
-      {error && <p data-testid="error">{error.message}</p>}
+      {error && <p data-testid="error">{errorText(error.message)}</p>}
+      {unkept && (
+        <p data-testid="not-kept">
+          This chat is not kept: the browser does not send the server its cookie from this page (another site). Call the server by the page's host name
+          (localhost with localhost), or through this page's server.
+        </p>
+      )}
       {notice && <p data-testid="notice">{notice}</p>}
       <form
         onSubmit={(e) => {
