@@ -74,7 +74,7 @@ func PlanStored(stored []cmf.Message, t *wire.Turn, size ChatSize, policy *Polic
 	p, f, err := planStoredTurn(stored, t, policy)
 	// A chat at its size limit takes no new turn, but an edit or a
 	// regenerate that leaves it under the limit may shrink it.
-	if err == nil && t.Intent != wire.Continue && size.KeptFull(stored, p.Keep) {
+	if err == nil && t.Intent != wire.Continue && size.keptFull(stored, p.Keep) {
 		return Plan{}, Findings{}, ErrChatTooLong
 	}
 	return p, f, err
@@ -83,10 +83,10 @@ func PlanStored(stored []cmf.Message, t *wire.Turn, size ChatSize, policy *Polic
 // ErrChatTooLong refuses a turn on a chat at its size limit.
 var ErrChatTooLong = wire.Conflict("this chat is too long: start a new one")
 
-// KeptFull reports whether the first keep stored messages are at the
+// keptFull reports whether the first keep stored messages are at the
 // limits. Their bytes are counted only when the whole chat is over the
 // byte limit and the turn drops messages: the rare case where it matters.
-func (c ChatSize) KeptFull(stored []cmf.Message, keep int) bool {
+func (c ChatSize) keptFull(stored []cmf.Message, keep int) bool {
 	if !c.full() {
 		return false
 	}
