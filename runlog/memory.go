@@ -43,7 +43,6 @@ type memLog struct {
 	// deltas it merged (nil for a chunk not compacted): see compact.
 	cuts      [][]pieces
 	compacted int           // the chunks before this one are compacted, or need not be
-	hold      int64         // chunks ending after this wait to be compacted (Hold); -1: none
 	read      int64         // the highest sequence any reader has been given
 	merging   bool          // deltas no reader was given are merged (Coalesce)
 	wake      chan struct{} // closed and replaced when entries are added, if someone waits
@@ -67,7 +66,7 @@ type pieces struct {
 }
 
 // compact merges, in every full chunk of maxChunk entries that a reader
-// has been given and no holder is behind (a reply's first 504 entries
+// has been given (a reply's first 504 entries
 // are left as they are), each run
 // of consecutive text or reasoning deltas of one part into one entry (up
 // to maxMerged bytes), numbered as the last of them: a long reply then
@@ -84,8 +83,8 @@ func (l *memLog) compact() {
 			continue // the short first chunks: a short reply is not worth it
 		}
 		last := ch[len(ch)-1].Seq
-		if last > l.read || l.hold >= 0 && last > l.hold {
-			return // a reader has yet to be given it as it came, or a holder to copy it
+		if last > l.read {
+			return // a reader has yet to be given it as it came
 		}
 		if out, cuts := compactChunk(ch); cuts != nil {
 			l.chunks[l.compacted], l.cuts[l.compacted] = out, cuts
@@ -237,7 +236,7 @@ func (m *Memory) Begin(_ context.Context, key history.Key, h Header, first ...En
 		}
 		m.older[key] = append(kept, old)
 	}
-	l := &memLog{header: h, wake: make(chan struct{}), hold: -1}
+	l := &memLog{header: h, wake: make(chan struct{})}
 	l.add(first)
 	m.logs[key] = l
 	return nil
@@ -299,39 +298,71 @@ func (m *Memory) Coalesce(key history.Key, run string) {
 	}
 }
 
-// Hold keeps run's log from compacting (see memLog.compact) the entries
-// after seq: a reader that copies the log elsewhere, where a reader may
-// resume from any entry it was given (the mirror to a shared log), holds
-// it at what it has copied, so that what it copies is what readers were
-// given. Unhold lets the log compact all of it.
-func (m *Memory) Hold(key history.Key, run string, seq int64) {
+// ReadDeltas returns run's entries after seq after as they were logged:
+// an entry that compaction merged comes back as the deltas it merged,
+// each with its sequence (see memLog.compact), where Read gives the
+// merged one. It is Read for a reader that copies the log to another,
+// where a reader may resume from any entry it was given here (the mirror
+// to a shared log), so the log compacts without waiting for it. It
+// returns at most the rest of one chunk (shared, or a copy where it
+// expands merged deltas), and does not wait.
+func (m *Memory) ReadDeltas(key history.Key, run string, after int64) ([]Entry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if l := m.log(key, run); l != nil {
-		l.hold = max(seq, 0)
-		l.compact()
+	l := m.log(key, run)
+	if l == nil {
+		return nil, ErrNoRun
 	}
+	out := l.fromDeltas(max(after, 0))
+	if len(out) > 0 {
+		l.read = max(l.read, out[len(out)-1].Seq)
+	}
+	return out, nil
 }
 
-// Unhold ends Hold.
-func (m *Memory) Unhold(key history.Key, run string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if l := m.log(key, run); l != nil {
-		l.hold = -1
-		l.compact()
+// fromDeltas is from with merged deltas expanded.
+func (l *memLog) fromDeltas(after int64) []Entry {
+	for c, ch := range l.chunks {
+		if len(ch) == 0 || ch[len(ch)-1].Seq <= after {
+			continue
+		}
+		cuts := l.cuts[c]
+		if cuts == nil {
+			return l.from(after)
+		}
+		i, _ := slices.BinarySearchFunc(ch, after+1, func(e Entry, seq int64) int { return cmp.Compare(e.Seq, seq) })
+		out := make([]Entry, 0, len(ch)-i)
+		for ; i < len(ch); i++ {
+			p := cuts[i]
+			if p.lens == nil {
+				out = append(out, ch[i])
+				continue
+			}
+			d := ch[i].Event.(*agent.PartDelta)
+			off := 0
+			for k, n := range p.lens {
+				if seq := p.first + int64(k); seq > after {
+					out = append(out, Entry{Seq: seq, Time: ch[i].Time, Event: &agent.PartDelta{Kind: d.Kind, ID: d.ID, Delta: d.Delta[off : off+int(n)]}})
+				}
+				off += int(n)
+			}
+		}
+		return out
 	}
+	return nil
 }
 
 // Write implements Log.
-func (m *Memory) Write(ctx context.Context, key history.Key, h Header, retention time.Duration, entries ...Entry) error {
-	_ = m.Begin(ctx, key, h, entries...)
-	return m.End(ctx, key, h.Run, retention)
+func (m *Memory) Write(ctx context.Context, key history.Key, h Header, retention time.Duration, entries ...[]Entry) error {
+	_ = m.Begin(ctx, key, h)
+	return m.End(ctx, key, h.Run, retention, entries...)
 }
 
 // End implements Log.
-func (m *Memory) End(ctx context.Context, key history.Key, run string, retention time.Duration, last ...Entry) error {
-	_ = m.Append(ctx, key, run, last...)
+func (m *Memory) End(ctx context.Context, key history.Key, run string, retention time.Duration, last ...[]Entry) error {
+	for _, es := range last {
+		_ = m.Append(ctx, key, run, es...)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l := m.log(key, run)

@@ -92,7 +92,7 @@ func TestMemoryKeepsTheRunBeforeForItsReaders(t *testing.T) {
 		}
 	}()
 	_ = m.Begin(ctx, k, Header{Run: "r2"})
-	_ = m.End(ctx, k, "r1", time.Minute, FailedEntry(2, "x"), EndedEntry(3))
+	_ = m.End(ctx, k, "r1", time.Minute, []Entry{FailedEntry(2, "x"), EndedEntry(3)})
 	if all := <-got; len(all) != 3 || all[2].Type != TypeEnded {
 		t.Fatalf("the reader of the run before got %+v", all)
 	}
@@ -112,7 +112,7 @@ func TestMemoryDropsReplacedLogsReadToTheirEnd(t *testing.T) {
 	for i := range 100 {
 		run := "r" + strconv.Itoa(i)
 		_ = m.Begin(ctx, k, Header{Run: run}, EventEntry(1, &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "a"}))
-		_ = m.End(ctx, k, run, time.Minute, EndedEntry(2))
+		_ = m.End(ctx, k, run, time.Minute, []Entry{EndedEntry(2)})
 		if es, _ := m.Read(ctx, k, run, 0, time.Millisecond); len(es) != 2 {
 			t.Fatalf("%s: read %d entries", run, len(es))
 		}
@@ -125,7 +125,7 @@ func TestMemoryDropsReplacedLogsReadToTheirEnd(t *testing.T) {
 	if es, _ := m.Read(ctx, k, "half", 0, time.Millisecond); len(es) != 1 {
 		t.Fatalf("read %d entries", len(es))
 	}
-	_ = m.End(ctx, k, "half", time.Minute, EndedEntry(2))
+	_ = m.End(ctx, k, "half", time.Minute, []Entry{EndedEntry(2)})
 	_ = m.Begin(ctx, k, Header{Run: "next"})
 	_ = m.Begin(ctx, k, Header{Run: "after"})
 	if es, err := m.Read(ctx, k, "half", 1, time.Millisecond); err != nil || len(es) != 1 || es[0].Type != TypeEnded {
@@ -136,8 +136,8 @@ func TestMemoryDropsReplacedLogsReadToTheirEnd(t *testing.T) {
 // A long run's full chunks are compacted whoever reads them: its text
 // deltas merged, so that it holds about its text. A reader resuming
 // after any entry it was given, merged since or not, gets exactly the
-// rest. A holder (the mirror to a shared log) keeps what it has not
-// copied from compacting until it has.
+// rest; a copier (the mirror to a shared log) reads every delta as it
+// was logged. Nothing is compacted before a reader was given it.
 func TestMemoryCompactsLongRuns(t *testing.T) {
 	ctx := context.Background()
 	m := NewMemory()
@@ -177,43 +177,45 @@ func TestMemoryCompactsLongRuns(t *testing.T) {
 			t.Fatalf("after %d: read %q… up to %d, want %q… up to %d", after, prefix(got.String()), last, prefix(want), n)
 		}
 	}
-	// Held: nothing past the holder is compacted until the holder moves.
-	_ = m.Begin(ctx, k, Header{Run: "h"})
-	m.Hold(k, "h", 0)
-	for i := range words {
-		_ = m.Append(ctx, k, "h", EventEntry(int64(i+1), &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: words[i]}))
+	// A copier reads the compacted log as it was logged: every delta,
+	// each with its own sequence, from wherever it left off.
+	for after := int64(0); after <= n; after += 37 {
+		var got strings.Builder
+		last := after
+		for {
+			es, err := m.ReadDeltas(k, "r", last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(es) == 0 {
+				break
+			}
+			for _, e := range es {
+				if e.Seq != last+1 {
+					t.Fatalf("after %d: entry %d follows %d", after, e.Seq, last)
+				}
+				got.WriteString(e.Event.(*agent.PartDelta).Delta)
+				last = e.Seq
+			}
+		}
+		if want := strings.Join(words[after:], ""); got.String() != want || last != n {
+			t.Fatalf("deltas after %d: read %q… up to %d, want %q… up to %d", after, prefix(got.String()), last, prefix(want), n)
+		}
 	}
-	if n := len(m.logs[k].chunks); n < 2 {
-		t.Fatalf("%d chunks", n)
+	if _, err := m.ReadDeltas(k, "gone", 0); err != ErrNoRun {
+		t.Fatalf("ReadDeltas of no run: %v", err)
 	}
 	// Nothing is compacted before a reader was given it as it came.
+	_ = m.Begin(ctx, k, Header{Run: "unread"})
+	for i := range words {
+		_ = m.Append(ctx, k, "unread", EventEntry(int64(i+1), &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: words[i]}))
+	}
 	entries = 0
 	for _, ch := range m.logs[k].chunks {
 		entries += len(ch)
 	}
 	if entries != n {
 		t.Fatalf("unread: %d entries, want %d", entries, n)
-	}
-	for after := int64(0); after < n; {
-		es, _ := m.Read(ctx, k, "h", after, 0)
-		after = es[len(es)-1].Seq
-	}
-	held := func() (entries int) {
-		for _, ch := range m.logs[k].chunks {
-			entries += len(ch)
-		}
-		return entries
-	}
-	if got := held(); got != n {
-		t.Fatalf("held at 0: %d entries, want %d", got, n)
-	}
-	m.Hold(k, "h", 1100)
-	if got := held(); got >= n || got < n-1100 {
-		t.Fatalf("held at 1100: %d entries", got)
-	}
-	m.Unhold(k, "h")
-	if got := held(); got > 1100 {
-		t.Fatalf("unheld: %d entries", got)
 	}
 }
 

@@ -136,14 +136,20 @@ type Log interface {
 	// Append adds entries to run's log, numbered on from its last. An
 	// append to a log that another run has replaced is dropped.
 	Append(ctx context.Context, key history.Key, run string, entries ...Entry) error
-	// End appends run's last entries (its terminal ones), marks its log
-	// complete (Header.Ended) and starts its retention: it is removed
-	// retention from now. One step, so a run's end costs one round trip.
-	End(ctx context.Context, key history.Key, run string, retention time.Duration, last ...Entry) error
+	// End appends run's last entries (its terminal ones, and whatever a
+	// copy of another log had not copied yet), marks its log complete
+	// (Header.Ended) and starts its retention: it is removed retention
+	// from now. One step, so a run's end costs one round trip. The
+	// entries come in slices, in order: a copy of a log that keeps its
+	// entries in chunks (Memory) ends with those chunks as they are,
+	// where joining them cost hundreds of runs ending together a
+	// megabyte each.
+	End(ctx context.Context, key history.Key, run string, retention time.Duration, last ...[]Entry) error
 	// Write is Begin and End in one step: the whole log of a run that
-	// has ended, with its retention started. A copy of a short run, made
-	// once it is over, costs one round trip.
-	Write(ctx context.Context, key history.Key, h Header, retention time.Duration, entries ...Entry) error
+	// has ended, with its retention started, its entries in slices as
+	// End's. A copy of a short run, made once it is over, costs one round
+	// trip.
+	Write(ctx context.Context, key history.Key, h Header, retention time.Duration, entries ...[]Entry) error
 	// Current returns the header of key's latest run; ErrNoRun when none.
 	Current(ctx context.Context, key history.Key) (Header, error)
 	// Read returns run's entries after seq, in order, decoded: the next

@@ -2,8 +2,6 @@ package uiadapter
 
 import (
 	"context"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/agentui/agentui/agent"
@@ -26,44 +24,29 @@ type mirror struct {
 	stop   context.CancelFunc // ends the wait for more entries
 	ctx    context.Context
 	done   chan struct{}
-	after  int64           // the last sequence copied (read after done)
-	rest   []runlog.Entry  // what the run logged after the last append: it goes with the end (read after done)
-	last   []runlog.Entry  // what ends the shared log: rest and the run's last entries
-	begun  bool            // the shared log has the run's header (read after done)
-	buf    *[]runlog.Entry // readAll's, from entryBufs
+	after  int64            // the last sequence copied (read after done)
+	rest   [][]runlog.Entry // what the run logged after the last append, as ReadDeltas gives it, not joined: it goes with the end (read after done)
+	last   []runlog.Entry   // the run's last entries: they end the shared log, after rest
+	begun  bool             // the shared log has the run's header (read after done)
+	buf    []runlog.Entry   // gather's
 }
 
-// entryBufs hold the slices mirrors copy entries into. Copying into fresh
-// memory cost a tenth of a fast reply's CPU (the stores into memory no
-// cache held); a slice another mirror used is likely still cached.
-var entryBufs = sync.Pool{New: func() any { return new([]runlog.Entry) }}
-
-// maxPooledEntries bounds the slices entryBufs keeps (about 1.4 MB).
-const maxPooledEntries = 16 << 10
-
-// A mirror append waits up to mirrorWait for a batch of mirrorBatch. The
-// first waits longer, mirrorFirstWait: most replies are short, and one
-// that ends within it is written whole in one round trip (Log.Write)
-// instead of begun and ended in two; remote readers see a run's start
-// that much later.
+// A mirror append waits up to mirrorWait for more entries, unless it has
+// a full chunk of the local log (mirrorBatch). The first waits longer,
+// mirrorFirstWait: most replies are short, and one that ends within it
+// is written whole in one round trip (Log.Write) instead of begun and
+// ended in two; remote readers see a run's start that much later.
+//
+// An append takes the rest of one of the local log's chunks, shared, or
+// the log's first, small chunks together (see gather).
 const (
-	mirrorBatch = 1024
-	// mirrorMaxCopy bounds what one append gathers (a log chunk's worth
-	// of entries, under 100 KB copied): a mirror that fell behind a long
-	// reply catches up in appends of a chunk or so rather than holding
-	// the whole reply at once, hundreds of runs together.
-	mirrorMaxCopy   = 512
+	mirrorBatch     = 512 // runlog.Memory's largest chunk
 	mirrorWait      = time.Millisecond
 	mirrorFirstWait = 20 * time.Millisecond
 )
 
 func newMirror(h *Handler, key history.Key, header runlog.Header) *mirror {
 	m := &mirror{h: h, key: key, header: header, done: make(chan struct{})}
-	// What the mirror copies is what local readers were given, deltas
-	// apart: the local log compacts only what it has copied, so a reader
-	// resuming on another replica from an entry it was given here finds
-	// that entry there.
-	h.local.Hold(key, header.Run, 0)
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	go m.loop()
 	return m
@@ -78,17 +61,16 @@ func newMirror(h *Handler, key history.Key, header runlog.Header) *mirror {
 // free lock and an open log for a dead run, wait for the end instead.
 func (m *mirror) finish(last []runlog.Entry) bool {
 	m.stop()
+	m.last = last
 	ctx, cancel := context.WithTimeout(context.Background(), m.h.cfg.storeTimeout)
 	defer cancel()
 	select {
 	case <-m.done:
+		return m.end(ctx) == nil
 	case <-ctx.Done():
 		m.h.cfg.logger.Warn("the shared run log is behind; its end is written later", "chat", m.key.Chat, "run", m.header.Run)
-		m.last = last
 		return false
 	}
-	m.last, m.rest = append(m.rest, last...), nil
-	return m.end(ctx) == nil
 }
 
 // end writes what the mirror has not copied and the run's last entries,
@@ -96,15 +78,15 @@ func (m *mirror) finish(last []runlog.Entry) bool {
 func (m *mirror) end(ctx context.Context) error {
 	var err error
 	if !m.begun { // the run ended before the mirror's first copy: all of it at once
-		err = m.h.shared.Write(ctx, m.key, m.header, m.h.cfg.runRetention, m.last...)
+		err = m.h.shared.Write(ctx, m.key, m.header, m.h.cfg.runRetention, append(m.rest, m.last)...)
 	} else {
-		err = m.h.shared.End(ctx, m.key, m.header.Run, m.h.cfg.runRetention, m.last...)
+		err = m.h.shared.End(ctx, m.key, m.header.Run, m.h.cfg.runRetention, append(m.rest, m.last)...)
 	}
 	if err != nil {
 		m.h.cfg.logger.Warn("could not end the shared run log; trying again", "chat", m.key.Chat, "error", err)
 		return err
 	}
-	m.release()
+	m.last, m.rest, m.buf = nil, nil, nil
 	return nil
 }
 
@@ -118,9 +100,6 @@ func (m *mirror) endLater(until time.Time) {
 	case <-time.After(time.Until(until)):
 		m.h.cfg.logger.Error("the shared run log stayed behind; remote readers will find this run cut short (its reply is stored)", "chat", m.key.Chat, "run", m.header.Run)
 		return
-	}
-	if len(m.rest) > 0 { // finish gave up waiting before the copy in flight ended
-		m.last, m.rest = append(m.rest, m.last...), nil
 	}
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		ctx, cancel := context.WithTimeout(context.Background(), m.h.cfg.storeTimeout)
@@ -138,31 +117,25 @@ func (m *mirror) endLater(until time.Time) {
 	}
 }
 
-// release gives the mirror's pooled slice back, and lets the local log
-// compact what the mirror held.
-func (m *mirror) release() {
-	m.h.local.Unhold(m.key, m.header.Run)
-	if m.buf != nil && cap(*m.buf) <= maxPooledEntries {
-		clear((*m.buf)[:cap(*m.buf)]) // no events kept alive by the pool (the last entries went past its length)
-		*m.buf = (*m.buf)[:0]
-		entryBufs.Put(m.buf)
-	}
-	m.buf, m.last, m.rest = nil, nil, nil
-}
-
 func (m *mirror) loop() {
 	defer close(m.done)
 	log := m.h.log.With("chat", m.key.Chat, "run", m.header.Run)
 	failures := 0
 	for {
-		es, err := m.h.local.Read(m.ctx, m.key, m.header.Run, m.after, time.Hour) // until finish
-		switch {
-		case err != nil && m.ctx.Err() != nil:
-			m.takeRest() // finishing: what is left goes with the end
-			return
-		case err != nil:
+		// What the mirror copies is what local readers were given, as
+		// they were given it (ReadDeltas, not Read): a reader resuming on
+		// another replica from an entry it was given here finds that
+		// entry there, though the local log has merged it since.
+		es, err := m.h.local.ReadDeltas(m.key, m.header.Run, m.after)
+		if err != nil {
 			return // the local log is gone: the run ended
-		case len(es) == 0:
+		}
+		if len(es) == 0 {
+			_, err := m.h.local.Read(m.ctx, m.key, m.header.Run, m.after, time.Hour) // wait for more, until finish
+			if err != nil && m.ctx.Err() != nil {
+				m.takeRest() // finishing: what is left goes with the end
+				return
+			}
 			continue
 		}
 		if len(es) < mirrorBatch {
@@ -176,7 +149,7 @@ func (m *mirror) loop() {
 				m.takeRest()
 				return
 			}
-			if more := m.readAll(m.after, 0, mirrorMaxCopy); len(more) > len(es) {
+			if more := m.gather(); len(more) > len(es) {
 				es = more
 			}
 		}
@@ -210,7 +183,6 @@ func (m *mirror) loop() {
 		}
 		m.begun = true
 		m.after = es[len(es)-1].Seq
-		m.h.local.Hold(m.key, m.header.Run, m.after)
 	}
 }
 
@@ -222,44 +194,44 @@ func (m *mirror) wait() time.Duration {
 	return mirrorFirstWait
 }
 
-// takeRest keeps what the run logged after the last append, for finish,
-// in the mirror's own slice, with room for the run's last entries.
-func (m *mirror) takeRest() { m.rest = m.readAll(m.after, 4, 0) }
-
-// readAll returns what the run's local log holds after seq after (all of
-// it, or the chunks that hold the first limit entries when limit > 0),
-// valid until the next call or finish. A read returns at most one of the
-// log's chunks; what spans several is copied once, into the mirror's
-// pooled slice (entryBufs), and so is one chunk when room is wanted for
-// more entries.
-func (m *mirror) readAll(after int64, room, limit int) []runlog.Entry {
-	var parts [][]runlog.Entry
-	n := 0
-	for limit <= 0 || n < limit {
-		es, err := m.h.local.Read(context.Background(), m.key, m.header.Run, after, 0)
-		if err != nil || len(es) == 0 {
+// gather returns what the run's local log holds after the last append:
+// the rest of one chunk (shared), or, while they hold at most
+// mirrorBatch entries together, several chunks copied into the mirror's
+// own slice (a reply's first 504 entries are in six growing chunks: one
+// append, not six).
+func (m *mirror) gather() []runlog.Entry {
+	es, _ := m.h.local.ReadDeltas(m.key, m.header.Run, m.after)
+	for len(es) > 0 && len(es) < mirrorBatch {
+		more, _ := m.h.local.ReadDeltas(m.key, m.header.Run, es[len(es)-1].Seq)
+		if len(more) == 0 || len(es)+len(more) > mirrorBatch {
 			break
 		}
+		if len(m.buf) == 0 || &m.buf[0] != &es[0] {
+			m.buf = append(m.buf[:0], es...)
+		}
+		m.buf = append(m.buf, more...)
+		es = m.buf
+	}
+	return es
+}
+
+// takeRest keeps what the run logged after the last append, for finish,
+// in the slices ReadDeltas gives, not joined (a mirror far behind a long
+// reply would copy a megabyte, and hundreds of runs end together).
+func (m *mirror) takeRest() { m.rest = m.chunks(m.after) }
+
+// chunks returns what the run logged after seq after, a chunk of the
+// local log at a time (see runlog.Memory.ReadDeltas).
+func (m *mirror) chunks(after int64) [][]runlog.Entry {
+	var parts [][]runlog.Entry
+	for {
+		es, err := m.h.local.ReadDeltas(m.key, m.header.Run, after)
+		if err != nil || len(es) == 0 {
+			return parts
+		}
 		parts = append(parts, es)
-		n += len(es)
 		after = es[len(es)-1].Seq
 	}
-	switch {
-	case room > 0:
-	case len(parts) == 0:
-		return nil
-	case len(parts) == 1:
-		return parts[0] // one chunk: shared, never copied
-	}
-	if m.buf == nil {
-		m.buf = entryBufs.Get().(*[]runlog.Entry)
-	}
-	out := slices.Grow((*m.buf)[:0], n+room)
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	*m.buf = out
-	return out
 }
 
 // recoverDead checks whether the run a remote reader follows is still
@@ -334,7 +306,7 @@ func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.He
 		// Its process stored the reply but could not end this log (the
 		// store went away for longer than its lock): the reply is whole
 		// in the conversation, not cut short.
-		err = h.shared.End(ctx, key, hdr.Run, h.cfg.runRetention, runlog.FailedEntry(next+1, wire.EndNotShownMessage), runlog.EndedEntry(next+2))
+		err = h.shared.End(ctx, key, hdr.Run, h.cfg.runRetention, []runlog.Entry{runlog.FailedEntry(next+1, wire.EndNotShownMessage), runlog.EndedEntry(next + 2)})
 		log.Warn("ended the log of a run whose reply was stored but whose log was not ended", "error", err)
 		return err
 	}
@@ -346,7 +318,7 @@ func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.He
 			return err
 		}
 	}
-	err = h.shared.End(ctx, key, hdr.Run, h.cfg.runRetention, runlog.FailedEntry(next+1, wire.DiedMessage), runlog.EndedEntry(next+2))
+	err = h.shared.End(ctx, key, hdr.Run, h.cfg.runRetention, []runlog.Entry{runlog.FailedEntry(next+1, wire.DiedMessage), runlog.EndedEntry(next + 2)})
 	log.Warn("finished the run of a server that stopped; its partial reply is stored", "messages", len(msgs), "error", err)
 	return err
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/agentui/agentui/edge"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/runlog"
+	"github.com/agentui/agentui/uiadapter"
 )
 
 // frame is one SSE frame as sent: its id and data.
@@ -377,4 +379,51 @@ func TestConnectRestoresTheSharedState(t *testing.T) {
 			t.Fatalf("connect: %s, snapshot %s", types(evs), got)
 		}
 	})
+}
+
+// gatedLog is a shared run log whose first copy waits until open is
+// closed: a mirror that fell behind its run.
+type gatedLog struct {
+	*runlog.Memory
+	open chan struct{}
+}
+
+func (g *gatedLog) Begin(ctx context.Context, key history.Key, h runlog.Header, first ...runlog.Entry) error {
+	select {
+	case <-g.open:
+		return g.Memory.Begin(ctx, key, h, first...)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// A reply the local log has compacted (its client read every delta as it
+// came, and the log merged them since) while the copy to the shared log
+// was behind is copied as it was sent: a client resuming on another
+// replica right after any event it was given gets exactly the rest.
+func TestRemoteResumeAfterTheLocalLogCompacted(t *testing.T) {
+	store := history.NewMemory()
+	shared := &gatedLog{Memory: runlog.NewMemory(), open: make(chan struct{})}
+	a := newHistoryFixture(t, store, uiadapter.WithRunLog(shared))
+	b := newHistoryFixture(t, store, uiadapter.WithRunLog(shared))
+	resp := a.send("alice", http.MethodPost, "/api/chat", userBody("v", "count to 3000"))
+	r := frameReader{bufio.NewReader(resp.Body)}
+	whole := r.until(t, `"2900`) // five of the log's full chunks read, and compacted
+	close(shared.open)
+	whole = append(whole, r.rest(t)...)
+	last, _ := strconv.Atoi(whole[len(whole)-1].id)
+	if last < 3000 {
+		t.Fatalf("only %d events", last)
+	}
+	for _, after := range []int{600, 1000, 1501, 2222, last - 1} {
+		resp := b.send("alice", http.MethodGet, "/api/chat/v/stream", "", "Last-Event-ID", strconv.Itoa(after))
+		got := frameReader{bufio.NewReader(resp.Body)}.rest(t)
+		var want []frame
+		for _, fr := range whole {
+			if n, _ := strconv.Atoi(fr.id); n > after {
+				want = append(want, fr)
+			}
+		}
+		sameFrames(t, "on the other replica after "+strconv.Itoa(after), got, want)
+	}
 }

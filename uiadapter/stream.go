@@ -131,7 +131,7 @@ func (rn *run) main() {
 		// reads finish, and must not find the chat locked.
 		sess.release()
 	}
-	if err := h.local.End(context.Background(), rn.key, rn.header.Run, h.cfg.runRetention, last...); err != nil {
+	if err := h.local.End(context.Background(), rn.key, rn.header.Run, h.cfg.runRetention, last); err != nil {
 		log.Error("could not end the run's log", "error", err)
 	}
 	rn.cancel(nil)

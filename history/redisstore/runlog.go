@@ -100,18 +100,18 @@ func (l *RunLog) streamKey(k history.Key, run string) string {
 // Begin implements runlog.Log: the header and the first entries in one
 // pipelined round trip.
 func (l *RunLog) Begin(ctx context.Context, key history.Key, h runlog.Header, first ...runlog.Entry) error {
-	return l.begin(ctx, key, h, false, l.live, first)
+	return l.begin(ctx, key, h, false, l.live, [][]runlog.Entry{first})
 }
 
 // Write implements runlog.Log: Begin's round trip, with the header ended
 // and the keys' retention set.
-func (l *RunLog) Write(ctx context.Context, key history.Key, h runlog.Header, retention time.Duration, entries ...runlog.Entry) error {
+func (l *RunLog) Write(ctx context.Context, key history.Key, h runlog.Header, retention time.Duration, entries ...[]runlog.Entry) error {
 	return l.begin(ctx, key, h, true, retention, entries)
 }
 
 // begin writes a new header (ended or not) and entries; the keys expire
 // after ttl.
-func (l *RunLog) begin(ctx context.Context, key history.Key, h runlog.Header, ended bool, ttl time.Duration, entries []runlog.Entry) error {
+func (l *RunLog) begin(ctx context.Context, key history.Key, h runlog.Header, ended bool, ttl time.Duration, entries [][]runlog.Entry) error {
 	h.Ended = false // a field of its own
 	b, err := json.Marshal(h)
 	if err != nil {
@@ -128,13 +128,12 @@ func (l *RunLog) begin(ctx context.Context, key history.Key, h runlog.Header, en
 		p.Unlink(ctx, hk)
 		p.HSet(ctx, hk, fields...)
 		p.PExpire(ctx, hk, ttl)
-		if len(entries) == 0 {
-			return nil
-		}
-		if err = bs.add(ctx, p, stream, entries); err != nil {
+		if err = bs.add(ctx, p, stream, entries...); err != nil {
 			return err
 		}
-		p.PExpire(ctx, stream, ttl)
+		if len(bs.adds) > 0 {
+			p.PExpire(ctx, stream, ttl)
+		}
 		return nil
 	})
 	if err != nil {
@@ -190,7 +189,7 @@ return 1
 
 // End implements runlog.Log: the last entries and the end in one
 // pipelined round trip.
-func (l *RunLog) End(ctx context.Context, key history.Key, run string, retention time.Duration, last ...runlog.Entry) error {
+func (l *RunLog) End(ctx context.Context, key history.Key, run string, retention time.Duration, last ...[]runlog.Entry) error {
 	stream := l.streamKey(key, run)
 	keys := []string{l.headerKey(key), stream}
 	args := []any{run, retention.Milliseconds()}
@@ -201,7 +200,7 @@ func (l *RunLog) End(ctx context.Context, key history.Key, run string, retention
 	// The XADDs' and the script's own results are read below: the
 	// pipeline's first error would not say which failed.
 	_, _ = l.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		if encErr = bs.add(ctx, p, stream, last); encErr != nil {
+		if encErr = bs.add(ctx, p, stream, last...); encErr != nil {
 			return encErr
 		}
 		end = endScript.EvalSha(ctx, p, keys, args...)
@@ -253,21 +252,35 @@ func (bs *entryBatches) err() error {
 
 var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, maxEntryBytes+512); return &b }}
 
-func (bs *entryBatches) add(ctx context.Context, p goredis.Pipeliner, stream string, entries []runlog.Entry) error {
-	for len(entries) > 0 {
-		buf := batchBufs.Get().(*[]byte)
-		bs.bufs = append(bs.bufs, buf)
-		w := batchWriter{b: (*buf)[:0], now: time.Now().UnixMilli()}
-		n := 0
-		for n < len(entries) && (n == 0 || len(w.b) < maxEntryBytes) {
-			if err := w.add(&entries[n]); err != nil {
+// add queues the XADDs of entries, given in one or more slices: a
+// stream entry may hold the end of one slice and the start of the next.
+func (bs *entryBatches) add(ctx context.Context, p goredis.Pipeliner, stream string, entries ...[]runlog.Entry) error {
+	var w batchWriter
+	var buf *[]byte
+	var last int64
+	flush := func() {
+		*buf = w.b
+		bs.adds = append(bs.adds, p.XAdd(ctx, &goredis.XAddArgs{Stream: stream, ID: "0-" + strconv.FormatInt(last, 10), Values: []any{"b", w.b}}))
+		buf = nil
+	}
+	for _, es := range entries {
+		for i := range es {
+			if buf == nil {
+				buf = batchBufs.Get().(*[]byte)
+				bs.bufs = append(bs.bufs, buf)
+				w = batchWriter{b: (*buf)[:0], now: time.Now().UnixMilli()}
+			}
+			if err := w.add(&es[i]); err != nil {
 				return err
 			}
-			n++
+			last = es[i].Seq
+			if len(w.b) >= maxEntryBytes {
+				flush()
+			}
 		}
-		*buf = w.b
-		bs.adds = append(bs.adds, p.XAdd(ctx, &goredis.XAddArgs{Stream: stream, ID: "0-" + strconv.FormatInt(entries[n-1].Seq, 10), Values: []any{"b", w.b}}))
-		entries = entries[n:]
+	}
+	if buf != nil {
+		flush()
 	}
 	return nil
 }

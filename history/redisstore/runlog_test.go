@@ -152,7 +152,7 @@ func TestRunLogEndFailsWhenItsEntriesDoNotLand(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := runlog.Entry{Seq: 2, Type: runlog.TypeEnded}
-	if err := l.End(ctx, k, "r1", time.Minute, last); err == nil {
+	if err := l.End(ctx, k, "r1", time.Minute, []runlog.Entry{last}); err == nil {
 		t.Fatal("End reported success though its last entry was refused")
 	}
 }

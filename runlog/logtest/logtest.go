@@ -119,7 +119,7 @@ func Run(t *testing.T, newLog func(t *testing.T) runlog.Log) {
 			es, err := l.Read(ctx, k, "r1", 3, 10*time.Second)
 			waited <- result{es, err}
 		}()
-		if err := l.End(ctx, k, "r1", time.Minute, runlog.FailedEntry(4, "boom"), runlog.Entry{Seq: 5, Time: time.Now(), Type: runlog.TypeEnded}); err != nil {
+		if err := l.End(ctx, k, "r1", time.Minute, []runlog.Entry{runlog.FailedEntry(4, "boom"), {Seq: 5, Time: time.Now(), Type: runlog.TypeEnded}}); err != nil {
 			t.Fatal(err)
 		}
 		r := <-waited
@@ -186,7 +186,7 @@ func Run(t *testing.T, newLog func(t *testing.T) runlog.Log) {
 		l, k := newLog(t), key()
 		_ = l.Begin(ctx, k, runlog.Header{Run: "old"})
 		entries := append(texts(1, "a", "b"), runlog.Entry{Seq: 3, Time: time.Now(), Type: runlog.TypeEnded})
-		if err := l.Write(ctx, k, runlog.Header{Run: "r", Base: 2}, 300*time.Millisecond, entries...); err != nil {
+		if err := l.Write(ctx, k, runlog.Header{Run: "r", Base: 2}, 300*time.Millisecond, entries); err != nil {
 			t.Fatal(err)
 		}
 		if h, err := l.Current(ctx, k); err != nil || h.Run != "r" || h.Base != 2 || !h.Ended {
@@ -253,7 +253,7 @@ func Run(t *testing.T, newLog func(t *testing.T) runlog.Log) {
 		if es, err := c.Next(ctx, 20*time.Millisecond); err != nil || len(es) != 0 {
 			t.Fatalf("Next at the end: %d entries, %v; want none after the wait", len(es), err)
 		}
-		if err := l.End(ctx, k, "r", time.Minute, runlog.Entry{Seq: n + 1, Time: time.Now(), Type: runlog.TypeEnded}); err != nil {
+		if err := l.End(ctx, k, "r", time.Minute, []runlog.Entry{{Seq: n + 1, Time: time.Now(), Type: runlog.TypeEnded}}); err != nil {
 			t.Fatal(err)
 		}
 		if es, err := c.Next(ctx, time.Second); err != nil || len(es) != 1 || es[0].Type != runlog.TypeEnded {
