@@ -6,13 +6,23 @@ CMF_MIN_COVERAGE ?= 96
 
 JS_PACKAGES = conformance/js conformance/js7
 
-.PHONY: test vet lint unit cover-cmf fuzz js-deps
+.PHONY: test test-go test-browser vet lint unit cover-cmf fuzz js-deps
 
 # Everything: Go (vet, gofmt, race-enabled tests including the JavaScript
 # conformance suites and the examples), the cmf coverage gate, and the
 # browser tests of the chat page and of the chat kits (assistant-ui,
-# CopilotKit) against agentui.
-test: js-deps vet unit cover-cmf e2e e2e-kits
+# CopilotKit) against agentui. Two lanes run side by side, each in its
+# order: the Go checks (test-go: compiling, and the race detector's CPU)
+# and the browser tests (test-browser: mostly waiting on Chromium and on
+# the server's timers). A lane's output is printed when it ends.
+test: js-deps
+	@$(MAKE) --no-print-directory -j2 --output-sync=recurse test-go test-browser
+
+test-go:
+	@$(MAKE) --no-print-directory -j1 vet unit cover-cmf
+
+test-browser:
+	@$(MAKE) --no-print-directory -j1 e2e e2e-kits
 
 # Install the JavaScript packages the tests drive (pinned by their lockfiles)
 # when they are missing or older than the lockfile.
