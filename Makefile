@@ -19,10 +19,13 @@ test: js-deps
 	@$(MAKE) --no-print-directory -j2 --output-sync=recurse test-go test-browser
 
 test-go:
-	@$(MAKE) --no-print-directory -j1 vet unit cover-cmf
+	@$(MAKE) --no-print-directory vet
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory cover-cmf
 
 test-browser:
-	@$(MAKE) --no-print-directory -j1 e2e e2e-kits
+	@$(MAKE) --no-print-directory e2e
+	@$(MAKE) --no-print-directory e2e-kits
 
 # Install the JavaScript packages the tests drive (pinned by their lockfiles)
 # when they are missing or older than the lockfile.
