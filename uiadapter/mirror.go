@@ -201,12 +201,12 @@ func (m *mirror) wait() time.Duration {
 // append, not six).
 func (m *mirror) gather() []runlog.Entry {
 	es, _ := m.h.local.ReadDeltas(m.key, m.header.Run, m.after)
-	for len(es) > 0 && len(es) < mirrorBatch {
+	for joined := false; len(es) > 0 && len(es) < mirrorBatch; joined = true {
 		more, _ := m.h.local.ReadDeltas(m.key, m.header.Run, es[len(es)-1].Seq)
 		if len(more) == 0 || len(es)+len(more) > mirrorBatch {
 			break
 		}
-		if len(m.buf) == 0 || &m.buf[0] != &es[0] {
+		if !joined {
 			m.buf = append(m.buf[:0], es...)
 		}
 		m.buf = append(m.buf, more...)

@@ -296,17 +296,6 @@ func (bs *entryBatches) release() {
 	bs.bufs = nil
 }
 
-// encodeBatch writes entries as one stream entry's b field.
-func encodeBatch(entries []runlog.Entry) ([]byte, error) {
-	w := batchWriter{b: make([]byte, 0, 64*len(entries)), now: time.Now().UnixMilli()}
-	for i := range entries {
-		if err := w.add(&entries[i]); err != nil {
-			return nil, err
-		}
-	}
-	return w.b, nil
-}
-
 // A stream entry's b field is a line per log entry:
 //
 //	<sequence> <Unix ms> <type> <data JSON>

@@ -94,3 +94,15 @@ func FuzzDecodeEntries(f *testing.F) {
 		}
 	})
 }
+
+// encodeBatch writes entries as one stream entry's b field, as the
+// appends do.
+func encodeBatch(entries []runlog.Entry) ([]byte, error) {
+	w := batchWriter{b: make([]byte, 0, 64*len(entries)), now: time.Now().UnixMilli()}
+	for i := range entries {
+		if err := w.add(&entries[i]); err != nil {
+			return nil, err
+		}
+	}
+	return w.b, nil
+}
