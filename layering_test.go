@@ -16,7 +16,8 @@ import (
 // store; stores, run logs and telemetry know no handler or protocol; a
 // protocol knows no storage of its own (it reaches it only through the
 // handler it plugs into, uiadapter); the protocol seam (internal/wire)
-// knows only the model and the agent. The check follows imports
+// knows only the model and the agent; the run engine (internal/run) knows
+// no handler, protocol or policy: it gets a planned turn and runs it. The check follows imports
 // transitively within the module (a protocol's, only its own), tests
 // excluded.
 func TestPackagesKeepToTheirLayer(t *testing.T) {
@@ -33,6 +34,9 @@ func TestPackagesKeepToTheirLayer(t *testing.T) {
 		"edge":               {"uiadapter", "protocols", "history", "runlog", "telemetry"},
 		"internal/wire":      {"uiadapter", "protocols", "history", "runlog", "telemetry", "policy", "limit"},
 		"internal/turn":      {"uiadapter", "protocols", "history", "runlog", "telemetry", "policy", "limit"},
+		"internal/run":       {"uiadapter", "protocols", "telemetry", "policy", "limit", "edge"},
+		"internal/ingest":    {"uiadapter", "protocols", "history", "runlog", "internal/run", "internal/turn", "policy"},
+		"internal/outagelog": {"uiadapter", "protocols", "history", "runlog", "internal/turn", "internal/run"},
 		"protocols/vercelai": {"history", "runlog"},
 		"protocols/agui":     {"history", "runlog"},
 	}

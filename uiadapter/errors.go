@@ -2,8 +2,8 @@ package uiadapter
 
 import (
 	"errors"
+	"net/http"
 
-	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/internal/wire"
 )
 
@@ -18,28 +18,20 @@ import (
 // 404: there is nothing of its to find.
 var ErrNoScope = errors.New("uiadapter: the request carries no scope credential")
 
-// failureMessages is what a client is told of a run that failed, by the
-// agent error the failure wraps; the first that matches is told.
-var failureMessages = []struct {
-	err     error
-	message string
-}{
-	{agent.ErrContextOverflow, wire.ContextOverflowMessage},
-	{agent.ErrModelBusy, wire.ModelBusyMessage},
-	{agent.ErrModelUnreachable, wire.ModelUnreachableMessage},
-	{agent.ErrModelRejected, wire.ModelRejectedMessage},
-	{agent.ErrModelAccessDenied, wire.ModelAccessDeniedMessage},
-}
-
-// failureMessage is what a client is told of a run that failed with err:
-// what it can act on, else ErrorMessage.
-func failureMessage(err error) string {
-	for _, f := range failureMessages {
-		if errors.Is(err, f.err) {
-			return f.message
-		}
+// scopeError is the refusal for a scope function's error (nil for none):
+// 401, or the status of an *Error; 404 for ErrNoScope, which has no
+// conversations.
+func scopeError(err error) error {
+	var e *wire.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNoScope):
+		return &wire.Error{Status: http.StatusNotFound, Message: "no conversations are kept for a request without a credential"}
+	case errors.As(err, &e):
+		return e
 	}
-	return wire.ErrorMessage
+	return &wire.Error{Status: http.StatusUnauthorized, Message: "not authorized", Err: err}
 }
 
 // Error is a refusal with an HTTP status and a short message that is safe
@@ -56,3 +48,6 @@ const (
 	// of; the client can start a new chat.
 	CodeUnknownChat = wire.CodeUnknownChat
 )
+
+// errNoSubject: a subject function returned no subject and no error.
+var errNoSubject = errors.New("the subject function returned no subject")

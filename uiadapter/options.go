@@ -1,6 +1,7 @@
 package uiadapter
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -48,7 +49,7 @@ type config struct {
 	guard           agent.Guard
 	subject         func(*http.Request) (*cmf.SubjectExtension, error)
 	environment     string
-	headers         []string // recorded on user messages; nil: defaultRecordedHeaders
+	headers         []string // recorded on user messages; nil: ingest.DefaultHeaders
 	resumes         *scopeSlots
 }
 
@@ -338,3 +339,14 @@ func WithRunLimits(l *RunLimits) Option { return func(c *config) { c.runLimits =
 // many times over. n < 1 removes the bound. The default is
 // [DefaultMaxResumes].
 func WithMaxResumes(n int) Option { return func(c *config) { c.resumes = newScopeSlots(n) } }
+
+var credentialHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization", "X-Api-Key"}
+
+func checkHeaders(names []string) error {
+	for _, n := range names {
+		if slices.Contains(credentialHeaders, http.CanonicalHeaderKey(n)) {
+			return errors.New("uiadapter: WithRecordedHeaders: " + http.CanonicalHeaderKey(n) + " holds credentials and is never recorded")
+		}
+	}
+	return nil
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentui/agentui/edge"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/ids"
+	"github.com/agentui/agentui/internal/run"
 	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/runlog"
 )
@@ -46,8 +47,8 @@ func (h *Handler) historyRequest(w http.ResponseWriter, r *http.Request, allow s
 		wire.WriteError(w, log, &wire.Error{Status: http.StatusNotFound, Message: "this server keeps no conversations"})
 		return "", log, false
 	}
-	scope, err := h.scopeOf(r)
-	if err != nil {
+	scope, err := h.cfg.scope(r)
+	if err = scopeError(err); err != nil {
 		wire.WriteError(w, log, err)
 		return "", log, false
 	}
@@ -69,36 +70,7 @@ func (h *Handler) chatRequest(w http.ResponseWriter, r *http.Request, allow stri
 		wire.WriteError(w, log, err)
 		return history.Key{}, log, false
 	}
-	return historyKey(scope, id), log.With("chat", id), true
-}
-
-// findRun returns the log that holds key's latest run and its header:
-// this handler's own when the run is this process's and still going,
-// else the shared one, which every replica's runs reach. A run of this
-// process that has ended is only the latest while the shared log says
-// so: another replica may be producing the chat's next reply. Its log
-// is read locally then, which costs a fraction of the shared one's.
-// remote says the log is another process's.
-func (h *Handler) findRun(ctx context.Context, key history.Key) (l runlog.Log, hdr runlog.Header, remote bool, err error) {
-	local, lerr := h.local.Current(ctx, key)
-	if lerr == nil && (!local.Ended || h.shared == nil) {
-		return h.local, local, false, nil
-	}
-	if h.shared == nil {
-		return nil, runlog.Header{}, false, runlog.ErrNoRun
-	}
-	ctx, cancel := context.WithTimeout(ctx, h.cfg.storeTimeout)
-	defer cancel()
-	hdr, err = h.shared.Current(ctx, key)
-	switch {
-	case lerr == nil && (err != nil || hdr.Run == local.Run):
-		// The shared log has nothing newer, or cannot say: this
-		// process's run is the latest it knows.
-		return h.local, local, false, nil
-	case err != nil:
-		return nil, runlog.Header{}, false, err
-	}
-	return h.shared, hdr, true, nil
+	return history.Key{Scope: scope, Chat: id}, log.With("chat", id), true
 }
 
 // lastEventID parses Last-Event-ID: "<sequence>", or "<run>:<sequence>"
@@ -146,7 +118,8 @@ func (h *Handler) ResumeHandler(chatID func(*http.Request) string) http.Handler 
 			wire.WriteError(w, log, err)
 			return
 		}
-		l, hdr, remote, err := h.findRun(r.Context(), key)
+		src, err := h.runs.Find(r.Context(), key)
+		hdr := src.Header
 		switch {
 		case errors.Is(err, runlog.ErrNoRun),
 			err == nil && run != "" && hdr.Run != run,
@@ -169,27 +142,28 @@ func (h *Handler) ResumeHandler(chatID func(*http.Request) string) http.Handler 
 				tr.History = h.storedBefore(r.Context(), key, hdr, log)
 			}
 		}
-		h.replay(w, r, t, tr, l, key, hdr, after, remote)
+		h.replay(w, r, t, tr, src, after)
 	})
 }
 
 // replay streams a run's log to a reader that did not start it, after
 // the events of first, holding one of the scope's resume slots
 // (WithMaxResumes) while it lasts: 429 when none is free.
-func (h *Handler) replay(w http.ResponseWriter, r *http.Request, turn *wire.Turn, tr wire.Trusted, l runlog.Log, key history.Key, hdr runlog.Header, after int64, remote bool, first ...agent.Event) {
+func (h *Handler) replay(w http.ResponseWriter, r *http.Request, turn *wire.Turn, tr wire.Trusted, src run.Source, after int64, first ...agent.Event) {
+	key := src.Key
 	if !h.cfg.resumes.take(key.Scope) {
 		wire.WriteError(w, h.log.With("chat", key.Chat), tooManyResumes(w))
 		return
 	}
 	defer h.cfg.resumes.release(key.Scope)
 	sse := h.startStream(w, true)
-	w.Header().Set(edge.RunHeader, hdr.Run)
+	w.Header().Set(edge.RunHeader, src.Header.Run)
 	w.WriteHeader(http.StatusOK)
 	enc := h.proto.NewEncoder(sse, turn, tr)
 	for _, ev := range first {
 		enc.Encode(ev)
 	}
-	h.follow(r, sse, enc, l, key, hdr.Run, after, remote, nil)
+	h.runs.Follow(r.Context(), src, sse, enc, after, nil)
 }
 
 // StopHandler serves POST {api}/{id}/stop: it stops the chat's active run
@@ -204,33 +178,13 @@ func (h *Handler) StopHandler(chatID func(*http.Request) string) http.Handler {
 		if !ok {
 			return
 		}
-		status, err := h.stopRun(r.Context(), key)
-		if err != nil {
+		if err := h.runs.Stop(r.Context(), key); err != nil {
 			wire.WriteError(w, log, err)
 			return
 		}
-		log.Info("stop requested", "status", status)
-		w.WriteHeader(status)
+		log.Info("stop requested")
+		w.WriteHeader(http.StatusAccepted)
 	})
-}
-
-func (h *Handler) stopRun(ctx context.Context, key history.Key) (int, error) {
-	if h.runs.stop(key, "") {
-		return http.StatusAccepted, nil
-	}
-	l, hdr, _, err := h.findRun(ctx, key)
-	switch {
-	case errors.Is(err, runlog.ErrNoRun) || err == nil && hdr.Ended:
-		return 0, &wire.Error{Status: http.StatusNotFound, Message: "no reply is being produced in this chat"}
-	case err != nil:
-		return 0, wire.Unavailable("the run log is unavailable", err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, h.cfg.storeTimeout)
-	defer cancel()
-	if err := l.Stop(ctx, key, hdr.Run); err != nil {
-		return 0, wire.Unavailable("the run log is unavailable", err)
-	}
-	return http.StatusAccepted, nil
 }
 
 // ConnectHandler serves a reconnecting client (AG-UI's connect, POST with
@@ -243,7 +197,7 @@ func (h *Handler) stopRun(ctx context.Context, key history.Key) (int, error) {
 func (h *Handler) ConnectHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		log := h.log
-		body, err := h.postBody(w, r)
+		body, err := h.cfg.postBody(w, r)
 		if err != nil {
 			wire.WriteError(w, log, err)
 			return
@@ -262,7 +216,8 @@ func (h *Handler) ConnectHandler() http.Handler {
 			wire.WriteError(w, log, err)
 			return
 		}
-		l, hdr, remote, err := h.findRun(r.Context(), key)
+		src, err := h.runs.Find(r.Context(), key)
+		hdr := src.Header
 		if err != nil && !errors.Is(err, runlog.ErrNoRun) {
 			wire.WriteError(w, log, wire.Unavailable("the run log is unavailable", err))
 			return
@@ -286,7 +241,7 @@ func (h *Handler) ConnectHandler() http.Handler {
 			if after == 0 { // a reader that resumes holds the state it saw
 				state = storedState(conv.Messages[:before])
 			}
-			h.replay(w, r, t, tr, l, key, hdr, after, remote, state...)
+			h.replay(w, r, t, tr, src, after, state...)
 			return
 		}
 		t := &wire.Turn{ChatID: key.Chat, RunID: ids.New(), Intent: wire.Submit, ProtocolVersion: turn.ProtocolVersion, Messages: turn.Messages}
@@ -294,8 +249,8 @@ func (h *Handler) ConnectHandler() http.Handler {
 		sse := h.startStream(w, false)
 		w.WriteHeader(http.StatusOK)
 		enc := h.proto.NewEncoder(sse, t, tr)
-		req := &request{r: r, turn: t, trusted: tr, scope: key.Scope, log: log}
-		for _, ev := range h.waitingFor(req, conv.Messages) {
+		req := &request{h: h, r: r, turn: t, trusted: tr, who: caller{scope: key.Scope}, log: log}
+		for _, ev := range req.waitingFor(conv.Messages) {
 			enc.Encode(ev)
 		}
 		enc.Close()
@@ -307,14 +262,15 @@ func (h *Handler) ConnectHandler() http.Handler {
 // shared state it recorded last, then a paused run's end for what it
 // waits for: its pending approval requests (signed, as the run signed
 // them) and client tool calls.
-func (h *Handler) waitingFor(req *request, msgs []cmf.Message) []agent.Event {
+func (req *request) waitingFor(msgs []cmf.Message) []agent.Event {
+	h := req.h
 	evs := append([]agent.Event{&agent.RunStarted{}}, storedState(msgs)...)
 	fin := &agent.RunFinished{StopReason: cmf.StopEnd}
 	for _, p := range cmf.PendingToolCalls(msgs) {
 		c := p.Call
 		switch p.Status() {
 		case cmf.CallAwaitingApproval:
-			sig := h.cfg.signer.Sign(h.signedCall(req, c.ToolCallID, c.Name, c.Arguments), time.Now().Add(h.cfg.approvalTTL))
+			sig := h.cfg.signer.Sign(req.signedCall(c.ToolCallID, c.Name, c.Arguments), time.Now().Add(h.cfg.approvalTTL))
 			evs = append(evs, &agent.ApprovalRequested{ToolCallID: c.ToolCallID, ToolName: c.Name, ApprovalID: p.ApprovalID, Input: c.Arguments, Signature: sig})
 			fin.Pending = append(fin.Pending, agent.PendingCall{Kind: agent.PendingApproval, ToolCallID: c.ToolCallID, ToolName: c.Name, ApprovalID: p.ApprovalID, Input: c.Arguments})
 		case cmf.CallAwaitingClient:

@@ -3,6 +3,7 @@ package uiadapter_test
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -32,7 +33,13 @@ func TestResumesPerScopeAreBounded(t *testing.T) {
 			if c.name == "ag-ui" {
 				body = testutil.AGUIInput("r", "u1", "think: wait 60000 ms")
 			}
-			f.send("bob", http.MethodPost, c.post, body) // bob's own run, in his chat r
+			bobs := f.send("bob", http.MethodPost, c.post, body) // bob's own run, in his chat r
+			if bobs.StatusCode != http.StatusOK {
+				t.Fatalf("bob's run: %d", bobs.StatusCode)
+			}
+			// Bob's stream ends once his run has released his chat: the
+			// next subtest starts a run in it.
+			defer func() { _, _ = io.Copy(io.Discard, bobs.Body) }()
 			post := f.send("alice", http.MethodPost, c.post, body)
 			original := frameReader{bufio.NewReader(post.Body)}
 			upToPause := original.until(t, `"delta":"ms"`)

@@ -3,7 +3,12 @@
 // exported interfaces, types, consts and vars), the methods of each of
 // its exported types, and the lines of its non-test files.
 //
-// With -v it lists the exported identifiers too.
+// With -v it lists the exported identifiers too. With -files it counts
+// the package's file-to-file imports (file a imports file b when a uses
+// something declared in b: a function, a type, a method, a field, a
+// variable or a constant) and how many of them run back up: an import
+// inside a cycle of files, which no order of the files can put
+// downwards.
 //
 //	go run ./scripts/pkgstats ./uiadapter ./uiadapter/...
 package main
@@ -19,13 +24,17 @@ import (
 	"strings"
 )
 
-var verbose bool
+var verbose, graph bool
 
 func main() {
 	var dirs []string
 	for _, arg := range os.Args[1:] {
 		if arg == "-v" {
 			verbose = true
+			continue
+		}
+		if arg == "-files" {
+			graph = true
 			continue
 		}
 		if rest, ok := strings.CutSuffix(arg, "/..."); ok {
@@ -140,6 +149,9 @@ func count(dir string) {
 			fmt.Printf("%s: %s\n", dir, strings.Join(names, " "))
 		}
 		fmt.Printf("%-40s files %3d  lines %5d  exported %3d  most methods: %s\n", dir, files, lines, exported, strings.Join(most, ", "))
+		if graph {
+			fileGraph(dir, fset, pkgFiles)
+		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package uiadapter
+package run
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // append was in flight goes in the next one, so a burst costs a few
 // round trips, and a slow store delays no one but remote readers.
 type mirror struct {
-	h      *Handler
+	e      *env
 	key    history.Key
 	header runlog.Header
 	stop   context.CancelFunc // ends the wait for more entries
@@ -45,8 +45,8 @@ const (
 	mirrorFirstWait = 20 * time.Millisecond
 )
 
-func newMirror(h *Handler, key history.Key, header runlog.Header) *mirror {
-	m := &mirror{h: h, key: key, header: header, done: make(chan struct{})}
+func newMirror(e *env, key history.Key, header runlog.Header) *mirror {
+	m := &mirror{e: e, key: key, header: header, done: make(chan struct{})}
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	go m.loop()
 	return m
@@ -62,13 +62,13 @@ func newMirror(h *Handler, key history.Key, header runlog.Header) *mirror {
 func (m *mirror) finish(last []runlog.Entry) bool {
 	m.stop()
 	m.last = last
-	ctx, cancel := context.WithTimeout(context.Background(), m.h.cfg.storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), m.e.cfg.StoreTimeout)
 	defer cancel()
 	select {
 	case <-m.done:
 		return m.end(ctx) == nil
 	case <-ctx.Done():
-		m.h.cfg.logger.Warn("the shared run log is behind; its end is written later", "chat", m.key.Chat, "run", m.header.Run)
+		m.e.log.Warn("the shared run log is behind; its end is written later", "chat", m.key.Chat, "run", m.header.Run)
 		return false
 	}
 }
@@ -78,12 +78,12 @@ func (m *mirror) finish(last []runlog.Entry) bool {
 func (m *mirror) end(ctx context.Context) error {
 	var err error
 	if !m.begun { // the run ended before the mirror's first copy: all of it at once
-		err = m.h.shared.Write(ctx, m.key, m.header, m.h.cfg.runRetention, append(m.rest, m.last)...)
+		err = m.e.shared.Write(ctx, m.key, m.header, m.e.cfg.Retention, append(m.rest, m.last)...)
 	} else {
-		err = m.h.shared.End(ctx, m.key, m.header.Run, m.h.cfg.runRetention, append(m.rest, m.last)...)
+		err = m.e.shared.End(ctx, m.key, m.header.Run, m.e.cfg.Retention, append(m.rest, m.last)...)
 	}
 	if err != nil {
-		m.h.cfg.logger.Warn("could not end the shared run log; trying again", "chat", m.key.Chat, "error", err)
+		m.e.log.Warn("could not end the shared run log; trying again", "chat", m.key.Chat, "error", err)
 		return err
 	}
 	m.last, m.rest, m.buf = nil, nil, nil
@@ -98,19 +98,19 @@ func (m *mirror) endLater(until time.Time) {
 	select {
 	case <-m.done:
 	case <-time.After(time.Until(until)):
-		m.h.cfg.logger.Error("the shared run log stayed behind; remote readers will find this run cut short (its reply is stored)", "chat", m.key.Chat, "run", m.header.Run)
+		m.e.log.Error("the shared run log stayed behind; remote readers will find this run cut short (its reply is stored)", "chat", m.key.Chat, "run", m.header.Run)
 		return
 	}
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
-		ctx, cancel := context.WithTimeout(context.Background(), m.h.cfg.storeTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), m.e.cfg.StoreTimeout)
 		err := m.end(ctx)
 		cancel()
 		if err == nil {
-			m.h.cfg.logger.Info("the shared run log was ended after retrying", "chat", m.key.Chat, "run", m.header.Run)
+			m.e.log.Info("the shared run log was ended after retrying", "chat", m.key.Chat, "run", m.header.Run)
 			return
 		}
 		if !time.Now().Add(wait).Before(until) {
-			m.h.cfg.logger.Error("could not end the shared run log; remote readers will find this run cut short (its reply is stored)", "chat", m.key.Chat, "run", m.header.Run, "error", err)
+			m.e.log.Error("could not end the shared run log; remote readers will find this run cut short (its reply is stored)", "chat", m.key.Chat, "run", m.header.Run, "error", err)
 			return
 		}
 		time.Sleep(wait)
@@ -119,19 +119,19 @@ func (m *mirror) endLater(until time.Time) {
 
 func (m *mirror) loop() {
 	defer close(m.done)
-	log := m.h.log.With("chat", m.key.Chat, "run", m.header.Run)
+	log := m.e.log.With("chat", m.key.Chat, "run", m.header.Run)
 	failures := 0
 	for {
 		// What the mirror copies is what local readers were given, as
 		// they were given it (ReadDeltas, not Read): a reader resuming on
 		// another replica from an entry it was given here finds that
 		// entry there, though the local log has merged it since.
-		es, err := m.h.local.ReadDeltas(m.key, m.header.Run, m.after)
+		es, err := m.e.local.ReadDeltas(m.key, m.header.Run, m.after)
 		if err != nil {
 			return // the local log is gone: the run ended
 		}
 		if len(es) == 0 {
-			_, err := m.h.local.Read(m.ctx, m.key, m.header.Run, m.after, time.Hour) // wait for more, until finish
+			_, err := m.e.local.Read(m.ctx, m.key, m.header.Run, m.after, time.Hour) // wait for more, until finish
 			if err != nil && m.ctx.Err() != nil {
 				m.takeRest() // finishing: what is left goes with the end
 				return
@@ -153,12 +153,12 @@ func (m *mirror) loop() {
 				es = more
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), m.h.cfg.storeTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), m.e.cfg.StoreTimeout)
 		if m.begun {
-			err = m.h.shared.Append(ctx, m.key, m.header.Run, es...)
+			err = m.e.shared.Append(ctx, m.key, m.header.Run, es...)
 		} else {
 			// The header goes with the first copy: one round trip.
-			err = m.h.shared.Begin(ctx, m.key, m.header, es...)
+			err = m.e.shared.Begin(ctx, m.key, m.header, es...)
 		}
 		cancel()
 		if err != nil {
@@ -200,9 +200,9 @@ func (m *mirror) wait() time.Duration {
 // own slice (a reply's first 504 entries are in six growing chunks: one
 // append, not six).
 func (m *mirror) gather() []runlog.Entry {
-	es, _ := m.h.local.ReadDeltas(m.key, m.header.Run, m.after)
+	es, _ := m.e.local.ReadDeltas(m.key, m.header.Run, m.after)
 	for joined := false; len(es) > 0 && len(es) < mirrorBatch; joined = true {
-		more, _ := m.h.local.ReadDeltas(m.key, m.header.Run, es[len(es)-1].Seq)
+		more, _ := m.e.local.ReadDeltas(m.key, m.header.Run, es[len(es)-1].Seq)
 		if len(more) == 0 || len(es)+len(more) > mirrorBatch {
 			break
 		}
@@ -225,7 +225,7 @@ func (m *mirror) takeRest() { m.rest = m.chunks(m.after) }
 func (m *mirror) chunks(after int64) [][]runlog.Entry {
 	var parts [][]runlog.Entry
 	for {
-		es, err := m.h.local.ReadDeltas(m.key, m.header.Run, after)
+		es, err := m.e.local.ReadDeltas(m.key, m.header.Run, after)
 		if err != nil || len(es) == 0 {
 			return parts
 		}
@@ -238,38 +238,38 @@ func (m *mirror) chunks(after int64) [][]runlog.Entry {
 // alive, when its log has gone quiet: its lock free means its process
 // died (a live run ends its shared log before it releases the lock). Then
 // recoverDead finishes the run for it, under the lock, and reports true.
-func (h *Handler) recoverDead(key history.Key, run string) bool {
+func (e *env) recoverDead(key history.Key, run string) bool {
 	token := ids.New()
-	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.StoreTimeout)
 	defer cancel()
-	if err := h.cfg.locker.Acquire(ctx, key, token, h.cfg.lockTTL); err != nil {
+	if err := e.cfg.Locker.Acquire(ctx, key, token, e.cfg.LockTTL); err != nil {
 		return false // alive (ErrBusy), or the store cannot say: ask again later
 	}
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), h.cfg.storeTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.StoreTimeout)
 		defer cancel()
-		if err := h.cfg.locker.Release(ctx, key, token); err != nil {
-			h.log.Warn("could not release the lock taken to finish a dead run; it expires on its own", "chat", key.Chat, "error", err)
+		if err := e.cfg.Locker.Release(ctx, key, token); err != nil {
+			e.log.Warn("could not release the lock taken to finish a dead run; it expires on its own", "chat", key.Chat, "error", err)
 		}
 	}()
-	hdr, err := h.shared.Current(ctx, key)
+	hdr, err := e.shared.Current(ctx, key)
 	if err != nil || hdr.Run != run {
 		return err == nil // another run began: the caller finds this one gone
 	}
-	return h.finishDead(ctx, key, hdr) == nil
+	return e.finishDead(ctx, key, hdr) == nil
 }
 
 // finishDead ends the shared log of a run whose process died, holding
 // the chat's lock: the reply it had logged is stored (stop reason
 // aborted, unless it was stored already), and the log ends with
 // DiedMessage. A log that ended is left alone.
-func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.Header) error {
+func (e *env) finishDead(ctx context.Context, key history.Key, hdr runlog.Header) error {
 	if hdr.Ended {
 		return nil
 	}
 	var entries []runlog.Entry
 	for {
-		es, err := h.shared.Read(ctx, key, hdr.Run, int64(len(entries)), time.Millisecond)
+		es, err := e.shared.Read(ctx, key, hdr.Run, int64(len(entries)), time.Millisecond)
 		if err != nil {
 			return err
 		}
@@ -281,7 +281,7 @@ func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.He
 	if n := len(entries); n > 0 && entries[n-1].Type == runlog.TypeEnded {
 		return nil // it ended; only End was lost
 	}
-	log := h.log.With("chat", key.Chat, "run", hdr.Run)
+	log := e.log.With("chat", key.Chat, "run", hdr.Run)
 	rec := agent.NewRecorder()
 	var bal agent.Balancer
 	for _, e := range entries {
@@ -294,7 +294,7 @@ func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.He
 		rec.Interrupt(cmf.StopAborted)
 	}
 	msgs := withContent(toldOn(rec.Messages(), wire.DiedMessage))
-	conv, err := h.cfg.store.Load(ctx, key)
+	conv, err := e.cfg.Store.Load(ctx, key)
 	if err != nil {
 		return err
 	}
@@ -306,7 +306,7 @@ func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.He
 		// Its process stored the reply but could not end this log (the
 		// store went away for longer than its lock): the reply is whole
 		// in the conversation, not cut short.
-		err = h.shared.End(ctx, key, hdr.Run, h.cfg.runRetention, []runlog.Entry{runlog.FailedEntry(next+1, wire.EndNotShownMessage), runlog.EndedEntry(next + 2)})
+		err = e.shared.End(ctx, key, hdr.Run, e.cfg.Retention, []runlog.Entry{runlog.FailedEntry(next+1, wire.EndNotShownMessage), runlog.EndedEntry(next + 2)})
 		log.Warn("ended the log of a run whose reply was stored but whose log was not ended", "error", err)
 		return err
 	}
@@ -314,11 +314,11 @@ func (h *Handler) finishDead(ctx context.Context, key history.Key, hdr runlog.He
 		msgs = append(hdr.Turn[:n:n], msgs...) // it died before its turn was stored
 	}
 	if len(msgs) > 0 {
-		if _, err := h.cfg.store.Write(ctx, key, conv.Version, history.KeepAll, msgs...); err != nil {
+		if _, err := e.cfg.Store.Write(ctx, key, conv.Version, history.KeepAll, msgs...); err != nil {
 			return err
 		}
 	}
-	err = h.shared.End(ctx, key, hdr.Run, h.cfg.runRetention, []runlog.Entry{runlog.FailedEntry(next+1, wire.DiedMessage), runlog.EndedEntry(next + 2)})
+	err = e.shared.End(ctx, key, hdr.Run, e.cfg.Retention, []runlog.Entry{runlog.FailedEntry(next+1, wire.DiedMessage), runlog.EndedEntry(next + 2)})
 	log.Warn("finished the run of a server that stopped; its partial reply is stored", "messages", len(msgs), "error", err)
 	return err
 }

@@ -1,4 +1,4 @@
-package uiadapter
+package run
 
 import (
 	"context"
@@ -55,17 +55,13 @@ func TestBackgroundReleasesAreBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &failingRelease{lockingStore: history.NewMemory(), tried: make(chan struct{})}
 		logs := &syncBuffer{}
-		cfg := defaults()
-		for _, o := range []Option{WithStore(store), WithScope(SingleScope), WithLockTTL(time.Second), WithLogger(slog.New(slog.NewTextHandler(logs, nil)))} {
-			o(&cfg)
-		}
-		cfg.locker = store
-		h := &Handler{cfg: cfg, releasing: make(chan struct{}, 1)}
-		first := &session{h: h, key: history.Key{Scope: "s", Chat: "a"}, token: "t1", log: h.cfg.logger}
+		log := slog.New(slog.NewTextHandler(logs, nil))
+		e := &env{cfg: Config{Store: store, Locker: store, LockTTL: time.Second, StoreTimeout: time.Second, Log: log}, log: log, releasing: make(chan struct{}, 1)}
+		first := &Session{e: e, Key: history.Key{Scope: "s", Chat: "a"}, token: "t1", log: log}
 		done := make(chan struct{})
 		go func() { first.releaseEventually(time.Now()); close(done) }()
 		<-store.tried // the first release holds the only slot, retrying
-		second := &session{h: h, key: history.Key{Scope: "s", Chat: "b"}, token: "t2", log: h.cfg.logger}
+		second := &Session{e: e, Key: history.Key{Scope: "s", Chat: "b"}, token: "t2", log: log}
 		second.releaseEventually(time.Now()) // returns at once: the bound is reached
 		if !strings.Contains(logs.String(), "too many lock releases pending") {
 			t.Fatalf("not logged:\n%s", logs)
@@ -74,7 +70,7 @@ func TestBackgroundReleasesAreBounded(t *testing.T) {
 		if !strings.Contains(logs.String(), "it expires on its own") {
 			t.Fatalf("the first release did not give up:\n%s", logs)
 		}
-		if len(h.releasing) != 0 {
+		if len(e.releasing) != 0 {
 			t.Fatal("the first release did not free its slot")
 		}
 	})

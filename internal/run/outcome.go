@@ -1,4 +1,4 @@
-package uiadapter
+package run
 
 import (
 	"context"
@@ -62,20 +62,20 @@ type outcome struct {
 
 // outcomeOf decides how a run ended from what it did: the producer's
 // result and its context's cause. lost says the run lost its lock.
-func outcomeOf(ctx context.Context, res runResult, lost bool) outcome {
+func outcomeOf(ctx context.Context, res result, lost bool) outcome {
 	cause := context.Cause(ctx)
 	switch {
 	case lost:
 		return outcome{kind: runCut, message: wire.LockLostMessage, cause: errLockLost}
-	case errors.Is(cause, errShuttingDown):
+	case errors.Is(cause, ErrShuttingDown):
 		return outcome{kind: runCut, message: wire.ShutdownMessage, cause: cause}
-	case errors.Is(cause, errRunTooLong):
+	case errors.Is(cause, ErrTooLong):
 		return outcome{kind: runCut, message: wire.RunTooLongMessage, cause: cause}
-	case errors.Is(cause, errRunTooLarge):
+	case errors.Is(cause, errTooLarge):
 		return outcome{kind: runCut, message: wire.RunTooLargeMessage, cause: cause}
 	case res.err != nil:
 		return outcome{kind: runFailed, message: failureMessage(res.err), cause: res.err}
-	case errors.Is(cause, errStopped), errors.Is(cause, errBudget):
+	case errors.Is(cause, errStopped), errors.Is(cause, ErrBudget):
 		return outcome{kind: runStopped, cause: cause}
 	case ctx.Err() != nil:
 		return outcome{kind: runCut, cause: errReaderGot}
@@ -87,7 +87,7 @@ func outcomeOf(ctx context.Context, res runResult, lost bool) outcome {
 
 // errNoFinish: the agent's stream ended with neither its finish nor an
 // error; what it said is kept as cut off.
-var errNoFinish = errors.New("uiadapter: the agent stopped without finishing")
+var errNoFinish = errors.New("the agent stopped without finishing")
 
 // stopReason is what the stored reply of a run that did not finish says
 // of its end; "" for one that finished (its steps say).
@@ -203,4 +203,102 @@ func (o outcome) entries(next func() int64) []runlog.Entry {
 		last = append(last, runlog.EventEntry(next(), o.fin))
 	}
 	return append(last, runlog.EndedEntry(next()))
+}
+
+// failureMessages is what a client is told of a run that failed, by the
+// agent error the failure wraps; the first that matches is told.
+var failureMessages = []struct {
+	err     error
+	message string
+}{
+	{agent.ErrContextOverflow, wire.ContextOverflowMessage},
+	{agent.ErrModelBusy, wire.ModelBusyMessage},
+	{agent.ErrModelUnreachable, wire.ModelUnreachableMessage},
+	{agent.ErrModelRejected, wire.ModelRejectedMessage},
+	{agent.ErrModelAccessDenied, wire.ModelAccessDeniedMessage},
+}
+
+// failureMessage is what a client is told of a run that failed with err:
+// what it can act on, else ErrorMessage.
+func failureMessage(err error) string {
+	for _, f := range failureMessages {
+		if errors.Is(err, f.err) {
+			return f.message
+		}
+	}
+	return wire.ErrorMessage
+}
+
+// errTooLarge cuts a run that streams past its MaxOutput.
+var errTooLarge = errors.New("the run streamed past its output bound")
+
+// result is what the producer saw of a run.
+type result struct {
+	rec      *agent.Recorder
+	err      error
+	finished *agent.RunFinished // the agent finished (held back until the reply is saved)
+}
+
+// saveOutcome says what became of a reply.
+type saveOutcome uint8
+
+const (
+	saved       saveOutcome = iota // stored (or nothing to store)
+	notSaved                       // certainly not stored
+	maybeSaved                     // not known: a write that timed out may land
+	savePending                    // (internal) not decided yet: keep trying
+)
+
+func (o saveOutcome) String() string {
+	switch o {
+	case saved:
+		return "saved"
+	case notSaved:
+		return "not saved"
+	case maybeSaved:
+		return "unknown"
+	}
+	return "pending"
+}
+
+// withContent leaves out assistant messages with nothing in them: a step
+// that was cut off before its first word has nothing to show or to feed a
+// model.
+func withContent(msgs []cmf.Message) []cmf.Message {
+	out := msgs[:0:0]
+	for i := range msgs {
+		if msgs[i].Role == cmf.RoleAssistant && len(msgs[i].Content) == 0 && len(msgs[i].Data()) == 0 && told(&msgs[i]) == "" {
+			continue
+		}
+		out = append(out, msgs[i])
+	}
+	return out
+}
+
+// told is what a stored reply says its client was told of its failure
+// ("" for none).
+func told(m *cmf.Message) string {
+	if m.Extensions == nil || m.Extensions.Completion == nil {
+		return ""
+	}
+	return m.Extensions.Completion.Error
+}
+
+// Causes a run is cancelled with.
+var (
+	errStopped   = errors.New("the run was stopped")
+	errLockLost  = errors.New("the run lost its lock")
+	errReaderGot = errors.New("the client went away")
+	// ErrTooLong cuts a run that goes on past its MaxDuration.
+	ErrTooLong = errors.New("the run went on past its time bound")
+	// ErrBudget stops a run whose scope has no tokens left.
+	ErrBudget = errors.New("the token budget is used up")
+)
+
+// ErrShuttingDown is the cause given to the requests Shutdown cuts.
+var ErrShuttingDown = errors.New("the server is shutting down")
+
+// ShuttingDown reports whether Shutdown cut the request of ctx.
+func ShuttingDown(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), ErrShuttingDown)
 }

@@ -1,4 +1,4 @@
-package uiadapter
+package outagelog
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 func TestOutageLoggedOncePerIncident(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Unix(1000, 0)
-	log := slog.New(newOutageLog(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}), func() time.Time { return now }))
+	log := slog.New(New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}), func() time.Time { return now }))
 	fail := func(err error) {
 		wire.WriteError(httptest.NewRecorder(), log.With("chat", "c"), err)
 	}
@@ -52,7 +52,7 @@ func TestOutageLoggedOncePerIncident(t *testing.T) {
 func TestOutageIsRecognisedByItsError(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Unix(1000, 0)
-	log := slog.New(newOutageLog(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}), func() time.Time { return now }))
+	log := slog.New(New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}), func() time.Time { return now }))
 	down := fmt.Errorf("loading the chat: %w", wire.Unavailable("conversation history is unavailable", errors.New("dial tcp: refused")))
 	for range 3 {
 		log.Error("the store did not answer", "cause", down)

@@ -1,4 +1,8 @@
-package uiadapter
+// Package outagelog keeps a dependency that stays down from flooding the
+// log: a request refused with 503 because the store (or the run log) is
+// down is logged at ERROR once a minute, with the count of the refusals
+// in between.
+package outagelog
 
 import (
 	"context"
@@ -11,11 +15,11 @@ import (
 	"github.com/agentui/agentui/internal/wire"
 )
 
-// outageWindow is how often a dependency that stays down is logged at
+// window is how often a dependency that stays down is logged at
 // ERROR again.
-const outageWindow = time.Minute
+const window = time.Minute
 
-// outageLog is the handler's logger's slog.Handler: it passes everything
+// handler is the slog.Handler New returns: it passes everything
 // through, but logs a failed dependency once per incident rather than per
 // request. A request refused with 503 because the store (or the run log)
 // is down (an ERROR record carrying the Unavailable error, see outageKey)
@@ -23,33 +27,34 @@ const outageWindow = time.Minute
 // the minute after is DEBUG, and the next ERROR says how many there were.
 // So a store that is down for a while costs a few log lines, not one per
 // request (with the default 3 s store timeout, hundreds a minute).
-type outageLog struct {
+type handler struct {
 	next  slog.Handler
-	state *outageState
+	state *incidents
 }
 
-type outageState struct {
+type incidents struct {
 	mu         sync.Mutex
 	now        func() time.Time
 	last       map[string]time.Time // message → when it was last logged at ERROR
 	suppressed map[string]int
 }
 
-func newOutageLog(next slog.Handler, now func() time.Time) *outageLog {
-	return &outageLog{next: next, state: &outageState{now: now, last: map[string]time.Time{}, suppressed: map[string]int{}}}
+// New wraps next; now is the clock (time.Now).
+func New(next slog.Handler, now func() time.Time) slog.Handler {
+	return &handler{next: next, state: &incidents{now: now, last: map[string]time.Time{}, suppressed: map[string]int{}}}
 }
 
-func (o *outageLog) Enabled(ctx context.Context, l slog.Level) bool { return o.next.Enabled(ctx, l) }
+func (o *handler) Enabled(ctx context.Context, l slog.Level) bool { return o.next.Enabled(ctx, l) }
 
-func (o *outageLog) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &outageLog{next: o.next.WithAttrs(attrs), state: o.state}
+func (o *handler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &handler{next: o.next.WithAttrs(attrs), state: o.state}
 }
 
-func (o *outageLog) WithGroup(name string) slog.Handler {
-	return &outageLog{next: o.next.WithGroup(name), state: o.state}
+func (o *handler) WithGroup(name string) slog.Handler {
+	return &handler{next: o.next.WithGroup(name), state: o.state}
 }
 
-func (o *outageLog) Handle(ctx context.Context, r slog.Record) error {
+func (o *handler) Handle(ctx context.Context, r slog.Record) error {
 	key, ok := outageKey(r)
 	if !ok {
 		return o.next.Handle(ctx, r)
@@ -57,7 +62,7 @@ func (o *outageLog) Handle(ctx context.Context, r slog.Record) error {
 	s := o.state
 	s.mu.Lock()
 	now := s.now()
-	quiet := now.Sub(s.last[key]) >= outageWindow
+	quiet := now.Sub(s.last[key]) >= window
 	n := s.suppressed[key]
 	if quiet {
 		s.last[key], s.suppressed[key] = now, 0

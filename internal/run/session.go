@@ -1,4 +1,4 @@
-package uiadapter
+package run
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/ids"
@@ -17,21 +16,24 @@ import (
 	"github.com/agentui/agentui/internal/wire"
 )
 
-// session is one turn's hold on a stored conversation: the lock, the
+// Session is one turn's hold on a stored conversation: the lock, the
 // version it builds on, its plan, and its write.
 //
 // The lock is extended on a timer for as long as the session lives (not
 // on writes: a stream whose client stopped reading must not outlive it),
-// and a run whose lock is lost is stopped. The session ends with release,
+// and a run whose lock is lost is stopped. The session ends with Release,
 // which retries in the background until the lock is gone or would have
 // expired anyway, so a store that comes back finds the chat usable.
-type session struct {
-	h       *Handler
-	key     history.Key
+type Session struct {
+	Key history.Key
+	// Plan is the turn planned on the loaded conversation: what its
+	// commit cuts and adds, and a refusal.
+	Plan turn.Plan
+
+	e       *env
 	token   string
 	version history.Version
 	stored  int // how many messages the conversation held when loaded
-	plan    turn.Plan
 	log     *slog.Logger
 
 	// The plan's write (what it cuts and adds) is committed while the run
@@ -48,106 +50,55 @@ type session struct {
 	released bool
 }
 
-// errClientGone: the client left before the request could be served; no
+// ErrClientGone: the client left before the request could be served; no
 // response is written.
-var errClientGone = errors.New("the client went away")
+var ErrClientGone = errors.New("the client went away")
 
-// planStored locks the conversation, loads it and plans the turn on it
-// (turn.PlanStored): the stored copy is the truth. Nothing is
-// written: the plan is committed once its messages have passed the guard.
-func (h *Handler) planStored(req *request) (*session, *agent.Input, error) {
-	r, t, log := req.r, req.turn, req.log
-	s := &session{h: h, key: historyKey(req.scope, t.ChatID), token: ids.New(), log: log}
-	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.storeTimeout)
+// Open locks key's conversation and loads it: the stored copy is the
+// truth the turn is planned on. A run whose process died left its log
+// open: it is finished first (its partial reply is stored). The caller
+// sets the session's Plan, and Releases the session unless it Starts a
+// run with it. The errors are refusals: 409 busy, 503, or ErrClientGone.
+func (e *env) Open(ctx context.Context, key history.Key, log *slog.Logger) (*Session, history.Conversation, error) {
+	s := &Session{e: e, Key: key, token: ids.New(), log: log}
+	lctx, cancel := context.WithTimeout(ctx, e.cfg.StoreTimeout)
 	defer cancel()
-	conv, err := history.AcquireLoad(ctx, h.cfg.store, h.cfg.locker, s.key, s.token, h.cfg.lockTTL)
+	conv, err := history.AcquireLoad(lctx, e.cfg.Store, e.cfg.Locker, key, s.token, e.cfg.LockTTL)
 	switch {
 	case errors.Is(err, history.ErrBusy):
-		return nil, nil, &wire.Error{Status: http.StatusConflict, Message: "a reply is still being produced for this chat", Code: wire.CodeBusy}
+		return nil, conv, &wire.Error{Status: http.StatusConflict, Message: "a reply is still being produced for this chat", Code: wire.CodeBusy}
 	case err != nil:
 		if !errors.Is(err, history.ErrUnavailable) {
 			// The lock may have been taken before the reply was lost.
-			s.h.goBackground(func() { s.releaseEventually(time.Now()) })
+			e.Go(func() { s.releaseEventually(time.Now()) })
 		}
-		if r.Context().Err() != nil {
-			return nil, nil, errClientGone
+		if ctx.Err() != nil {
+			return nil, conv, ErrClientGone
 		}
-		return nil, nil, wire.Unavailable("conversation history is unavailable", err)
+		return nil, conv, wire.Unavailable("conversation history is unavailable", err)
 	}
 	s.held.Store(time.Now().UnixNano())
-	ok := false
-	defer func() {
-		if !ok {
-			s.release()
-		}
-	}()
-	if h.shared != nil {
-		// A run whose process died left its log open: finish it (its
-		// partial reply is stored) before building on the conversation.
-		if hdr, err := h.shared.Current(ctx, s.key); err == nil && !hdr.Ended && hdr.Lock != s.token {
-			if err := h.finishDead(ctx, s.key, hdr); err != nil {
-				return nil, nil, wire.Unavailable("conversation history is unavailable", err)
+	if e.shared != nil {
+		if hdr, err := e.shared.Current(lctx, key); err == nil && !hdr.Ended && hdr.Lock != s.token {
+			if err := e.finishDead(lctx, key, hdr); err != nil {
+				s.Release()
+				return nil, conv, wire.Unavailable("conversation history is unavailable", err)
 			}
-			if conv, err = h.cfg.store.Load(ctx, s.key); err != nil {
-				return nil, nil, wire.Unavailable("conversation history is unavailable", err)
+			if conv, err = e.cfg.Store.Load(lctx, key); err != nil {
+				s.Release()
+				return nil, conv, wire.Unavailable("conversation history is unavailable", err)
 			}
 		}
 	}
 	s.version, s.stored = conv.Version, len(conv.Messages)
-	size := turn.ChatSize{Messages: len(conv.Messages), Bytes: conv.Bytes, MaxMessages: h.cfg.maxChatMessages, MaxBytes: h.cfg.maxChatBytes, AtLimitCheck: true}
-	p, findings, err := turn.PlanStored(conv.Messages, t, size, &h.cfg.policy)
-	if e := (*wire.Error)(nil); errors.As(err, &e) && e.Code == wire.CodeUnknownChat && req.body != nil {
-		// Decoded to its last message: the messages before it may be a
-		// new chat's opening greeting, which only the whole thread shows.
-		if err := h.decodeAll(req); err != nil {
-			return nil, nil, err
-		}
-		t = req.turn
-		p, findings, err = turn.PlanStored(conv.Messages, t, size, &h.cfg.policy)
-	}
-	findings.Log(log)
-	if err != nil {
-		if err == turn.ErrChatTooLong {
-			log.Warn("chat is at its size limit", "messages", len(conv.Messages), "bytes", conv.Bytes)
-		}
-		return nil, nil, err
-	}
-	p.Log(log)
-	s.plan = p
-	kept := conv.Messages[:p.Keep:p.Keep]
-	// Encoders bring a client whose copy differs back in line with these.
-	req.trusted = wire.Trusted{History: kept, Added: p.Add}
-	ok = true
-	return s, h.input(req, kept, p.Add, p.Resume), nil
-}
-
-// scopeOf runs the scope function: its error refuses the request (401, or
-// the status of an *Error; 404 for ErrNoScope, which has no
-// conversations).
-func (h *Handler) scopeOf(r *http.Request) (string, error) {
-	scope, err := h.cfg.scope(r)
-	return scope, scopeError(err)
-}
-
-// scopeError is the refusal for a scope function's error (nil for none).
-func scopeError(err error) error {
-	var e *wire.Error
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ErrNoScope):
-		return &wire.Error{Status: http.StatusNotFound, Message: "no conversations are kept for a request without a credential"}
-	case errors.As(err, &e):
-		return e
-	}
-	return &wire.Error{Status: http.StatusUnauthorized, Message: "not authorized", Err: err}
+	return s, conv, nil
 }
 
 // commit starts the plan's write: what it cuts of the stored
 // conversation and what it adds. The run does not wait for it; if it
 // fails, save makes it with the reply.
-func (s *session) commit() {
-	p := &s.plan
+func (s *Session) commit() {
+	p := &s.Plan
 	if len(p.Add) == 0 && p.Keep == s.stored {
 		return
 	}
@@ -156,9 +107,9 @@ func (s *session) commit() {
 		defer close(s.committed)
 		// Not the request's context: a client that leaves at once still
 		// leaves its message in the conversation.
-		ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.storeTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), s.e.cfg.StoreTimeout)
 		defer cancel()
-		v, err := s.h.cfg.store.Write(ctx, s.key, s.version, p.Keep, p.Add...)
+		v, err := s.e.cfg.Store.Write(ctx, s.Key, s.version, p.Keep, p.Add...)
 		if err != nil {
 			s.commitErr = err
 			return
@@ -167,17 +118,15 @@ func (s *session) commit() {
 	}()
 }
 
-func historyKey(scope, chat string) history.Key { return history.Key{Scope: scope, Chat: chat} }
+func (s *Session) heldAt() time.Time { return time.Unix(0, s.held.Load()) }
 
-func (s *session) heldAt() time.Time { return time.Unix(0, s.held.Load()) }
-
-// keepLock extends the lock every third of its TTL until release. When
+// keepLock extends the lock every third of its TTL until Release. When
 // another request holds it, or it could not be extended for a whole TTL
 // (it has expired, and another request may take it), the run is stopped
 // with stop and the session marked lost.
-func (s *session) keepLock(stop context.CancelFunc) {
+func (s *Session) keepLock(stop context.CancelFunc) {
 	s.keepStop, s.keepDone = make(chan struct{}), make(chan struct{})
-	ttl := s.h.cfg.lockTTL
+	ttl := s.e.cfg.LockTTL
 	go func() {
 		defer close(s.keepDone)
 		tick := time.NewTicker(ttl / 3)
@@ -188,8 +137,8 @@ func (s *session) keepLock(stop context.CancelFunc) {
 				return
 			case <-tick.C:
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.storeTimeout)
-			err := s.h.cfg.locker.Acquire(ctx, s.key, s.token, ttl)
+			ctx, cancel := context.WithTimeout(context.Background(), s.e.cfg.StoreTimeout)
+			err := s.e.cfg.Locker.Acquire(ctx, s.Key, s.token, ttl)
 			cancel()
 			switch {
 			case err == nil:
@@ -206,9 +155,9 @@ func (s *session) keepLock(stop context.CancelFunc) {
 	}()
 }
 
-// release stops extending the lock and gives it up, retrying in the
+// Release stops extending the lock and gives it up, retrying in the
 // background when the store does not answer.
-func (s *session) release() {
+func (s *Session) Release() {
 	if s.released {
 		return
 	}
@@ -219,27 +168,27 @@ func (s *session) release() {
 	}
 	if s.tryRelease() != nil {
 		held := s.heldAt()
-		s.h.goBackground(func() { s.releaseEventually(held) })
+		s.e.Go(func() { s.releaseEventually(held) })
 	}
 }
 
-func (s *session) tryRelease() error {
-	ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.storeTimeout)
+func (s *Session) tryRelease() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.e.cfg.StoreTimeout)
 	defer cancel()
-	return s.h.cfg.locker.Release(ctx, s.key, s.token)
+	return s.e.cfg.Locker.Release(ctx, s.Key, s.token)
 }
 
 // releaseEventually retries releasing the lock until it works or the lock,
 // last held at held, has expired on its own.
-func (s *session) releaseEventually(held time.Time) {
+func (s *Session) releaseEventually(held time.Time) {
 	select {
-	case s.h.releasing <- struct{}{}:
-		defer func() { <-s.h.releasing }()
+	case s.e.releasing <- struct{}{}:
+		defer func() { <-s.e.releasing }()
 	default:
 		s.log.Warn("too many lock releases pending; this lock expires on its own")
 		return
 	}
-	until := held.Add(s.h.cfg.lockTTL)
+	until := held.Add(s.e.cfg.LockTTL)
 	wait := 100 * time.Millisecond
 	for {
 		err := s.tryRelease()
@@ -255,16 +204,6 @@ func (s *session) releaseEventually(held time.Time) {
 	}
 }
 
-// saveOutcome says what became of a reply.
-type saveOutcome uint8
-
-const (
-	saved       saveOutcome = iota // stored (or nothing to store)
-	notSaved                       // certainly not stored
-	maybeSaved                     // not known: a write that timed out may land
-	savePending                    // (internal) not decided yet: keep trying
-)
-
 // write is what a session still has to store: the plan's own write when
 // its commit failed (what it cuts, and its messages), then the reply, at
 // the version they build on.
@@ -277,7 +216,7 @@ type write struct {
 
 // pending waits for the plan's commit and returns what is left to store
 // of the run's result.
-func (s *session) pending(res runResult, out outcome) *write {
+func (s *Session) pending(res result, out outcome) *write {
 	if s.committed != nil {
 		<-s.committed
 	}
@@ -288,8 +227,8 @@ func (s *session) pending(res runResult, out outcome) *write {
 	w := &write{version: s.version, keep: history.KeepAll, msgs: withContent(out.told(rec.Messages()))}
 	if s.commitErr != nil {
 		s.log.Warn("storing the turn failed; it is stored with the reply", "error", s.commitErr)
-		add := s.plan.Add
-		w.keep, w.turn = s.plan.Keep, len(add)
+		add := s.Plan.Add
+		w.keep, w.turn = s.Plan.Keep, len(add)
 		w.msgs = append(add[:len(add):len(add)], w.msgs...)
 	}
 	return w
@@ -299,13 +238,13 @@ func (s *session) pending(res runResult, out outcome) *write {
 // that is down or frozen delays the end of a stream by no more than that.
 // Its outcome is truthful: maybeSaved when a write that timed out may
 // still land.
-func (s *session) save(w *write) (saveOutcome, error) {
-	return s.persist(w, time.Now().Add(s.h.cfg.storeTimeout))
+func (s *Session) save(w *write) (saveOutcome, error) {
+	return s.persist(w, time.Now().Add(s.e.cfg.StoreTimeout))
 }
 
 // persist tries to store w until it is stored, certainly cannot be, or
 // the deadline passes.
-func (s *session) persist(w *write, deadline time.Time) (saveOutcome, error) {
+func (s *Session) persist(w *write, deadline time.Time) (saveOutcome, error) {
 	if len(w.msgs) == 0 {
 		return saved, nil
 	}
@@ -343,13 +282,13 @@ func (s *session) persist(w *write, deadline time.Time) (saveOutcome, error) {
 // saved), the turn's own messages may have landed without the reply (then
 // the rest is tried at once), or someone else wrote (then it cannot be,
 // and any attempt of ours still in flight is refused by its version).
-func (s *session) attempt(w *write, deadline time.Time) (saveOutcome, error) {
-	if d := time.Now().Add(s.h.cfg.storeTimeout); d.Before(deadline) {
+func (s *Session) attempt(w *write, deadline time.Time) (saveOutcome, error) {
+	if d := time.Now().Add(s.e.cfg.StoreTimeout); d.Before(deadline) {
 		deadline = d
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	v, err := s.h.cfg.store.Write(ctx, s.key, w.version, w.keep, w.msgs...)
+	v, err := s.e.cfg.Store.Write(ctx, s.Key, w.version, w.keep, w.msgs...)
 	if err == nil {
 		w.version = v
 		return saved, nil
@@ -363,7 +302,7 @@ func (s *session) attempt(w *write, deadline time.Time) (saveOutcome, error) {
 	case !errors.Is(err, history.ErrConflict):
 		return maybeSaved, err
 	}
-	conv, lerr := s.h.cfg.store.Load(ctx, s.key)
+	conv, lerr := s.e.cfg.Store.Load(ctx, s.Key)
 	switch {
 	case lerr != nil:
 		return maybeSaved, err
@@ -388,9 +327,9 @@ func (s *session) attempt(w *write, deadline time.Time) (saveOutcome, error) {
 // lock meanwhile: saving w (the stream ended with SaveUncertainMessage)
 // and ending the shared log (m). Then it logs what became of them and
 // releases the lock. Either may be nil.
-func (s *session) finishLater(w *write, m *mirror) {
-	s.h.goBackground(func() {
-		until := time.Now().Add(s.h.cfg.lockTTL)
+func (s *Session) finishLater(w *write, m *mirror) {
+	s.e.Go(func() {
+		until := time.Now().Add(s.e.cfg.LockTTL)
 		if w != nil {
 			out, err := s.persist(w, until)
 			switch out {
@@ -403,43 +342,8 @@ func (s *session) finishLater(w *write, m *mirror) {
 		if m != nil {
 			m.endLater(until)
 		}
-		s.release()
+		s.Release()
 	})
-}
-
-func (o saveOutcome) String() string {
-	switch o {
-	case saved:
-		return "saved"
-	case notSaved:
-		return "not saved"
-	case maybeSaved:
-		return "unknown"
-	}
-	return "pending"
-}
-
-// withContent leaves out assistant messages with nothing in them: a step
-// that was cut off before its first word has nothing to show or to feed a
-// model.
-func withContent(msgs []cmf.Message) []cmf.Message {
-	out := msgs[:0:0]
-	for i := range msgs {
-		if msgs[i].Role == cmf.RoleAssistant && len(msgs[i].Content) == 0 && len(msgs[i].Data()) == 0 && told(&msgs[i]) == "" {
-			continue
-		}
-		out = append(out, msgs[i])
-	}
-	return out
-}
-
-// told is what a stored reply says its client was told of its failure
-// ("" for none).
-func told(m *cmf.Message) string {
-	if m.Extensions == nil || m.Extensions.Completion == nil {
-		return ""
-	}
-	return m.Extensions.Completion.Error
 }
 
 // endsWith reports whether stored ends with msgs (same ids and content).

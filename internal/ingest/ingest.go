@@ -1,9 +1,14 @@
-package uiadapter
+// Package ingest takes in what a turn brings: it gives the turn's user
+// messages their extensions (request, agent, http, subject, provenance)
+// and lets the guard (a policy.Engine, or any agent.Guard) decide the
+// messages that are the request's, at the point that matches what each
+// claims to be. The handler (uiadapter) makes one Turn per request.
+package ingest
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -19,50 +24,20 @@ import (
 	"github.com/agentui/agentui/internal/wire"
 )
 
-// defaultRecordedHeaders are the request headers a new user message
-// keeps in its http extension by default.
-var defaultRecordedHeaders = []string{"User-Agent", "Accept-Language", "Origin"}
-
-// maxHeaderValue bounds a recorded header value.
-const maxHeaderValue = 512
-
-var credentialHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization", "X-Api-Key"}
-
-func checkHeaders(names []string) error {
-	for _, n := range names {
-		if slices.Contains(credentialHeaders, http.CanonicalHeaderKey(n)) {
-			return errors.New("uiadapter: WithRecordedHeaders: " + http.CanonicalHeaderKey(n) + " holds credentials and is never recorded")
-		}
-	}
-	return nil
+// Turn is one request's intake: who sent it, and what the handler's
+// configuration says to record and guard.
+type Turn struct {
+	Request     *http.Request
+	Guard       agent.Guard // nil: nothing is decided
+	Environment string      // WithEnvironment
+	Headers     []string    // the request headers a user message records
+	Scope       string
+	Subject     *cmf.SubjectExtension
+	ChatID      string
+	Log         *slog.Logger
 }
 
-// errNoSubject: a subject function returned no subject and no error.
-var errNoSubject = errors.New("the subject function returned no subject")
-
-// authenticate runs the subject or scope function for req.
-func (h *Handler) authenticate(req *request) error {
-	switch {
-	case h.cfg.subject != nil:
-		s, err := h.cfg.subject(req.r)
-		if err == nil && (s == nil || s.ID == "") {
-			err = errNoSubject
-		}
-		if err != nil {
-			return err
-		}
-		req.subject, req.scope = s, s.ID
-	case h.cfg.scope != nil:
-		scope, err := h.cfg.scope(req.r)
-		if err != nil {
-			return err
-		}
-		req.scope = scope
-	}
-	return nil
-}
-
-// ingest fills the extensions of the turn's user messages (request,
+// Ingest fills the extensions of the turn's user messages (request,
 // agent, http, subject, provenance), lets the guard decide the messages
 // that are the request's, and gives the run its context and guard.
 //
@@ -76,28 +51,28 @@ func (h *Handler) authenticate(req *request) error {
 // it was refused for, and would otherwise be refused on every turn after),
 // and a resent result it denies is replaced by a note that a policy
 // withheld it.
-func (h *Handler) ingest(req *request, in *agent.Input, stateless bool) error {
-	run := h.runContext(req)
-	in.Extensions, in.Guard = run, h.cfg.guard
+func (it *Turn) Ingest(in *agent.Input, stateless bool) error {
+	run := it.runContext()
+	in.Extensions, in.Guard = run, it.Guard
 	run.Agent.Turn = turnOf(in.History, in.Messages)
 	if stateless {
 		var err error
-		if in.History, err = h.screenThread(req, run, in.History, nil, false); err != nil {
+		if in.History, err = it.screenThread(run, in.History, nil, false); err != nil {
 			return err
 		}
-		if in.Messages, err = h.screenThread(req, run, in.Messages, in.History, true); err != nil {
+		if in.Messages, err = it.screenThread(run, in.Messages, in.History, true); err != nil {
 			return err
 		}
 	} else if n := len(in.Messages); n > 0 && in.Messages[n-1].Role == cmf.RoleUser {
-		in.Messages = h.screenGreeting(req, in.Messages)
+		in.Messages = it.screenGreeting(in.Messages)
 		n = len(in.Messages)
 		m := &in.Messages[n-1]
-		h.stampUser(req, m, run, lastID(in.History, in.Messages[:n-1]))
-		if err := h.checkInput(req, m); err != nil {
+		it.stampUser(m, run, lastID(in.History, in.Messages[:n-1]))
+		if err := it.checkInput(m); err != nil {
 			return err
 		}
 	}
-	if err := h.checkContext(req, in); err != nil {
+	if err := it.checkContext(in); err != nil {
 		return err
 	}
 	// The run works for the turn's user message, as the policies left it.
@@ -110,7 +85,7 @@ func (h *Handler) ingest(req *request, in *agent.Input, stateless bool) error {
 // openingGreeting) as the client's, and lets the guard decide them at the
 // input point like the user's words: a greeting it denies is left out.
 // The turn's other added messages are the server's own.
-func (h *Handler) screenGreeting(req *request, msgs []cmf.Message) []cmf.Message {
+func (it *Turn) screenGreeting(msgs []cmf.Message) []cmf.Message {
 	if !slices.ContainsFunc(msgs[:len(msgs)-1], func(m cmf.Message) bool { return m.Role == cmf.RoleAssistant }) {
 		return msgs
 	}
@@ -126,8 +101,8 @@ func (h *Handler) screenGreeting(req *request, msgs []cmf.Message) []cmf.Message
 		}
 		e.Provenance = &cmf.ProvenanceExtension{Source: "client", MessageID: m.ID()}
 		m.Extensions = e
-		if err := h.checkInput(req, &m); err != nil {
-			req.log.Info("the client's greeting was denied by policy: left out", "message", m.ID())
+		if err := it.checkInput(&m); err != nil {
+			it.Log.Info("the client's greeting was denied by policy: left out", "message", m.ID())
 			continue
 		}
 		out = append(out, m)
@@ -141,8 +116,8 @@ func (h *Handler) screenGreeting(req *request, msgs []cmf.Message) []cmf.Message
 // text part per item (its description, a colon, its value); a denial is
 // a 403 with the guard's reason, and a redaction of a part's text
 // replaces its item's value.
-func (h *Handler) checkContext(req *request, in *agent.Input) error {
-	g := h.cfg.guard
+func (it *Turn) checkContext(in *agent.Input) error {
+	g := it.Guard
 	if len(in.Context) == 0 || g == nil || !g.Guards(agent.PointInput) {
 		return nil
 	}
@@ -150,7 +125,7 @@ func (h *Handler) checkContext(req *request, in *agent.Input) error {
 	for _, c := range in.Context {
 		m.Content = append(m.Content, cmf.Text{Text: c.Description + ": " + c.Value})
 	}
-	if err := h.checkInput(req, &m); err != nil {
+	if err := it.checkInput(&m); err != nil {
 		return err
 	}
 	items := slices.Clone(in.Context)
@@ -173,20 +148,20 @@ func (h *Handler) checkContext(req *request, in *agent.Input) error {
 // returning them as the policies leave them: before are the messages that
 // precede msgs. last says msgs end with the request's new message, whose
 // denial refuses the request.
-func (h *Handler) screenThread(req *request, run *cmf.Extensions, msgs, before []cmf.Message, last bool) ([]cmf.Message, error) {
+func (it *Turn) screenThread(run *cmf.Extensions, msgs, before []cmf.Message, last bool) ([]cmf.Message, error) {
 	var out []cmf.Message
 	for i := range msgs {
 		m := msgs[i]
 		if m.Role == cmf.RoleUser {
 			parent := lastID(before, msgs[:i])
-			h.stampUser(req, &m, run, parent)
+			it.stampUser(&m, run, parent)
 		}
-		keep, err := h.checkClient(req, &m)
+		keep, err := it.checkClient(&m)
 		switch {
 		case err != nil && last && i == len(msgs)-1 && m.Role == cmf.RoleUser:
 			return nil, err
 		case err != nil:
-			req.log.Info("a resent message was denied by policy: left out", "message", m.ID(), "role", m.Role)
+			it.Log.Info("a resent message was denied by policy: left out", "message", m.ID(), "role", m.Role)
 		case keep:
 			if out == nil {
 				out = make([]cmf.Message, 0, len(msgs))
@@ -201,12 +176,12 @@ func (h *Handler) screenThread(req *request, run *cmf.Extensions, msgs, before [
 // place: text at the input point, tool results at the post-tool point
 // (a denied result becomes an error result saying a policy withheld it).
 // It returns false when the message is to be left out.
-func (h *Handler) checkClient(req *request, m *cmf.Message) (bool, error) {
+func (it *Turn) checkClient(m *cmf.Message) (bool, error) {
 	switch m.Role {
 	case cmf.RoleUser, cmf.RoleAssistant:
-		return true, h.checkInput(req, m)
+		return true, it.checkInput(m)
 	case cmf.RoleTool:
-		return true, h.checkResults(req, m)
+		return true, it.checkResults(m)
 	}
 	return true, nil
 }
@@ -214,8 +189,8 @@ func (h *Handler) checkClient(req *request, m *cmf.Message) (bool, error) {
 // checkResults lets the guard decide each tool result of a client's tool
 // message at the post-tool point, as the loop does for the results it
 // makes.
-func (h *Handler) checkResults(req *request, m *cmf.Message) error {
-	g := h.cfg.guard
+func (it *Turn) checkResults(m *cmf.Message) error {
+	g := it.Guard
 	if g == nil || !g.Guards(agent.PointPostTool) {
 		return nil
 	}
@@ -226,13 +201,13 @@ func (h *Handler) checkResults(req *request, m *cmf.Message) error {
 			continue
 		}
 		one := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleTool, Content: []cmf.Part{tr}, Extensions: m.Extensions}
-		v, err := g.Check(req.r.Context(), &agent.Check{Point: agent.PointPostTool, Message: &one, Tool: tr.ToolName})
+		v, err := g.Check(it.Request.Context(), &agent.Check{Point: agent.PointPostTool, Message: &one, Tool: tr.ToolName})
 		if err != nil {
 			v = agent.Verdict{Deny: agent.PolicyFailed}
 		}
 		switch {
 		case v.Deny != "":
-			req.log.Info("a client tool result was denied by policy", "call", tr.ToolCallID, "reason", v.Deny)
+			it.Log.Info("a client tool result was denied by policy", "call", tr.ToolCallID, "reason", v.Deny)
 			tr.Content, tr.IsError = deniedResult(v.Deny), true
 		case v.Message != nil && len(v.Message.Content) == 1:
 			if r, ok := v.Message.Content[0].(cmf.ToolResult); ok {
@@ -262,17 +237,17 @@ func deniedResult(reason string) json.RawMessage {
 
 // checkInput lets the guard decide a message at the input point, in
 // place.
-func (h *Handler) checkInput(req *request, m *cmf.Message) error {
-	g := h.cfg.guard
+func (it *Turn) checkInput(m *cmf.Message) error {
+	g := it.Guard
 	if g == nil || !g.Guards(agent.PointInput) {
 		return nil
 	}
-	v, err := g.Check(req.r.Context(), &agent.Check{Point: agent.PointInput, Message: m})
+	v, err := g.Check(it.Request.Context(), &agent.Check{Point: agent.PointInput, Message: m})
 	if err != nil {
 		v = agent.Verdict{Deny: agent.PolicyFailed}
 	}
 	if v.Deny != "" {
-		req.log.Info("a message was denied by policy", "role", m.Role, "reason", v.Deny)
+		it.Log.Info("a message was denied by policy", "role", m.Role, "reason", v.Deny)
 		return &wire.Error{Status: http.StatusForbidden, Message: v.Deny}
 	}
 	if v.Message != nil {
@@ -301,22 +276,22 @@ func intent(text string) string {
 
 // runContext is the run's context extensions: the request, the agent's
 // session and the subject.
-func (h *Handler) runContext(req *request) *cmf.Extensions {
-	r := req.r
-	rx := &cmf.RequestExtension{Environment: h.cfg.environment, RequestID: requestID(r), Timestamp: time.Now().UTC().Format(time.RFC3339Nano)}
+func (it *Turn) runContext() *cmf.Extensions {
+	r := it.Request
+	rx := &cmf.RequestExtension{Environment: it.Environment, RequestID: requestID(r), Timestamp: time.Now().UTC().Format(time.RFC3339Nano)}
 	if sc := spanContext(r); sc.IsValid() {
 		rx.TraceID, rx.SpanID = sc.TraceID().String(), sc.SpanID().String()
 	}
-	ext := &cmf.Extensions{Request: rx, Agent: &cmf.AgentExtension{SessionID: req.scope, ConversationID: req.turn.ChatID}}
-	if req.subject != nil {
-		ext.Security = &cmf.SecurityExtension{Subject: req.subject}
+	ext := &cmf.Extensions{Request: rx, Agent: &cmf.AgentExtension{SessionID: it.Scope, ConversationID: it.ChatID}}
+	if it.Subject != nil {
+		ext.Security = &cmf.SecurityExtension{Subject: it.Subject}
 	}
 	return ext
 }
 
 // stampUser fills a new user message's extensions (keeping what the
 // decoder put there: its id, UI records).
-func (h *Handler) stampUser(req *request, m *cmf.Message, run *cmf.Extensions, parent string) {
+func (it *Turn) stampUser(m *cmf.Message, run *cmf.Extensions, parent string) {
 	e := m.Extensions.Clone()
 	if e == nil {
 		e = &cmf.Extensions{}
@@ -324,16 +299,16 @@ func (h *Handler) stampUser(req *request, m *cmf.Message, run *cmf.Extensions, p
 	e.Request = run.Request
 	a := *run.Agent // the run's, without its Input: the message is the intent
 	e.Agent = &a
-	if req.subject != nil {
-		e.Security = &cmf.SecurityExtension{Subject: req.subject}
+	if it.Subject != nil {
+		e.Security = &cmf.SecurityExtension{Subject: it.Subject}
 	}
-	names := h.cfg.headers
+	names := it.Headers
 	if names == nil {
-		names = defaultRecordedHeaders
+		names = DefaultHeaders
 	}
 	var hdr map[string]string
 	for _, n := range names {
-		if v := req.r.Header.Get(n); v != "" {
+		if v := it.Request.Header.Get(n); v != "" {
 			if hdr == nil {
 				hdr = make(map[string]string, len(names))
 			}
@@ -420,3 +395,10 @@ func spanContext(r *http.Request) trace.SpanContext {
 	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(r.Header))
 	return trace.SpanContextFromContext(ctx)
 }
+
+// DefaultHeaders are the request headers a new user message
+// keeps in its http extension by default.
+var DefaultHeaders = []string{"User-Agent", "Accept-Language", "Origin"}
+
+// maxHeaderValue bounds a recorded header value.
+const maxHeaderValue = 512

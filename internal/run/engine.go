@@ -1,0 +1,225 @@
+// Package run is agentui's run engine: the one place where concurrency
+// lives. A run with history is a reply produced apart from its request,
+// under the chat's lock ([Session]), into a run log that every stream
+// showing it reads ([Engine.Follow]): the request that asked for it, a
+// reloaded tab, another replica (through the shared log the mirror
+// copies to). The engine also stores the reply (commit, save, and what
+// the end of a run could not finish in time), finishes the runs of
+// processes that died, stops runs on any replica, and cuts everything at
+// shutdown. A run without history ([Engine.Live]) is bound to its
+// request.
+//
+// What a turn is, and what it may do, is decided before it gets here
+// (internal/turn, uiadapter): the engine gets a planned turn and an agent
+// to run, and knows no protocol (it writes through wire.Encoder).
+package run
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/internal/wire"
+	"github.com/agentui/agentui/runlog"
+)
+
+// Engine runs the replies of one handler.
+type Engine struct {
+	*env
+	inflight inflight
+	runs     runs // this engine's live runs
+	unwatch  func()
+}
+
+// New returns an engine; with a shared run log it starts watching it for
+// stop requests from other replicas, until Shutdown.
+func New(cfg Config) *Engine {
+	e := &Engine{env: newEnv(cfg)}
+	if cfg.RunLog != nil { // shared: stop requests may come from elsewhere
+		e.unwatch = cfg.RunLog.Watch(func(key history.Key, run string) { e.runs.stop(key, run) })
+	}
+	return e
+}
+
+// inflight tracks the requests and runs an engine serves, so that
+// Shutdown can wait for them and cut those that outlive its deadline.
+type inflight struct {
+	mu      sync.Mutex
+	closing bool
+	next    uint64
+	cancels map[uint64]context.CancelCauseFunc
+	wg      sync.WaitGroup
+}
+
+// Enter registers a request, which cancel cuts at shutdown; false once
+// Shutdown has begun. Exit ends it.
+func (e *Engine) Enter(cancel context.CancelCauseFunc) (uint64, bool) {
+	f := &e.inflight
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closing {
+		return 0, false
+	}
+	return f.add(cancel), true
+}
+
+// enterRun registers a run detached from its request, which Shutdown
+// waits for and cuts like a request. The request that starts it is still
+// registered, so this cannot race with Shutdown's wait.
+func (f *inflight) enterRun(cancel context.CancelCauseFunc) uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.add(cancel)
+}
+
+func (f *inflight) add(cancel context.CancelCauseFunc) uint64 {
+	if f.cancels == nil {
+		f.cancels = map[uint64]context.CancelCauseFunc{}
+	}
+	f.next++
+	f.cancels[f.next] = cancel
+	f.wg.Add(1)
+	return f.next
+}
+
+// Exit ends what Enter registered.
+func (e *Engine) Exit(id uint64) { e.inflight.exit(id) }
+
+func (f *inflight) exit(id uint64) {
+	f.mu.Lock()
+	delete(f.cancels, id)
+	f.mu.Unlock()
+	f.wg.Done()
+}
+
+// Shutdown stops the engine taking requests and waits for those it
+// serves and their runs. When ctx ends first, it cuts them (cause
+// ErrShuttingDown): each run stores what it produced and ends its log
+// with ShutdownMessage. It then waits for them to finish, which the
+// store and write timeouts bound, and for what they left to finish in the
+// background (a lock release, a save or a shared log's end the store did
+// not take in time, each bounded by the lock's TTL) until ctx ends, and
+// returns ctx's error when it ended first.
+func (e *Engine) Shutdown(ctx context.Context) error {
+	err := e.shutdownRequests(ctx)
+	done := make(chan struct{})
+	go func() { e.background.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		e.log.Warn("shutdown: work left after the streams is still going on (bounded by the lock TTL)")
+		return ctx.Err()
+	}
+	return err
+}
+
+// shutdownRequests stops taking requests and waits for those in flight,
+// cutting them when ctx ends.
+func (e *Engine) shutdownRequests(ctx context.Context) error {
+	f := &e.inflight
+	f.mu.Lock()
+	f.closing = true
+	f.mu.Unlock()
+	if e.unwatch != nil {
+		defer e.unwatch()
+	}
+	done := make(chan struct{})
+	go func() { f.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	f.mu.Lock()
+	n := len(f.cancels)
+	for _, cancel := range f.cancels {
+		cancel(ErrShuttingDown)
+	}
+	f.mu.Unlock()
+	e.log.Warn("shutdown: cutting the requests still being served", "requests", n)
+	<-done
+	return ctx.Err()
+}
+
+// Start starts a run of the turn s planned, and commits the plan's write
+// while the run starts (the first bytes do not wait for it). The run owns
+// s from now on: it releases it when it ends. Its events go to the
+// engine's local log, where [Engine.Follow] reads them (Source).
+func (e *Engine) Start(s *Session, spec Spec) *Run {
+	rn := &Run{env: e.env, spec: spec, sess: s, key: s.Key, progress: make(chan struct{})}
+	in := spec.Producer.Input
+	rn.header = spec.Header
+	rn.header.Started, rn.header.Base, rn.header.Turn, rn.header.Lock = time.Now(), len(in.History)+len(s.Plan.Add), s.Plan.Add, s.token
+	rn.ctx, rn.cancel = context.WithCancelCause(context.WithoutCancel(spec.Context))
+	rn.ctx, rn.stopTimer = context.WithTimeoutCause(rn.ctx, spec.MaxDuration, ErrTooLong)
+	if err := e.local.Begin(rn.ctx, rn.key, rn.header); err != nil {
+		spec.Log.Error("could not begin the run's log", "error", err) // a memory log does not fail
+	}
+	e.runs.add(rn)
+	flight := e.inflight.enterRun(rn.cancel)
+	rn.forget = func() { e.runs.remove(rn) }
+	rn.exit = func() { e.inflight.exit(flight) }
+	if e.shared != nil {
+		rn.mirror = newMirror(e.env, rn.key, rn.header)
+	}
+	go rn.main()
+	return rn
+}
+
+// Stop stops key's run on whichever replica runs it. A chat with no run
+// going is a 404 refusal.
+func (e *Engine) Stop(ctx context.Context, key history.Key) error {
+	if e.runs.stop(key, "") {
+		return nil
+	}
+	src, err := e.Find(ctx, key)
+	switch {
+	case errors.Is(err, runlog.ErrNoRun) || err == nil && src.Header.Ended:
+		return &wire.Error{Status: 404, Message: "no reply is being produced in this chat"}
+	case err != nil:
+		return wire.Unavailable("the run log is unavailable", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.StoreTimeout)
+	defer cancel()
+	if err := src.Log.Stop(ctx, key, src.Header.Run); err != nil {
+		return wire.Unavailable("the run log is unavailable", err)
+	}
+	return nil
+}
+
+// runs are the runs of an engine that are alive, by chat.
+type runs struct {
+	mu   sync.Mutex
+	live map[history.Key]*Run
+}
+
+func (rs *runs) add(rn *Run) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.live == nil {
+		rs.live = map[history.Key]*Run{}
+	}
+	rs.live[rn.key] = rn
+}
+
+func (rs *runs) remove(rn *Run) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.live[rn.key] == rn {
+		delete(rs.live, rn.key)
+	}
+}
+
+// stop stops key's run if it is alive here (and is run, when run is set).
+func (rs *runs) stop(key history.Key, run string) bool {
+	rs.mu.Lock()
+	rn := rs.live[key]
+	rs.mu.Unlock()
+	if rn == nil || run != "" && rn.header.Run != run {
+		return false
+	}
+	rn.cancel(errStopped)
+	return true
+}

@@ -1,0 +1,132 @@
+package uiadapter
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/internal/run"
+	"github.com/agentui/agentui/internal/turn"
+	"github.com/agentui/agentui/internal/wire"
+)
+
+// ServeHTTP handles one chat request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	id, ok := h.runs.Enter(cancel)
+	if !ok {
+		wire.WriteError(w, h.log, wire.Unavailable("the server is shutting down; try again", nil))
+		return
+	}
+	defer h.runs.Exit(id)
+	req, err := h.decode(w, r.WithContext(ctx))
+	if err != nil {
+		wire.WriteError(w, h.log, err)
+		return
+	}
+	req.cancel = cancel
+	h.serve(w, req)
+}
+
+// serve answers a decoded request: one pipeline for both modes. The
+// caller is admitted (admit.go); the turn is planned on the conversation
+// it builds on (the stored one, or without history the client's,
+// sanitized) by internal/turn, and its answers are verified (plan.go);
+// its messages pass the guard (internal/ingest); then the run engine
+// (internal/run) commits it, with history while the run starts, and runs
+// it (stream.go).
+//
+//go:noinline
+func (h *Handler) serve(w http.ResponseWriter, req *request) {
+	in, s, err := h.prepare(w, req)
+	if err != nil {
+		if !errors.Is(err, run.ErrClientGone) {
+			wire.WriteError(w, req.log, err)
+		}
+		return
+	}
+	// The stream runs from this small frame: what prepare needed is not
+	// on the stack for as long as the stream lasts (see
+	// TestStreamFitsStartingStack).
+	h.stream(w, req, in, s)
+}
+
+// prepare takes a request up to its run: who it is and what it may spend,
+// its plan (without history, or on the stored conversation), the guard's
+// decisions. On an error nothing was stored and nothing runs.
+//
+//go:noinline
+func (h *Handler) prepare(w http.ResponseWriter, req *request) (*agent.Input, *run.Session, error) {
+	r, t := req.r, req.turn
+	log := h.log.With("chat", t.ChatID, "intent", t.Intent.String())
+	req.log = log
+	if len(t.Skipped) > 0 {
+		log.Debug("skipped client input", "skipped", t.Skipped)
+	}
+	stateless := h.cfg.store == nil
+	if err := req.authenticate(); errors.Is(err, ErrNoScope) {
+		stateless = true
+		log.Debug("no scope credential: served without history")
+	} else if err != nil {
+		return nil, nil, scopeError(err)
+	}
+	if err := req.checkModel(); err != nil {
+		return nil, nil, err
+	}
+	if err := req.allow(w); err != nil {
+		return nil, nil, err
+	}
+	var s *run.Session
+	var in *agent.Input
+	var err error
+	if stateless {
+		in, err = req.planClient()
+	} else {
+		// A run with history outlives its request: bounded before anything
+		// is locked, stored or run.
+		key := req.limitKey()
+		if err = h.cfg.runLimits.take(key, req.who.addr); err != nil {
+			if err == errRunsPerAddress {
+				log.Warn("run refused: its client address has as many runs going as RunLimits.PerAddress allows (behind a reverse proxy, see WithClientAddr)", "addr", req.who.addr)
+			} else {
+				log.Info("run refused: too many at once", "key", key, "addr", req.who.addr)
+			}
+			return nil, nil, err
+		}
+		req.slot = key
+		s, in, err = req.planStored()
+		req.body = nil // the t is all it needs, and req lasts as long as the stream
+		switch {
+		case err != nil && run.ShuttingDown(r.Context()):
+			err = wire.Unavailable("the server is shutting down; try again", err)
+		case errors.Is(err, run.ErrClientGone):
+			log.Debug("the client left before the conversation was loaded")
+		}
+	}
+	if err == nil && (s == nil || s.Plan.Refusal == "") {
+		err = req.intake().Ingest(in, stateless)
+		if s != nil {
+			// What the t adds, as the policies left it (a client's
+			// greeting they denied is left out), is what is stored.
+			s.Plan.Add, req.trusted.Added = in.Messages, in.Messages
+		}
+	}
+	if err == nil && stateless {
+		err = req.spendAnswers(in)
+	}
+	if err != nil {
+		if s != nil {
+			s.Release()
+		}
+		req.giveSlot()
+		var ra *turn.RefusedAnswer
+		if errors.As(err, &ra) {
+			refused(log, ra.Answer, ra.Why)
+			err = wire.Conflict(ra.Why)
+		}
+		return nil, nil, err
+	}
+	return in, s, nil
+}
