@@ -57,12 +57,6 @@ const (
 	defaultMaxRunOutput   = 4 << 20
 )
 
-// Causes a run is cut with by its bounds.
-var (
-	errRunTooLong  = errors.New("uiadapter: the run went on past its time bound")
-	errRunTooLarge = errors.New("uiadapter: the run streamed past its output bound")
-)
-
 func (l *RunLimits) check() error {
 	if l.PerScope < 0 || l.Total < 0 || l.MaxDuration < 0 || l.MaxOutput < 0 {
 		return errors.New("uiadapter: WithRunLimits: PerScope, Total, MaxDuration and MaxOutput must not be negative (0 takes the default)")

@@ -25,9 +25,8 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 	}
 	w.WriteHeader(http.StatusOK)
 	enc := h.proto.NewEncoder(sse, req.turn, req.trusted)
-	limits := h.cfg.runLimits
 	if s == nil {
-		h.runs.Live(req.withRunInfo(req.r.Context()), req.producer(in), limits.maxDuration(), sse, enc, req.cancel, log)
+		req.runLive(in, sse, enc)
 		return
 	}
 	if s.Plan.Refusal != "" {
@@ -39,14 +38,32 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 		_ = sse.Flush()
 		return
 	}
+	rn := req.start(in, s)
+	h.runs.Follow(req.r.Context(), rn.Source(), sse, enc, 0, rn.Paced)
+	rn.Paced(0, true)
+}
+
+// runLive runs a turn without history on the request's goroutine. It is
+// apart from stream, as start is, so that the stream's frames stay small:
+// see TestStreamFitsStartingStack.
+//
+//go:noinline
+func (req *request) runLive(in *agent.Input, sse *wire.SSEWriter, enc wire.Encoder) {
+	p := req.producer(in)
+	req.h.runs.Live(req.withRunInfo(req.r.Context()), &p, req.h.cfg.runLimits.maxDuration(), sse, enc, req.cancel, req.log)
+}
+
+// start starts the run of a turn with history.
+//
+//go:noinline
+func (req *request) start(in *agent.Input, s *run.Session) *run.Run {
+	h := req.h
 	hdr := runlog.Header{Run: req.turn.RunID, Protocol: h.proto.Name()}
 	if req.turn.Intent == wire.Continue {
 		hdr.Continue = req.turn.MessageID
 	}
-	rn := h.runs.Start(s, run.Spec{Header: hdr, Context: req.withRunInfo(req.r.Context()), MaxDuration: limits.maxDuration(),
-		Producer: req.producer(in), Log: log, Ended: req.giveSlot})
-	h.runs.Follow(req.r.Context(), rn.Source(), sse, enc, 0, rn.Paced)
-	rn.Paced(0, true)
+	return h.runs.Start(s, run.Spec{Header: hdr, Context: req.withRunInfo(req.r.Context()), MaxDuration: h.cfg.runLimits.maxDuration(),
+		Producer: req.producer(in), Log: req.log, Ended: req.giveSlot})
 }
 
 // startStream sets the stream's headers and returns its writer. Frames of

@@ -81,7 +81,7 @@ func (p *Producer) run(ctx context.Context, record bool, emit func(agent.Event),
 // request's goroutine, its events written to enc as they come
 // (wire.Live), cut when its client leaves (cancel is the request's) or
 // ctx ends.
-func (e *env) Live(ctx context.Context, p Producer, maxDuration time.Duration, sse *wire.SSEWriter, enc wire.Encoder, cancel context.CancelCauseFunc, log *slog.Logger) {
+func (e *env) Live(ctx context.Context, p *Producer, maxDuration time.Duration, sse *wire.SSEWriter, enc wire.Encoder, cancel context.CancelCauseFunc, log *slog.Logger) {
 	ctx, stop := context.WithTimeoutCause(ctx, maxDuration, ErrTooLong)
 	defer stop()
 	l := wire.NewLive(sse, enc, e.cfg.KeepAlive, func() { cancel(errReaderGot) })
