@@ -67,7 +67,7 @@ func (it *Turn) Ingest(in *agent.Input, stateless bool) error {
 		in.Messages = it.screenGreeting(in.Messages)
 		n = len(in.Messages)
 		m := &in.Messages[n-1]
-		it.stampUser(m, run, lastID(in.History, in.Messages[:n-1]))
+		it.stampUser(m, run, wire.LastID(in.History, in.Messages[:n-1]))
 		if err := it.checkInput(m); err != nil {
 			return err
 		}
@@ -153,7 +153,7 @@ func (it *Turn) screenThread(run *cmf.Extensions, msgs, before []cmf.Message, la
 	for i := range msgs {
 		m := msgs[i]
 		if m.Role == cmf.RoleUser {
-			parent := lastID(before, msgs[:i])
+			parent := wire.LastID(before, msgs[:i])
 			it.stampUser(&m, run, parent)
 		}
 		keep, err := it.checkClient(&m)
@@ -352,17 +352,6 @@ func lastUserText(history, msgs []cmf.Message) string {
 				return part[i].Text()
 			}
 		}
-	}
-	return ""
-}
-
-// lastID is the id of the conversation's last message.
-func lastID(history, msgs []cmf.Message) string {
-	switch {
-	case len(msgs) > 0:
-		return msgs[len(msgs)-1].ID()
-	case len(history) > 0:
-		return history[len(history)-1].ID()
 	}
 	return ""
 }

@@ -36,7 +36,7 @@ func (p *Producer) run(ctx context.Context, record bool, emit func(agent.Event),
 	in := p.Input
 	if record {
 		res.rec = agent.NewRecorder()
-		res.rec.Stamp(in.Extensions, lastID(in.History, in.Messages))
+		res.rec.Stamp(in.Extensions, wire.LastID(in.History, in.Messages))
 		res.rec.BaseState(in.State, stateChanged(in.State, in.History))
 	}
 	ender, _ := p.Agent.(agent.PartsEnder)
@@ -92,17 +92,6 @@ func (e *env) Live(ctx context.Context, p *Producer, maxDuration time.Duration, 
 	defer l.Finish()
 	out.encode(enc)
 	_ = sse.Flush()
-}
-
-// lastID is the id of the conversation's last message.
-func lastID(history, msgs []cmf.Message) string {
-	switch {
-	case len(msgs) > 0:
-		return msgs[len(msgs)-1].ID()
-	case len(history) > 0:
-		return history[len(history)-1].ID()
-	}
-	return ""
 }
 
 // stateChanged reports whether the client changed the shared state: it

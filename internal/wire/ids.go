@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentui/agentui/cmf"
 )
 
 // MaxIDBytes bounds every id a client sends: chat (thread) ids, run ids,
@@ -69,3 +71,15 @@ func CheckChatID(id string) error {
 // handles (AG-UI "file" sources: an id the model provider resolves with
 // the server's credentials); sanitizing drops them unless it is allowed.
 const SchemeProviderFile = "provider-file"
+
+// LastID is the id of a conversation's last message: the last of msgs,
+// else of history ("" for none). A new message names it as its parent.
+func LastID(history, msgs []cmf.Message) string {
+	switch {
+	case len(msgs) > 0:
+		return msgs[len(msgs)-1].ID()
+	case len(history) > 0:
+		return history[len(history)-1].ID()
+	}
+	return ""
+}
