@@ -261,6 +261,27 @@ describe('assistant-ui', () => {
         assert.deepEqual(await shown(page), ['user:think: wait 2000 ms', 'assistant:done']);
       }));
 
+    // Cancel only aborts the request; sending again stops the reply on
+    // the server, which keeps what it had as stopped.
+    test('stop mid-stream then send', () =>
+      runDev(async (page) => {
+        await send(page, 'think: wait 5000 ms');
+        await page.locator('[data-testid=thread][data-running=true]').waitFor();
+        await page.waitForURL((u) => u.searchParams.has('thread'));
+        await page.getByTestId('stop').click();
+        await page.locator('[data-testid=thread][data-running=false]').waitFor();
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        const want = ['user:think: wait 5000 ms', 'assistant:', 'user:hello', 'assistant:You said: hello'];
+        assert.deepEqual(await shown(page), want);
+        await page.reload();
+        await ready(page);
+        await page.locator('[data-role=assistant]').filter({ hasText: 'You said: hello' }).waitFor();
+        assert.deepEqual(await shown(page), want);
+        await send(page, '/context');
+        assert.deepEqual((await context(page)).slice(-3), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+      }));
+
     test('a message sent from a second tab while a reply runs shows that reply', () =>
       runDev(async (page) => {
         await send(page, 'hello');
@@ -548,6 +569,27 @@ describe('useChat (ai@6) on a Vite dev server', () => {
         await page.locator('[data-role=assistant]').filter({ hasText: 'done' }).waitFor();
         await ready(page);
         assert.deepEqual(await shown(page), ['user:think: wait 2000 ms', 'assistant:done']);
+        await noError(page);
+      }));
+
+    // stop() only aborts the fetch; sending again stops the reply on the
+    // server, which keeps what it had as stopped, and answers at once.
+    test(`${mode}: stop mid-stream then send`, () =>
+      run(async (page) => {
+        await send(page, 'think: wait 5000 ms');
+        await page.locator('[data-testid=chat][data-status=streaming]').waitFor();
+        await page.getByTestId('stop').click();
+        await ready(page);
+        await send(page, 'hello');
+        await reply(page, 'You said: hello');
+        const want = ['user:think: wait 5000 ms', 'assistant:', 'user:hello', 'assistant:You said: hello'];
+        assert.deepEqual(await shown(page), want);
+        await noError(page);
+        await page.reload();
+        await ready(page);
+        assert.deepEqual(await shown(page), want);
+        await send(page, '/context');
+        assert.deepEqual((await context(page)).slice(-3), ['user:hello', 'assistant:You said: hello', 'user:/context']);
         await noError(page);
       }));
 

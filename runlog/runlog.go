@@ -115,6 +115,10 @@ type Header struct {
 	// Continue is the assistant message the run continues (answers to its
 	// tool calls), "" for a new reply.
 	Continue string `json:"continue,omitempty"`
+	// Reply is the id of a new reply's first assistant message, which a
+	// client that showed the reply holds: a request that carries it
+	// stopped reading this run (see run.Engine.Supersede).
+	Reply string `json:"reply,omitempty"`
 	// Lock is the token that holds the chat's run lock while the run
 	// lives: a reader that finds the lock free and the log unfinished
 	// knows the run's process died.

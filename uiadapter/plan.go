@@ -1,6 +1,7 @@
 package uiadapter
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentui/agentui/internal/run"
 	"github.com/agentui/agentui/internal/turn"
 	"github.com/agentui/agentui/internal/wire"
+	"github.com/agentui/agentui/runlog"
 )
 
 // planClient plans a turn without history: the client's thread is the
@@ -49,7 +51,11 @@ func (req *request) planClient() (*agent.Input, error) {
 // the guard, when its run starts.
 func (req *request) planStored() (*run.Session, *agent.Input, error) {
 	h, t, log := req.h, req.turn, req.log
-	s, conv, err := h.runs.Open(req.r.Context(), history.Key{Scope: req.who.scope, Chat: t.ChatID}, log)
+	key := history.Key{Scope: req.who.scope, Chat: t.ChatID}
+	s, conv, err := h.runs.Open(req.r.Context(), key, log)
+	if run.IsBusy(err) {
+		s, conv, err = h.runs.Supersede(req.r.Context(), key, log, req.showsReply)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,6 +83,25 @@ func (req *request) planStored() (*run.Session, *agent.Input, error) {
 	// Encoders bring a client whose copy differs back in line with these.
 	req.trusted = wire.Trusted{History: kept, Added: p.Add}
 	return s, req.input(kept, p.Add, p.Resume), nil
+}
+
+// showsReply says whether the request shows the reply its chat is
+// producing, hdr's run (turn.ShowsReply).
+func (req *request) showsReply(hdr runlog.Header) bool {
+	var asked string
+	if n := len(hdr.Turn); n > 0 {
+		asked = hdr.Turn[n-1].ID()
+	}
+	reply, t := cmp.Or(hdr.Continue, hdr.Reply), req.turn
+	if req.body != nil && !turn.ShowsReply(t, reply, asked) {
+		// Decoded to its last message: the thread is in the rest.
+		all, err := req.decodeTurn(req.body, false)
+		if err != nil {
+			return false
+		}
+		t = all
+	}
+	return turn.ShowsReply(t, reply, asked)
 }
 
 // input is the agent's input for a planned turn: the conversation it

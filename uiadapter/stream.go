@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/edge"
+	"github.com/agentui/agentui/internal/ids"
 	"github.com/agentui/agentui/internal/run"
 	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/limit"
@@ -61,6 +62,13 @@ func (req *request) start(in *agent.Input, s *run.Session) *run.Run {
 	hdr := runlog.Header{Run: req.turn.RunID, Protocol: h.proto.Name()}
 	if req.turn.Intent == wire.Continue {
 		hdr.Continue = req.turn.MessageID
+	} else {
+		// The reply's id is chosen here, so the log names it: a client
+		// that holds it has shown this reply (run.Engine.Supersede).
+		if in.MessageID == "" {
+			in.MessageID = ids.New()
+		}
+		hdr.Reply = in.MessageID
 	}
 	return h.runs.Start(s, run.Spec{Header: hdr, Context: req.withRunInfo(req.r.Context()), MaxDuration: h.cfg.runLimits.maxDuration(),
 		Producer: req.producer(in), Log: req.log, Ended: req.giveSlot})

@@ -74,6 +74,7 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 	// The scope cookie comes with the page, as in a browser; both
 	// replicas accept it (same secret).
 	do(http.MethodGet, a.URL+"/", "")
+	replies := map[string]string{} // the id of each chat's reply, from its start chunk
 	startOn := func(url, chat, id, text string) sseData {
 		t.Helper()
 		resp := do(http.MethodPost, url+"/api/chat", testutil.UserMessage(chat, id, text))
@@ -85,6 +86,10 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 			d, ok := s.next(t)
 			if !ok {
 				t.Fatal("A's stream ended early")
+			}
+			var c struct{ Type, MessageID string }
+			if json.Unmarshal([]byte(d), &c) == nil && c.Type == "start" {
+				replies[chat] = c.MessageID
 			}
 			if strings.Contains(d, `ms"}`) {
 				return s
@@ -135,6 +140,33 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 		_ = json.NewDecoder(do(http.MethodGet, b.URL+"/api/chat/c2", "").Body).Decode(&msgs)
 		if len(msgs) != 2 || msgs[1]["role"] != "assistant" {
 			t.Fatalf("stored after stop: %v", msgs)
+		}
+	})
+
+	t.Run("sending again on B stops the reply the client showed on A", func(t *testing.T) {
+		s := start("c4", "think: wait 60000 ms")
+		body, _ := json.Marshal(map[string]any{"id": "c4", "trigger": "submit-message", "messages": []any{
+			map[string]any{"id": "u-c4", "role": "user", "parts": []any{map[string]any{"type": "text", "text": "think: wait 60000 ms"}}},
+			map[string]any{"id": replies["c4"], "role": "assistant", "parts": []any{map[string]any{"type": "reasoning", "text": "Thinking", "state": "done"}}},
+			map[string]any{"id": "u-c4b", "role": "user", "parts": []any{map[string]any{"type": "text", "text": "hello"}}},
+		}})
+		begin := time.Now()
+		resp := do(http.MethodPost, b.URL+"/api/chat", string(body))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("sending again on B: %d", resp.StatusCode)
+		}
+		answer := sseData{bufio.NewReader(resp.Body)}.rest(t)
+		t.Logf("sending again on B to the end of its reply: %v", time.Since(begin))
+		if !strings.Contains(strings.Join(answer, "\n"), `"delta":"hello"`) {
+			t.Fatalf("B's reply: %q", answer)
+		}
+		if rest := s.rest(t); rest[len(rest)-1] != "[DONE]" || !strings.Contains(rest[len(rest)-2], `"type":"finish"`) {
+			t.Fatalf("A's stream ended with %q", rest[max(0, len(rest)-3):])
+		}
+		var msgs []struct{ ID, Role string }
+		_ = json.NewDecoder(do(http.MethodGet, a.URL+"/api/chat/c4", "").Body).Decode(&msgs)
+		if len(msgs) != 4 || msgs[1].ID != replies["c4"] || msgs[3].Role != "assistant" {
+			t.Fatalf("stored: %+v", msgs)
 		}
 	})
 

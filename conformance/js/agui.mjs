@@ -443,6 +443,25 @@ const flows = {
     assert.equal(lastAssistant(agent), 'You said: still there?');
   },
 
+  // abortRun() alone (no stop()), then the next message: with history the
+  // run outlived the request; the next run's messages show its reply, so
+  // the server stops it and runs the new one at once.
+  async abortThenSend() {
+    const agent = newAgent();
+    agent.messages = [user('think: wait 5000 ms')];
+    const run = agent.runAgent().catch(() => {});
+    const deadline = Date.now() + 5000;
+    while (!agent.messages.some((m) => m.role === 'reasoning') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(agent.messages.some((m) => m.role === 'reasoning'), 'the reply started');
+    agent.abortRun();
+    await run;
+    warnings.length = 0;
+    agent.messages = [...agent.messages, user('still there?')];
+    await agent.runAgent();
+    assert.equal(lastAssistant(agent), 'You said: still there?');
+    assert.ok(!assistantText(agent).includes('done'), 'the stopped reply did not go on');
+  },
+
   // A reload while an approval is pending: a new agent on the thread
   // connects, gets the conversation and the open interrupt without a run,
   // and resumes it.

@@ -523,6 +523,31 @@ const flows = {
     await until(() => chat.status === 'ready' && texts(assistant(chat)) === 'You said: still there?', 'the next reply');
     return chat;
   },
+  // stop() as a plain useChat page calls it (it only aborts the fetch),
+  // then the next message. With history the run outlived the fetch; the
+  // next message shows the reply, so it stops it and is answered at once,
+  // and the stopped reply is stored as stopped, not finished later.
+  async stopThenSend() {
+    const chat = newChat();
+    const sent = chat.sendMessage({ text: 'think: wait 5000 ms' });
+    await until(() => assistant(chat)?.parts.some((p) => p.type === 'reasoning' && p.text.endsWith('ms')), 'the reasoning');
+    await chat.stop();
+    await sent;
+    await until(() => chat.status === 'ready', 'the chat to stop');
+    const stoppedId = assistant(chat).id;
+    await chat.sendMessage({ text: 'hello' });
+    await until(() => chat.status !== 'submitted' && chat.status !== 'streaming', 'the next reply');
+    assert.equal(chat.status, 'ready', String(chat.error));
+    assert.equal(texts(assistant(chat)), 'You said: hello');
+    assert.deepEqual(chat.messages.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+    if (history) {
+      const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+      assert.deepEqual(stored.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+      assert.equal(stored[1].id, stoppedId, 'the stopped reply is stored under its id');
+      assert.equal(texts(stored[1]), '', 'the stopped reply was not finished in the background');
+    }
+    return chat;
+  },
   // A reload mid-reply: the first Chat's fetch is cut (the run goes on);
   // a new Chat with the stored messages resumes the stream (what
   // useChat({resume: true}) does on mount) and shows the whole reply

@@ -148,7 +148,7 @@ func (e *Engine) shutdownRequests(ctx context.Context) error {
 // s from now on: it releases it when it ends. Its events go to the
 // engine's local log, where [Engine.Follow] reads them (Source).
 func (e *Engine) Start(s *Session, spec Spec) *Run {
-	rn := &Run{env: e.env, spec: spec, sess: s, key: s.Key, progress: make(chan struct{})}
+	rn := &Run{env: e.env, spec: spec, sess: s, key: s.Key, progress: make(chan struct{}), done: make(chan struct{})}
 	in := spec.Producer.Input
 	rn.header = spec.Header
 	rn.header.Started, rn.header.Base, rn.header.Turn, rn.header.Lock = time.Now(), len(in.History)+len(s.Plan.Add), s.Plan.Add, s.token
@@ -181,9 +181,17 @@ func (e *Engine) Stop(ctx context.Context, key history.Key) error {
 	case err != nil:
 		return wire.Unavailable("the run log is unavailable", err)
 	}
+	return e.stopRun(ctx, src)
+}
+
+// stopRun stops src's run: here when it runs here, else through its log.
+func (e *Engine) stopRun(ctx context.Context, src Source) error {
+	if e.runs.stop(src.Key, src.Header.Run) {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.StoreTimeout)
 	defer cancel()
-	if err := src.Log.Stop(ctx, key, src.Header.Run); err != nil {
+	if err := src.Log.Stop(ctx, src.Key, src.Header.Run); err != nil {
 		return wire.Unavailable("the run log is unavailable", err)
 	}
 	return nil
@@ -214,12 +222,22 @@ func (rs *runs) remove(rn *Run) {
 
 // stop stops key's run if it is alive here (and is run, when run is set).
 func (rs *runs) stop(key history.Key, run string) bool {
-	rs.mu.Lock()
-	rn := rs.live[key]
-	rs.mu.Unlock()
-	if rn == nil || run != "" && rn.header.Run != run {
+	rn := rs.get(key, run)
+	if rn == nil {
 		return false
 	}
 	rn.cancel(errStopped)
 	return true
+}
+
+// get returns key's run if it is alive here (and is run, when run is
+// set), else nil.
+func (rs *runs) get(key history.Key, run string) *Run {
+	rs.mu.Lock()
+	rn := rs.live[key]
+	rs.mu.Unlock()
+	if rn == nil || run != "" && rn.header.Run != run {
+		return nil
+	}
+	return rn
 }

@@ -43,12 +43,13 @@ type Run struct {
 	readerAt int64
 	detached bool
 	progress chan struct{} // closed when the reader moves on or leaves
+	done     chan struct{} // closed when the run has let go of its chat
 }
 
 // Spec is what a run is started with, beside its session.
 type Spec struct {
 	// Header names the run (Run, Protocol, and Continue for a
-	// continuation); Start fills in the rest.
+	// continuation or Reply for a new reply); Start fills in the rest.
 	Header runlog.Header
 	// Context carries the run's values; its cancellation is not the
 	// run's: a run outlives its request.
@@ -107,6 +108,7 @@ func (rn *Run) main() {
 		// reads finish, and must not find the chat locked.
 		sess.Release()
 	}
+	close(rn.done)
 	if err := e.local.End(context.Background(), rn.key, rn.header.Run, e.cfg.Retention, last); err != nil {
 		log.Error("could not end the run's log", "error", err)
 	}

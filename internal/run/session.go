@@ -14,6 +14,7 @@ import (
 	"github.com/agentui/agentui/internal/ids"
 	"github.com/agentui/agentui/internal/turn"
 	"github.com/agentui/agentui/internal/wire"
+	"github.com/agentui/agentui/runlog"
 )
 
 // Session is one turn's hold on a stored conversation: the lock, the
@@ -66,7 +67,7 @@ func (e *env) Open(ctx context.Context, key history.Key, log *slog.Logger) (*Ses
 	conv, err := history.AcquireLoad(lctx, e.cfg.Store, e.cfg.Locker, key, s.token, e.cfg.LockTTL)
 	switch {
 	case errors.Is(err, history.ErrBusy):
-		return nil, conv, &wire.Error{Status: http.StatusConflict, Message: "a reply is still being produced for this chat", Code: wire.CodeBusy}
+		return nil, conv, busy()
 	case err != nil:
 		if !errors.Is(err, history.ErrUnavailable) {
 			// The lock may have been taken before the reply was lost.
@@ -92,6 +93,77 @@ func (e *env) Open(ctx context.Context, key history.Key, log *slog.Logger) (*Ses
 	}
 	s.version, s.stored = conv.Version, len(conv.Messages)
 	return s, conv, nil
+}
+
+// busy refuses a turn while another run holds the chat.
+func busy() error {
+	return &wire.Error{Status: http.StatusConflict, Message: "a reply is still being produced for this chat", Code: wire.CodeBusy}
+}
+
+// IsBusy reports whether err is Open's refusal of a chat whose reply is
+// still being produced.
+func IsBusy(err error) bool {
+	var e *wire.Error
+	return errors.As(err, &e) && e.Code == wire.CodeBusy
+}
+
+// supersedeWait bounds how long Supersede waits for the run it stopped
+// to store its reply and let go of the chat. A live run does in
+// milliseconds, on any replica. One whose server died holds the chat
+// until its lock lapses, and a tool that ignores its context may hold it
+// for long: the request is refused busy then, at once rather than after a
+// wait nobody sees, and its client resumes the run to learn how it ends.
+const supersedeWait = 2 * time.Second
+
+// Supersede opens key's session for a request that Open refused because
+// a reply is being produced, when the request shows that reply (seen,
+// given the run's header): its client stopped reading it and sends
+// again, which is all useChat's stop() does (it aborts its fetch; the run
+// goes on, as it must for a reload). The run is stopped as Stop does, on
+// whichever replica runs it; once it has stored its partial reply
+// (stopped) and let go of the chat, the session opens on the stored
+// conversation. A request that does not show the running reply (a second
+// tab) is refused busy, as is one whose run does not let go within
+// supersedeWait.
+func (e *Engine) Supersede(ctx context.Context, key history.Key, log *slog.Logger, seen func(runlog.Header) bool) (*Session, history.Conversation, error) {
+	src, err := e.Find(ctx, key)
+	switch {
+	case errors.Is(err, runlog.ErrNoRun) || err == nil && src.Header.Ended:
+		// Its run has just ended: the lock goes in a moment.
+	case err != nil:
+		return nil, history.Conversation{}, wire.Unavailable("the run log is unavailable", err)
+	case !seen(src.Header):
+		return nil, history.Conversation{}, busy()
+	default:
+		if err := e.stopRun(ctx, src); err != nil {
+			return nil, history.Conversation{}, err
+		}
+		log.Info("the client sent again after it stopped reading the running reply: stopped it", "run", src.Header.Run)
+	}
+	deadline := time.Now().Add(supersedeWait)
+	wait := 5 * time.Millisecond
+	for {
+		var ended <-chan struct{}
+		if rn := e.runs.get(key, src.Header.Run); rn != nil {
+			ended = rn.done
+		}
+		s, conv, err := e.Open(ctx, key, log)
+		if !IsBusy(err) || !time.Now().Add(wait).Before(deadline) {
+			return s, conv, err
+		}
+		// Another request may have taken the chat meanwhile: its run is
+		// not this request's to stop.
+		if now, err := e.Find(ctx, key); err == nil && !now.Header.Ended && now.Header.Run != src.Header.Run {
+			return nil, conv, busy()
+		}
+		select {
+		case <-ended:
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, conv, ErrClientGone
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
 }
 
 // commit starts the plan's write: what it cuts of the stored

@@ -61,3 +61,27 @@ func withoutResults(msgs []cmf.Message, calls map[string]bool) []cmf.Message {
 	}
 	return out
 }
+
+// ShowsReply reports whether t shows a reply that is still being
+// produced: reply is its first message's id, asked the id of the last
+// message of the turn that asked for it. A client that showed the reply
+// names it (a regenerate, the parent of a new message), holds it, or
+// holds an assistant message right after asked (an agent may name its
+// messages itself, and AG-UI gives reasoning messages ids of their own).
+// Such a client stopped reading the reply and sends again; another tab
+// that never showed it does not.
+func ShowsReply(t *wire.Turn, reply, asked string) bool {
+	if reply != "" && (t.MessageID == reply || t.ParentID == reply) {
+		return true
+	}
+	for i := range t.Messages {
+		id := t.Messages[i].ID()
+		if id == "" {
+			continue
+		}
+		if id == reply || id == asked && i+1 < len(t.Messages) && t.Messages[i+1].Role == cmf.RoleAssistant {
+			return true
+		}
+	}
+	return false
+}

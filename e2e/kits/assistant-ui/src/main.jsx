@@ -227,6 +227,7 @@ function Thread() {
       <ComposerPrimitive.Root>
         <ComposerPrimitive.Input data-testid="composer" placeholder="Message" />
         <ComposerPrimitive.Send data-testid="send">Send</ComposerPrimitive.Send>
+        <ComposerPrimitive.Cancel data-testid="stop">Stop</ComposerPrimitive.Cancel>
       </ComposerPrimitive.Root>
     </ThreadPrimitive.Root>
   );

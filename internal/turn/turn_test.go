@@ -1,0 +1,37 @@
+package turn
+
+import (
+	"testing"
+
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/internal/wire"
+)
+
+// Which requests show the reply their chat is producing: the reply "r"
+// answers the turn that ended with "u1".
+func TestShowsReply(t *testing.T) {
+	user := func(id string) cmf.Message { return textMsg(cmf.RoleUser, id, "hi") }
+	asst := func(id string) cmf.Message { return textMsg(cmf.RoleAssistant, id, "partial") }
+	for _, c := range []struct {
+		name string
+		turn wire.Turn
+		want bool
+	}{
+		{"useChat after stop(): the partial reply, then the new message", wire.Turn{Messages: []cmf.Message{user("u1"), asst("r"), user("u2")}}, true},
+		{"regenerate of the running reply", wire.Turn{Intent: wire.Regenerate, MessageID: "r", Messages: []cmf.Message{user("u1")}}, true},
+		{"assistant-ui: the new message's parent is the reply", wire.Turn{ParentID: "r", Messages: []cmf.Message{user("u2")}}, true},
+		{"the agent named the reply: an assistant message after the turn", wire.Turn{Messages: []cmf.Message{user("u1"), asst("mine"), user("u2")}}, true},
+		{"another tab that loaded before the turn", wire.Turn{Messages: []cmf.Message{user("u0"), user("u2")}}, false},
+		{"another tab that loaded the turn but not its reply", wire.Turn{Messages: []cmf.Message{user("u1"), user("u2")}}, false},
+		{"the turn is the request's last message", wire.Turn{Messages: []cmf.Message{user("u0"), user("u1")}}, false},
+		{"messages without ids", wire.Turn{Messages: []cmf.Message{user(""), asst(""), user("")}}, false},
+	} {
+		if got := ShowsReply(&c.turn, "r", "u1"); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	// A run whose ids are unknown is shown by nothing.
+	if ShowsReply(&wire.Turn{Messages: []cmf.Message{user(""), asst("")}}, "", "") {
+		t.Error("empty ids match")
+	}
+}
