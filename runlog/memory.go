@@ -42,12 +42,17 @@ type memLog struct {
 	// cuts[i] says, for each entry of chunk i once compacted, which
 	// deltas it merged (nil for a chunk not compacted): see compact.
 	cuts      [][]pieces
-	compacted int           // the chunks before this one are compacted, or need not be
-	read      int64         // the highest sequence any reader has been given
-	merging   bool          // deltas no reader was given are merged (Coalesce)
-	wake      chan struct{} // closed and replaced when entries are added, if someone waits
-	waiting   bool
-	expiry    *time.Timer
+	compacted int   // the chunks before this one are compacted, or need not be
+	read      int64 // the highest sequence any reader (a stream or a copier) has been given
+	// streamed is the highest sequence a stream (Read) has been given:
+	// what compact may merge. Not read: a copier (ReadDeltas) may run
+	// ahead of the stream of the client that asked, which must still get
+	// every delta as it came.
+	streamed int64
+	merging  bool          // deltas no reader was given are merged (Coalesce)
+	wake     chan struct{} // closed and replaced when entries are added, if someone waits
+	waiting  bool
+	expiry   *time.Timer
 }
 
 // The sizes of a log's chunks: the first, and the largest.
@@ -65,7 +70,7 @@ type pieces struct {
 	lens  []uint16
 }
 
-// compact merges, in every full chunk of maxChunk entries that a reader
+// compact merges, in every full chunk of maxChunk entries that a stream
 // has been given (a reply's first 504 entries
 // are left as they are), each run
 // of consecutive text or reasoning deltas of one part into one entry (up
@@ -83,7 +88,7 @@ func (l *memLog) compact() {
 			continue // the short first chunks: a short reply is not worth it
 		}
 		last := ch[len(ch)-1].Seq
-		if last > l.read {
+		if last > l.streamed {
 			return // a reader has yet to be given it as it came
 		}
 		if out, cuts := compactChunk(ch); cuts != nil {
@@ -414,6 +419,7 @@ func (m *Memory) Read(ctx context.Context, key history.Key, run string, after in
 		}
 		if out := l.from(max(after, 0)); len(out) > 0 {
 			l.read = max(l.read, out[len(out)-1].Seq)
+			l.streamed = max(l.streamed, out[len(out)-1].Seq)
 			m.mu.Unlock()
 			return out, nil
 		}

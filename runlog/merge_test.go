@@ -219,4 +219,52 @@ func TestMemoryCompactsLongRuns(t *testing.T) {
 	}
 }
 
+// A copier (the mirror) that reads ahead of the run's own stream does
+// not let the log compact what that stream has yet to be given: the
+// client that asked still gets every delta as it came, one entry each.
+func TestMemoryCopierAheadDoesNotCompactForTheStream(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory()
+	k := history.Key{Scope: "s", Chat: "c"}
+	_ = m.Begin(ctx, k, Header{Run: "r"})
+	const n = 3000
+	var copied, streamed int64
+	for i := range n {
+		_ = m.Append(ctx, k, "r", EventEntry(int64(i+1), &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: strconv.Itoa(i+1) + " "}))
+		es, err := m.ReadDeltas(k, "r", copied)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copied = es[len(es)-1].Seq
+		// The stream reads 700 entries behind the copier, a page at a time.
+		if (i+1)%100 == 0 && int64(i+1-700) > streamed {
+			es, err := m.Read(ctx, k, "r", streamed, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range es {
+				if e.Seq != streamed+1 {
+					t.Fatalf("the stream got entry %d after %d: deltas merged before it was given them", e.Seq, streamed)
+				}
+				streamed = e.Seq
+			}
+		}
+	}
+	for {
+		es, err := m.Read(ctx, k, "r", streamed, 0)
+		if err != nil || len(es) == 0 {
+			break
+		}
+		for _, e := range es {
+			if e.Seq != streamed+1 {
+				t.Fatalf("the stream got entry %d after %d: deltas merged before it was given them", e.Seq, streamed)
+			}
+			streamed = e.Seq
+		}
+	}
+	if streamed != n {
+		t.Fatalf("the stream read up to %d of %d", streamed, n)
+	}
+}
+
 func prefix(s string) string { return s[:min(len(s), 40)] }
