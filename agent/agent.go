@@ -87,6 +87,25 @@ type Input struct {
 	// Guard decides what the run calls and puts out (see [Guard]); nil
 	// for none, which costs nothing.
 	Guard Guard
+
+	// Steering hands the run the user messages sent while it runs; nil
+	// for none. The messages have passed what the turn's own message
+	// passes (sanitizing, the input guard).
+	Steering Steering
+}
+
+// Steering is where a running agent finds the user messages sent to it
+// while it runs. A [Loop] takes them at each step boundary: before a step
+// that follows tool calls, and when the model has answered (then the
+// answer is not the end: another step answers the new message). A
+// running tool is never interrupted, and a run that ends for another
+// reason (paused for approvals, stopped, out of steps) takes none: the
+// server runs them as a new turn. Each message taken is emitted as
+// [Steered] before the step that answers it.
+type Steering interface {
+	// Take returns the messages sent since the last call, oldest first,
+	// and marks them taken.
+	Take() []cmf.Message
 }
 
 // ToolSpec describes a tool to the model.

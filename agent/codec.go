@@ -28,6 +28,7 @@ const (
 	TypeStateSnapshot     = "state_snapshot"
 	TypeStateDelta        = "state_delta"
 	TypeData              = "data"
+	TypeSteered           = "steered"
 	TypeRunFinished       = "run_finished"
 )
 
@@ -78,6 +79,8 @@ func EventType(ev Event) string {
 		return TypeStateDelta
 	case *Data:
 		return TypeData
+	case *Steered:
+		return TypeSteered
 	case *RunFinished:
 		return TypeRunFinished
 	}
@@ -164,6 +167,8 @@ func UnmarshalEvent(typ string, data []byte) (Event, error) {
 		ev = &StateDelta{}
 	case TypeData:
 		ev = &Data{}
+	case TypeSteered:
+		ev = &Steered{}
 	case TypeToolProgress:
 		ev = &ToolProgress{}
 	case TypeSource:

@@ -196,6 +196,23 @@ type Data struct {
 	Transient bool
 }
 
+// Steered is a user message that came while the run was running and that
+// the run took at a step boundary ([Steering]): the next step's model
+// call sees it after what the run produced so far. It comes between
+// steps, before the [StepStarted] of the step that answers it.
+type Steered struct {
+	Message cmf.Message
+}
+
+// SteeringTaken is what the request that sent a steering message is
+// answered once the running reply has taken it ([Steered] in that run):
+// written by a server to that request's own response, never produced by
+// an agent or kept in a run's log.
+type SteeringTaken struct {
+	MessageID string // the steering message
+	RunID     string // the run that took it
+}
+
 // RunFinished closes a run. A run that paused for approvals or client
 // tools has StopReason [cmf.StopPaused] and lists what it waits for.
 type RunFinished struct {
@@ -274,4 +291,6 @@ func (*ClientToolCall) isEvent()    {}
 func (*StateSnapshot) isEvent()     {}
 func (*StateDelta) isEvent()        {}
 func (*Data) isEvent()              {}
+func (*Steered) isEvent()           {}
+func (*SteeringTaken) isEvent()     {}
 func (*RunFinished) isEvent()       {}

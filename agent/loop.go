@@ -256,11 +256,32 @@ func (r *run) execute() {
 				r.finish(cmf.StopAborted, nil)
 				return
 			}
+			// Messages sent while the tools ran go to this step.
+			if _, ok := r.takeSteering(); !ok {
+				return
+			}
 		}
 		if done := r.step(step, id); done {
 			return
 		}
 	}
+}
+
+// takeSteering emits the messages sent to the run since it last looked
+// (Input.Steering), which the recorder adds to the conversation the next
+// step sees. It reports whether there were any, and false for ok when
+// the consumer stopped.
+func (r *run) takeSteering() (taken, ok bool) {
+	if r.in.Steering == nil {
+		return false, true
+	}
+	for _, m := range r.in.Steering.Take() {
+		taken = true
+		if !r.emit(&Steered{Message: m}) {
+			return true, false
+		}
+	}
+	return taken, true
 }
 
 // call is one tool call being handled.
@@ -479,6 +500,13 @@ func (r *run) step(step int, messageID string) bool {
 	case len(s.calls) == 0 && stop == cmf.StopPauseTurn:
 		return false // the provider paused a long turn: let the model go on
 	case len(s.calls) == 0:
+		// A message sent while the model answered: the answer is not
+		// the end (when another step may run).
+		if step < r.loop.maxSteps {
+			if taken, ok := r.takeSteering(); !ok || taken {
+				return !ok
+			}
+		}
 		r.finish(stop, nil)
 	default:
 		return false // show the model the results

@@ -103,6 +103,8 @@ func (r *Recorder) Add(ev Event) {
 		}
 		m := r.current()
 		m.AddData(cmf.DataRecord{Name: e.Name, ID: e.ID, Value: e.Value, Index: len(m.Content)})
+	case *Steered:
+		r.msgs = append(r.msgs, e.Message)
 	case *StepFinished:
 		if r.step >= 0 {
 			setCompletion(&r.msgs[r.step], e, r.started)

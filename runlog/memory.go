@@ -27,7 +27,7 @@ type Memory struct {
 	// once a reader has been given its end (so turns taken in quick
 	// succession hold a log or two, not one per turn for the retention).
 	older    map[history.Key][]*memLog
-	watchers map[int]func(history.Key, string)
+	watchers map[int]func(Note)
 	next     int
 }
 
@@ -223,7 +223,7 @@ func (l *memLog) from(after int64) []Entry {
 
 // NewMemory returns an empty log.
 func NewMemory() *Memory {
-	return &Memory{logs: map[history.Key]*memLog{}, older: map[history.Key][]*memLog{}, watchers: map[int]func(history.Key, string){}}
+	return &Memory{logs: map[history.Key]*memLog{}, older: map[history.Key][]*memLog{}, watchers: map[int]func(Note){}}
 }
 
 // Begin implements Log.
@@ -440,22 +440,22 @@ func (m *Memory) Read(ctx context.Context, key history.Key, run string, after in
 	}
 }
 
-// Stop implements Log: it calls the watchers at once.
-func (m *Memory) Stop(_ context.Context, key history.Key, run string) error {
+// Notify implements Log: it calls the watchers at once.
+func (m *Memory) Notify(_ context.Context, n Note) error {
 	m.mu.Lock()
-	fns := make([]func(history.Key, string), 0, len(m.watchers))
+	fns := make([]func(Note), 0, len(m.watchers))
 	for _, fn := range m.watchers {
 		fns = append(fns, fn)
 	}
 	m.mu.Unlock()
 	for _, fn := range fns {
-		fn(key, run)
+		fn(n)
 	}
 	return nil
 }
 
 // Watch implements Log.
-func (m *Memory) Watch(fn func(history.Key, string)) func() {
+func (m *Memory) Watch(fn func(Note)) func() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.next++

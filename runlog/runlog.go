@@ -162,11 +162,23 @@ type Log interface {
 	// (and returns none when none came). ErrNoRun when the log is gone or
 	// another run's.
 	Read(ctx context.Context, key history.Key, run string, after int64, wait time.Duration) ([]Entry, error)
-	// Stop asks whichever process runs key's run to stop it.
-	Stop(ctx context.Context, key history.Key, run string) error
-	// Watch calls fn with every stop request, from any process, until
-	// the returned function is called.
-	Watch(fn func(key history.Key, run string)) (cancel func())
+	// Notify hands n to whichever process runs n's run: every watcher,
+	// in every process, hears it.
+	Notify(ctx context.Context, n Note) error
+	// Watch calls fn with every note, from any process, until the
+	// returned function is called.
+	Watch(fn func(Note)) (cancel func())
+}
+
+// A Note is a request to a run from any process: stop, or take a user
+// message at the next step boundary. Delivery is at most once (a shared
+// log's notes are lost while a process reconnects): the sender learns
+// what came of it from the run's log (a Steered entry, or its end).
+type Note struct {
+	Key history.Key
+	Run string
+	// Steer is the message for the run to take; nil asks it to stop.
+	Steer *cmf.Message `json:",omitempty"`
 }
 
 // DefaultRetention is how long a finished run's log is kept.

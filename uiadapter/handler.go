@@ -155,6 +155,9 @@ type request struct {
 	// slot is the key of the run's place under RunLimits (with history;
 	// "" when it holds none); the run gives it back once it ends.
 	slot string
+	// steered is set when the turn's message went to the chat's running
+	// reply instead of a run of its own (whenBusy).
+	steered *agent.SteeringTaken
 }
 
 // caller is who a request comes from.

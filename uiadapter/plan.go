@@ -54,10 +54,10 @@ func (req *request) planStored() (*run.Session, *agent.Input, error) {
 	key := history.Key{Scope: req.who.scope, Chat: t.ChatID}
 	s, conv, err := h.runs.Open(req.r.Context(), key, log)
 	if run.IsBusy(err) {
-		s, conv, err = h.runs.Supersede(req.r.Context(), key, log, req.showsReply)
+		s, conv, err = req.whenBusy(key)
 	}
-	if err != nil {
-		return nil, nil, err
+	if err != nil || s == nil {
+		return nil, nil, err // s is nil when the message steered the reply
 	}
 	size := turn.ChatSize{Messages: len(conv.Messages), Bytes: conv.Bytes, MaxMessages: h.cfg.maxChatMessages, MaxBytes: h.cfg.maxChatBytes, AtLimitCheck: true}
 	p, findings, err := turn.PlanStored(conv.Messages, t, size, &h.cfg.policy)

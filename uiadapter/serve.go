@@ -41,10 +41,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 //go:noinline
 func (h *Handler) serve(w http.ResponseWriter, req *request) {
 	in, s, err := h.prepare(w, req)
-	if err != nil {
+	switch {
+	case err != nil:
 		if !errors.Is(err, run.ErrClientGone) {
 			wire.WriteError(w, req.log, err)
 		}
+		return
+	case req.steered != nil:
+		h.answerSteered(w, req)
 		return
 	}
 	// The stream runs from this small frame: what prepare needed is not
@@ -98,6 +102,10 @@ func (h *Handler) prepare(w http.ResponseWriter, req *request) (*agent.Input, *r
 		req.slot = key
 		s, in, err = req.planStored()
 		req.body = nil // the t is all it needs, and req lasts as long as the stream
+		if req.steered != nil {
+			req.giveSlot() // nothing of its own runs
+			return nil, nil, nil
+		}
 		switch {
 		case err != nil && run.ShuttingDown(r.Context()):
 			err = wire.Unavailable("the server is shutting down; try again", err)

@@ -170,6 +170,31 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 		}
 	})
 
+	t.Run("a message steered on B reaches the run on A", func(t *testing.T) {
+		s := start("c6", "think: wait 5000 ms")
+		body, _ := json.Marshal(map[string]any{"id": "c6", "trigger": "submit-message", "busy": "steer", "messages": []any{
+			map[string]any{"id": "u-c6", "role": "user", "parts": []any{map[string]any{"type": "text", "text": "think: wait 5000 ms"}}},
+			map[string]any{"id": replies["c6"], "role": "assistant", "parts": []any{}},
+			map[string]any{"id": "u-c6b", "role": "user", "parts": []any{map[string]any{"type": "text", "text": "hello"}}},
+		}})
+		resp := do(http.MethodPost, b.URL+"/api/chat", string(body))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("steering on B: %d", resp.StatusCode)
+		}
+		if answer := strings.Join(sseData{bufio.NewReader(resp.Body)}.rest(t), "\n"); !strings.Contains(answer, `"type":"data-steering"`) || !strings.Contains(answer, `"outcome":"delivered"`) {
+			t.Fatalf("B's answer: %s", answer)
+		}
+		rest := strings.Join(s.rest(t), "\n")
+		if !strings.Contains(rest, `"type":"data-steering-message","id":"u-c6b"`) || !strings.Contains(rest, `"delta":"hello"`) {
+			t.Fatalf("A's stream: %s", rest)
+		}
+		var msgs []struct{ ID, Role string }
+		_ = json.NewDecoder(do(http.MethodGet, b.URL+"/api/chat/c6", "").Body).Decode(&msgs)
+		if len(msgs) != 4 || msgs[2].ID != "u-c6b" || msgs[3].Role != "assistant" {
+			t.Fatalf("stored: %+v", msgs)
+		}
+	})
+
 	t.Run("the replica of the last reply sees the next one", func(t *testing.T) {
 		// A produced the chat's last reply, and keeps its log for a while:
 		// the chat's next reply, on B, is the one A must show and stop.

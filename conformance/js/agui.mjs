@@ -462,6 +462,37 @@ const flows = {
     assert.ok(!assistantText(agent).includes('done'), 'the stopped reply did not go on');
   },
 
+  // A second agent on the thread (another HttpAgent of the page) sends a
+  // message while the first one's run goes on, with forwardedProps
+  // {busy: "steer"}: the running run takes it once its model has answered
+  // and answers it. The first agent's run shows it as a user message and
+  // then the answer; the steering run is answered with an activity
+  // reporting the delivery. Without history the message is a run of its
+  // own.
+  async steer() {
+    const agent = newAgent();
+    agent.messages = [user('think: wait 5000 ms')];
+    const run = agent.runAgent();
+    const deadline = Date.now() + 5000;
+    while (!agent.messages.some((m) => m.role === 'reasoning') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(agent.messages.some((m) => m.role === 'reasoning'), 'the reply started');
+    const steering = user('hello');
+    const other = newAgent({ threadId: agent.threadId });
+    other.messages = [...agent.messages.filter((m) => m.role === 'user'), steering];
+    await other.runAgent({ forwardedProps: { busy: 'steer' } });
+    await run;
+    if (!history) {
+      assert.equal(lastAssistant(other), 'You said: hello');
+      return;
+    }
+    const activity = (await eventsOf(1)).filter((e) => e.type === 'ACTIVITY_SNAPSHOT');
+    assert.deepEqual(activity.map((e) => [e.activityType, e.content.outcome, e.content.messageId]), [['steering', 'delivered', steering.id]]);
+    assert.ok(!other.messages.some((m) => m.role === 'assistant'), 'the steering run adds no reply');
+    const shown = agent.messages.filter((m) => m.role !== 'reasoning').map((m) => [m.role, m.id === steering.id ? 'steer' : '', m.content ?? '']);
+    assert.deepEqual(shown.map(([role, what]) => role + what), ['user', 'assistant', 'usersteer', 'assistant']);
+    assert.equal(lastAssistant(agent), 'You said: hello');
+  },
+
   // A reload while an approval is pending: a new agent on the thread
   // connects, gets the conversation and the open interrupt without a run,
   // and resumes it.

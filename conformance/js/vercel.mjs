@@ -59,12 +59,14 @@ async function checkStream(headers, body, continued) {
   assert.ok(!text.includes('\r'), 'LF framing');
   const chunks = [];
   let lastId = 0;
+  // A steering request's answer (its outcome alone) comes from no run log.
+  const fromLog = history && !text.includes('"type":"data-steering"');
   for (let frame of text.split('\n\n')) {
     if (frame === '') continue;
-    // With history every frame carries the id of the run-log event it
-    // comes from (for Last-Event-ID); ids never go back.
+    // With history every frame of a run carries the id of the run-log
+    // event it comes from (for Last-Event-ID); ids never go back.
     const id = /^id: (\d+)\n/.exec(frame);
-    assert.equal(Boolean(id), history, 'frames carry ids exactly when the server keeps history: ' + frame);
+    assert.equal(Boolean(id), fromLog, 'frames carry ids exactly when they come from a run log: ' + frame);
     if (id) {
       assert.ok(Number(id[1]) >= lastId, 'ids never go back');
       lastId = Number(id[1]);
@@ -546,6 +548,67 @@ const flows = {
       assert.equal(stored[1].id, stoppedId, 'the stopped reply is stored under its id');
       assert.equal(texts(stored[1]), '', 'the stopped reply was not finished in the background');
     }
+    return chat;
+  },
+  // A message sent with busy "steer" (sendMessage's body option) while
+  // the reply runs: the running reply takes it once its model has
+  // answered, and answers it in another step. The first response shows it
+  // (AI SDK 7: a steering-message part; 6: a data-steering-message part)
+  // and then the answer; the steering request's own response adds no
+  // message, only its outcome (a transient data-steering chunk, which
+  // onData sees). The chat stores it where the model saw it. Without
+  // history nothing runs apart from its request: the message is a turn of
+  // its own.
+  async steer() {
+    const outcomes = [];
+    const chat = newChat({ onData: (d) => outcomes.push(d) });
+    const first = chat.sendMessage({ text: 'think: wait 5000 ms' });
+    await until(() => assistant(chat)?.parts.some((p) => p.type === 'reasoning' && p.text.endsWith('ms')), 'the reasoning');
+    const replyId = assistant(chat).id;
+    await chat.sendMessage({ text: 'hello' }, { body: { busy: 'steer' } });
+    await first;
+    await settled(chat);
+    assert.equal(chat.error, undefined, String(chat.error));
+    const steerId = chat.messages.at(-1).id;
+    if (!history) {
+      assert.deepEqual(chat.messages.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+      assert.equal(texts(chat.messages[3]), 'You said: hello');
+      return chat;
+    }
+    assert.deepEqual(chat.messages.map((m) => m.role), ['user', 'assistant', 'user'], 'the steering request adds no reply of its own');
+    assert.deepEqual(outcomes.filter((o) => o.type === 'data-steering').map((o) => [o.data.outcome, o.data.messageId]), [['delivered', steerId]]);
+    const reply = chat.messages.find((m) => m.id === replyId);
+    const shown = reply.parts.find((p) => p.type === (v7Chunks ? 'steering-message' : 'data-steering-message'));
+    assert.ok(shown, 'the reply shows the steering message: ' + JSON.stringify(reply.parts));
+    assert.equal(shown.id, steerId);
+    assert.deepEqual(v7Chunks ? shown.parts : shown.data.parts, [{ type: 'text', text: 'hello' }]);
+    assert.equal(texts(reply), 'doneYou said: hello', 'the reply answers it after its first answer');
+    const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+    assert.deepEqual(stored.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+    assert.equal(stored[2].id, steerId, 'stored where the model saw it');
+    assert.equal(texts(stored[3]), 'You said: hello');
+    return chat;
+  },
+  // A message sent with busy "interrupt" while the reply runs: the reply
+  // is stopped, as Stop does, and the message is answered at once.
+  async interrupt() {
+    const chat = newChat();
+    const first = chat.sendMessage({ text: 'think: wait 5000 ms' });
+    await until(() => assistant(chat)?.parts.some((p) => p.type === 'reasoning' && p.text.endsWith('ms')), 'the reasoning');
+    const replyId = assistant(chat).id;
+    const started = Date.now();
+    await chat.sendMessage({ text: 'hello' }, { body: { busy: 'interrupt' } });
+    await first;
+    await settled(chat);
+    assert.equal(chat.error, undefined, String(chat.error));
+    assert.deepEqual(chat.messages.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+    assert.equal(texts(chat.messages[3]), 'You said: hello');
+    if (!history) return chat;
+    assert.ok(Date.now() - started < 4000, 'answered without waiting for the interrupted reply');
+    const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+    assert.deepEqual(stored.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+    assert.equal(stored[1].id, replyId);
+    assert.equal(texts(stored[1]), '', 'the interrupted reply was not finished in the background');
     return chat;
   },
   // A reload mid-reply: the first Chat's fetch is cut (the run goes on);

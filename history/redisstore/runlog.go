@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/jsonw"
 	"github.com/agentui/agentui/runlog"
@@ -37,8 +38,10 @@ import (
 // holds>. An Append is one pipeline of XADDs of
 // up to 8 KiB each, so the log costs Redis a few commands per reply, not
 // one per event.
-// Stop requests travel on one pub/sub channel, <prefix>runs:stop, which
-// each RunLog subscribes to once.
+// Notes (runlog.Note) travel on two pub/sub channels, which each RunLog
+// subscribes to once: <prefix>runs:stop for stops and <prefix>runs:steer
+// for steering messages, so a replica of a version that knows only stops
+// never takes a steering message for one.
 type RunLog struct {
 	rdb     goredis.UniversalClient
 	prefix  string
@@ -46,7 +49,7 @@ type RunLog struct {
 	sub     *goredis.PubSub
 	done    chan struct{}
 	mu      sync.Mutex
-	watches map[int]func(history.Key, string)
+	watches map[int]func(runlog.Note)
 	next    int
 }
 
@@ -63,15 +66,14 @@ type RunLogOption func(*RunLog)
 // store's.
 func WithRunLogPrefix(p string) RunLogOption { return func(l *RunLog) { l.prefix = p } }
 
-// NewRunLog returns a run log on rdb once it has subscribed to stop
-// requests (an error when Redis cannot be reached in ctx); Close ends the
+// NewRunLog returns a run log on rdb once it has subscribed to notes (an error when Redis cannot be reached in ctx); Close ends the
 // subscription.
 func NewRunLog(ctx context.Context, rdb goredis.UniversalClient, opts ...RunLogOption) (*RunLog, error) {
-	l := &RunLog{rdb: rdb, prefix: DefaultPrefix, live: DefaultRunLogLive, done: make(chan struct{}), watches: map[int]func(history.Key, string){}}
+	l := &RunLog{rdb: rdb, prefix: DefaultPrefix, live: DefaultRunLogLive, done: make(chan struct{}), watches: map[int]func(runlog.Note){}}
 	for _, o := range opts {
 		o(l)
 	}
-	l.sub = rdb.Subscribe(ctx, l.stopChannel())
+	l.sub = rdb.Subscribe(ctx, l.stopChannel(), l.steerChannel())
 	if _, err := l.sub.Receive(ctx); err != nil {
 		_ = l.sub.Close()
 		return nil, storeError("run log: subscribe", err)
@@ -80,14 +82,15 @@ func NewRunLog(ctx context.Context, rdb goredis.UniversalClient, opts ...RunLogO
 	return l, nil
 }
 
-// Close ends the stop subscription.
+// Close ends the notes' subscription.
 func (l *RunLog) Close() error {
 	err := l.sub.Close()
 	<-l.done
 	return err
 }
 
-func (l *RunLog) stopChannel() string { return l.prefix + "runs:stop" }
+func (l *RunLog) stopChannel() string  { return l.prefix + "runs:stop" }
+func (l *RunLog) steerChannel() string { return l.prefix + "runs:steer" }
 
 func (l *RunLog) headerKey(k history.Key) string {
 	return l.prefix + "{" + keyEscaper.Replace(k.Scope) + ":" + keyEscaper.Replace(k.Chat) + "}:run"
@@ -657,23 +660,32 @@ func readDelta(data string) (string, bool) {
 	return delta, ok && len(rest) == 0
 }
 
-type stopRequest struct {
-	Scope string `json:"scope"`
-	Chat  string `json:"chat"`
-	Run   string `json:"run"`
+// note is a runlog.Note on the wire.
+type note struct {
+	Scope string       `json:"scope"`
+	Chat  string       `json:"chat"`
+	Run   string       `json:"run"`
+	Steer *cmf.Message `json:"steer,omitempty"`
 }
 
-// Stop implements runlog.Log: it publishes the request to every replica.
-func (l *RunLog) Stop(ctx context.Context, key history.Key, run string) error {
-	b, _ := json.Marshal(stopRequest{Scope: key.Scope, Chat: key.Chat, Run: run})
-	if err := l.rdb.Publish(ctx, l.stopChannel(), b).Err(); err != nil {
-		return storeError("run log: stop", err)
+// Notify implements runlog.Log: it publishes the note to every replica.
+func (l *RunLog) Notify(ctx context.Context, n runlog.Note) error {
+	b, err := json.Marshal(note{Scope: n.Key.Scope, Chat: n.Key.Chat, Run: n.Run, Steer: n.Steer})
+	if err != nil {
+		return err
+	}
+	channel := l.stopChannel()
+	if n.Steer != nil {
+		channel = l.steerChannel()
+	}
+	if err := l.rdb.Publish(ctx, channel, b).Err(); err != nil {
+		return storeError("run log: notify", err)
 	}
 	return nil
 }
 
 // Watch implements runlog.Log.
-func (l *RunLog) Watch(fn func(history.Key, string)) func() {
+func (l *RunLog) Watch(fn func(runlog.Note)) func() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.next++
@@ -686,24 +698,24 @@ func (l *RunLog) Watch(fn func(history.Key, string)) func() {
 	}
 }
 
-// watch delivers stop requests to the watchers. go-redis resubscribes
-// after a lost connection; requests published meanwhile are lost, and
-// the run goes on until it ends or is stopped again.
+// watch delivers notes to the watchers. go-redis resubscribes after a
+// lost connection; notes published meanwhile are lost: a stop is asked
+// again, a steering message runs as a turn of its own once the run ends.
 func (l *RunLog) watch() {
 	defer close(l.done)
 	for msg := range l.sub.Channel() {
-		var r stopRequest
-		if json.Unmarshal([]byte(msg.Payload), &r) != nil {
+		var n note
+		if json.Unmarshal([]byte(msg.Payload), &n) != nil || (msg.Channel == l.steerChannel()) != (n.Steer != nil) {
 			continue
 		}
 		l.mu.Lock()
-		fns := make([]func(history.Key, string), 0, len(l.watches))
+		fns := make([]func(runlog.Note), 0, len(l.watches))
 		for _, fn := range l.watches {
 			fns = append(fns, fn)
 		}
 		l.mu.Unlock()
 		for _, fn := range fns {
-			fn(history.Key{Scope: r.Scope, Chat: r.Chat}, r.Run)
+			fn(runlog.Note{Key: history.Key{Scope: n.Scope, Chat: n.Chat}, Run: n.Run, Steer: n.Steer})
 		}
 	}
 }

@@ -52,8 +52,8 @@ func TestRunLogStopCrossesReplicas(t *testing.T) {
 	}
 	defer b.Close()
 	heard := make(chan string, 1)
-	defer a.Watch(func(_ history.Key, run string) { heard <- run })()
-	if err := b.Stop(context.Background(), history.Key{Scope: "s", Chat: "c"}, "r9"); err != nil {
+	defer a.Watch(func(n runlog.Note) { heard <- n.Run })()
+	if err := b.Notify(context.Background(), runlog.Note{Key: history.Key{Scope: "s", Chat: "c"}, Run: "r9"}); err != nil {
 		t.Fatal(err)
 	}
 	if run := <-heard; run != "r9" {

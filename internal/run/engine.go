@@ -17,9 +17,12 @@ package run
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/runlog"
@@ -38,7 +41,7 @@ type Engine struct {
 func New(cfg Config) *Engine {
 	e := &Engine{env: newEnv(cfg)}
 	if cfg.RunLog != nil { // shared: stop requests may come from elsewhere
-		e.unwatch = cfg.RunLog.Watch(func(key history.Key, run string) { e.runs.stop(key, run) })
+		e.unwatch = cfg.RunLog.Watch(e.runs.heard)
 	}
 	return e
 }
@@ -157,6 +160,7 @@ func (e *Engine) Start(s *Session, spec Spec) *Run {
 	if err := e.local.Begin(rn.ctx, rn.key, rn.header); err != nil {
 		spec.Log.Error("could not begin the run's log", "error", err) // a memory log does not fail
 	}
+	rn.spec.Producer.Input.Steering = &rn.steering
 	e.runs.add(rn)
 	flight := e.inflight.enterRun(rn.cancel)
 	rn.forget = func() { e.runs.remove(rn) }
@@ -191,10 +195,107 @@ func (e *Engine) stopRun(ctx context.Context, src Source) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.StoreTimeout)
 	defer cancel()
-	if err := src.Log.Stop(ctx, src.Key, src.Header.Run); err != nil {
+	if err := src.Log.Notify(ctx, runlog.Note{Key: src.Key, Run: src.Header.Run}); err != nil {
 		return wire.Unavailable("the run log is unavailable", err)
 	}
 	return nil
+}
+
+// Steer hands msg, a user message sent while key's reply is being
+// produced, to that run, on whichever replica runs it, for its agent to
+// take at its next step boundary (agent.Steering), and waits to learn
+// what came of it from the run's log: the run's id once the log shows it
+// taken (a Steered entry; a retried request whose message was taken
+// learns that, and nothing is taken twice), "" when the run ended without
+// taking it (it finished, paused for approvals, was stopped, ran out of
+// steps, or its notice was lost) or no run is going: then the caller
+// runs msg as a turn of its own, so it is never lost.
+//
+// With run set, only that run is steered: another is refused busy.
+func (e *Engine) Steer(ctx context.Context, key history.Key, run string, msg cmf.Message) (string, error) {
+	src, err := e.Find(ctx, key)
+	switch {
+	case errors.Is(err, runlog.ErrNoRun) || err == nil && src.Header.Ended:
+		return "", nil
+	case err != nil:
+		return "", wire.Unavailable("the run log is unavailable", err)
+	case run != "" && src.Header.Run != run:
+		return "", busy()
+	}
+	if rn := e.runs.get(key, src.Header.Run); rn != nil {
+		rn.steering.offer(msg)
+	} else {
+		nctx, cancel := context.WithTimeout(ctx, e.cfg.StoreTimeout)
+		err := src.Log.Notify(nctx, runlog.Note{Key: key, Run: src.Header.Run, Steer: &msg})
+		cancel()
+		if err != nil {
+			return "", wire.Unavailable("the run log is unavailable", err)
+		}
+	}
+	if ok, err := e.taken(ctx, src, msg.ID()); !ok || err != nil {
+		return "", err
+	}
+	return src.Header.Run, nil
+}
+
+// SteerOrOpen steers key's running reply with msg (Steer). When no run
+// takes it (none is going, or it ended first), it opens the chat's
+// session for msg's own turn, as Open does, waiting up to supersedeWait
+// for an ended run to let go of the chat; a run another request started
+// meanwhile is steered in its turn. took is the run that took the
+// message; when none did, s is the open session (nil with err).
+func (e *Engine) SteerOrOpen(ctx context.Context, key history.Key, run string, msg cmf.Message, log *slog.Logger) (took string, s *Session, conv history.Conversation, err error) {
+	for {
+		if took, err = e.Steer(ctx, key, run, msg); took != "" || err != nil {
+			return took, nil, conv, err
+		}
+		deadline := time.Now().Add(supersedeWait)
+		for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+			s, conv, err = e.Open(ctx, key, log)
+			if !IsBusy(err) || !time.Now().Add(wait).Before(deadline) {
+				return "", s, conv, err
+			}
+			if now, ferr := e.Find(ctx, key); ferr == nil && !now.Header.Ended {
+				break // a run is going: steer it
+			}
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return "", nil, conv, ErrClientGone
+			}
+		}
+	}
+}
+
+// taken reads src's log until it shows the message id taken (true) or
+// ends (false).
+func (e *env) taken(ctx context.Context, src Source, id string) (bool, error) {
+	wait := time.Minute
+	if src.Remote {
+		wait = e.cfg.LockTTL / 10
+	}
+	cur := runlog.NewCursor(src.Log, src.Key, src.Header.Run, 0)
+	for {
+		es, err := cur.Next(ctx, wait)
+		switch {
+		case ctx.Err() != nil:
+			return false, ErrClientGone
+		case errors.Is(err, runlog.ErrNoRun):
+			return false, nil // replaced by the chat's next run: it ended
+		case err != nil:
+			return false, wire.Unavailable("the run log is unavailable", err)
+		case len(es) == 0 && src.Remote:
+			e.recoverDead(src.Key, src.Header.Run)
+		}
+		for _, en := range es {
+			if s, ok := en.Event.(*agent.Steered); ok && s.Message.ID() == id {
+				return true, nil
+			}
+			if en.Type == runlog.TypeEnded {
+				return false, nil
+			}
+		}
+	}
 }
 
 // runs are the runs of an engine that are alive, by chat.
@@ -228,6 +329,16 @@ func (rs *runs) stop(key history.Key, run string) bool {
 	}
 	rn.cancel(errStopped)
 	return true
+}
+
+// heard acts on a note from the shared log: a stop, or a steering
+// message for a run alive here.
+func (rs *runs) heard(n runlog.Note) {
+	if n.Steer == nil {
+		rs.stop(n.Key, n.Run)
+	} else if rn := rs.get(n.Key, n.Run); rn != nil {
+		rn.steering.offer(*n.Steer)
+	}
 }
 
 // get returns key's run if it is alive here (and is run, when run is

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/runlog"
 )
@@ -44,6 +45,38 @@ type Run struct {
 	detached bool
 	progress chan struct{} // closed when the reader moves on or leaves
 	done     chan struct{} // closed when the run has let go of its chat
+
+	steering steering
+}
+
+// steering is a run's inbox: the user messages sent while it runs
+// (Engine.Steer), which its agent takes at step boundaries.
+type steering struct {
+	mu      sync.Mutex
+	waiting []cmf.Message
+	offered map[string]bool // a message offered twice (a retry) is taken once
+}
+
+func (s *steering) offer(m cmf.Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.offered[m.ID()] {
+		return
+	}
+	if s.offered == nil {
+		s.offered = map[string]bool{}
+	}
+	s.offered[m.ID()] = true
+	s.waiting = append(s.waiting, m)
+}
+
+// Take implements agent.Steering.
+func (s *steering) Take() []cmf.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.waiting
+	s.waiting = nil
+	return out
 }
 
 // Spec is what a run is started with, beside its session.

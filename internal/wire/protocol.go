@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
@@ -84,6 +85,47 @@ func (i Intent) String() string {
 	return "unknown"
 }
 
+// Busy is what a request sent while its chat is producing a reply asks
+// for. By default its client is answered busy (409), unless it shows the
+// reply: it stopped reading it and sends again, so the reply is stopped.
+type Busy uint8
+
+// What a request sent while a reply runs asks for.
+const (
+	// BusyRefuse: the default.
+	BusyRefuse Busy = iota
+	// BusySteer: the new user message goes to the running reply, at its
+	// next step boundary; when the reply ends first, it is a turn of its
+	// own.
+	BusySteer
+	// BusyInterrupt: the running reply is stopped, as Stop does, and the
+	// new turn runs.
+	BusyInterrupt
+)
+
+// ParseBusy reads a request's "busy" value ("" is the default).
+func ParseBusy(s string) (Busy, error) {
+	switch s {
+	case "":
+		return BusyRefuse, nil
+	case "steer":
+		return BusySteer, nil
+	case "interrupt":
+		return BusyInterrupt, nil
+	}
+	return 0, BadRequest(`unknown "busy": ` + strconv.Quote(s) + ` (want "steer" or "interrupt")`)
+}
+
+func (b Busy) String() string {
+	switch b {
+	case BusySteer:
+		return "steer"
+	case BusyInterrupt:
+		return "interrupt"
+	}
+	return "refuse"
+}
+
 // Turn is a decoded request: the client's view of the conversation,
 // converted to CMF and not yet trusted, and what it asks for.
 type Turn struct {
@@ -136,6 +178,13 @@ type Turn struct {
 	// with pending approvals to answer them (AG-UI's interrupt rule); a run
 	// without an answer ends with the protocol's error event.
 	ResumeRequired bool
+	// Busy is what the request asks for when its chat is producing a
+	// reply: its new user message steers that reply, or interrupts it.
+	Busy Busy
+	// ParentRunID is the run the client builds on (AG-UI's
+	// "parentRunId"): a new message whose parent is the running reply
+	// steers it.
+	ParentRunID string
 	// Sealed are the sealed provider values the client sent back with
 	// parts of Messages, as the decoder found them: untrusted, opened
 	// only by a handler without history.

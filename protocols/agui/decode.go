@@ -66,11 +66,11 @@ func (p *Protocol) read(in *RunAgentInput, body []byte) (*wire.Turn, error) {
 		ProtocolVersion: in.ProtocolVersion,
 		ResumeRequired:  true, // a thread with pending interrupts must resume them
 	}
-	model, err := forwardedModel(in.ForwardedProps)
-	if err != nil {
+	var err error
+	if turn.Model, turn.Busy, err = forwarded(in.ForwardedProps); err != nil {
 		return nil, err
 	}
-	turn.Model = model
+	turn.ParentRunID = in.ParentRunID
 	if s := bytes.TrimSpace(in.State); len(s) > 0 && string(s) != "null" {
 		var compact bytes.Buffer
 		_ = json.Compact(&compact, s) // valid: the decoder checked it
@@ -482,21 +482,31 @@ func (d *decoder) skip(what, detail string) {
 	d.skipped = append(d.skipped, what+" "+strconv.Quote(detail))
 }
 
-// forwardedModel reads the model the user picked from forwardedProps
-// ({"model": "…"}); "" when it names none.
-func forwardedModel(props json.RawMessage) (string, error) {
+// forwarded reads what agentui takes from forwardedProps: the model the
+// user picked ({"model": "…"}; "" when it names none) and what a message
+// sent while a reply runs asks for ({"busy": "steer"|"interrupt"}).
+func forwarded(props json.RawMessage) (model string, busy wire.Busy, err error) {
 	if len(bytes.TrimSpace(props)) == 0 {
-		return "", nil
+		return "", 0, nil
 	}
 	var fp struct {
 		Model json.RawMessage `json:"model"`
+		Busy  json.RawMessage `json:"busy"`
 	}
-	if json.Unmarshal(props, &fp) != nil || len(fp.Model) == 0 || string(fp.Model) == "null" {
-		return "", nil // forwardedProps are the app's own: anything else is not ours to refuse
+	if json.Unmarshal(props, &fp) != nil {
+		return "", 0, nil // forwardedProps are the app's own: anything else is not ours to refuse
 	}
-	var model string
-	if json.Unmarshal(fp.Model, &model) != nil {
-		return "", wire.BadRequest(`"forwardedProps.model" must be a string`)
+	if len(fp.Model) > 0 && string(fp.Model) != "null" && json.Unmarshal(fp.Model, &model) != nil {
+		return "", 0, wire.BadRequest(`"forwardedProps.model" must be a string`)
 	}
-	return model, nil
+	if len(fp.Busy) > 0 && string(fp.Busy) != "null" {
+		var s string
+		if json.Unmarshal(fp.Busy, &s) != nil {
+			return "", 0, wire.BadRequest(`"forwardedProps.busy" must be a string`)
+		}
+		if busy, err = wire.ParseBusy(s); err != nil {
+			return "", 0, err
+		}
+	}
+	return model, busy, nil
 }

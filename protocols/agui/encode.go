@@ -166,6 +166,27 @@ func (e *encoder) Encode(ev agent.Event) {
 		e.start()
 		b := jsonw.StringField(e.begin("CUSTOM"), "name", ev.Name)
 		e.end(jsonw.RawField(b, "value", ev.Value)) // value is required: null when empty
+	case *agent.Steered:
+		// A user message the run took while it ran: a user text message
+		// between the steps, where the stored thread has it.
+		e.start()
+		e.endStep()
+		id := ev.Message.ID()
+		e.messages[id] = true
+		b := jsonw.StringField(e.begin("TEXT_MESSAGE_START"), "messageId", id)
+		e.end(jsonw.StringField(b, "role", "user"))
+		if text := ev.Message.Text(); text != "" {
+			b := jsonw.StringField(e.begin("TEXT_MESSAGE_CONTENT"), "messageId", id)
+			e.end(jsonw.StringField(b, "delta", text))
+		}
+		e.end(jsonw.StringField(e.begin("TEXT_MESSAGE_END"), "messageId", id))
+	case *agent.SteeringTaken:
+		e.start()
+		b := jsonw.StringField(e.begin("ACTIVITY_SNAPSHOT"), "messageId", ev.MessageID+SteeringSuffix)
+		b = jsonw.StringField(b, "activityType", SteeringActivity)
+		b = jsonw.StringField(append(b, `,"content":{"outcome":"delivered"`...), "messageId", ev.MessageID)
+		b = jsonw.StringField(b, "runId", ev.RunID)
+		e.end(append(b, '}'))
 	case *agent.StepFinished:
 		e.endStep()
 		e.sealer.EndStep()
@@ -397,6 +418,16 @@ func (e *encoder) finish(reason cmf.StopReason, ev *agent.RunFinished) {
 const (
 	ProgressActivity = "tool-progress"
 	ProgressSuffix   = ":progress"
+)
+
+// The run that sends a steering message (forwardedProps.busy "steer", or
+// a parentRunId naming the running run) is answered, once the running
+// reply took it, with an ACTIVITY_SNAPSHOT of this activity type, whose
+// message id is the steering message's with SteeringSuffix and whose
+// content is {outcome: "delivered", messageId, runId}.
+const (
+	SteeringActivity = "steering"
+	SteeringSuffix   = ":steering"
 )
 
 // SourceEvent names the CUSTOM event that carries a source the reply

@@ -39,6 +39,10 @@ type Request struct {
 	// Model is the model the user picked, among those the server offers
 	// (the transport's body: {model}); "" is the server's default.
 	Model string `json:"model"`
+	// Busy says what a message sent while the chat's reply is being
+	// produced asks for ("steer" or "interrupt"; see wire.Busy): the
+	// body of sendMessage's options.
+	Busy string `json:"busy"`
 }
 
 // ClientTool is one tool a page declares in Request.Tools. Parameters is
@@ -197,7 +201,11 @@ func (p *Protocol) read(req *Request, body []byte, sn seen) (*wire.Turn, error) 
 			return nil, wire.BadRequest("messages[" + strconv.Itoa(i) + `] has "content" and no "parts": that is the AI SDK 4 message format; agentui speaks the UI messages of AI SDK 5 and later`)
 		}
 	}
-	turn := &wire.Turn{ChatID: req.ID, RunID: ids.New(), Intent: wire.Submit, Model: req.Model}
+	busy, err := wire.ParseBusy(req.Busy)
+	if err != nil {
+		return nil, err
+	}
+	turn := &wire.Turn{ChatID: req.ID, RunID: ids.New(), Intent: wire.Submit, Model: req.Model, Busy: busy}
 	for _, name := range slices.Sorted(maps.Keys(req.Tools)) {
 		if name == "" {
 			return nil, wire.BadRequest("a tool has no name")

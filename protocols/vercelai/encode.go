@@ -129,6 +129,16 @@ func (e *encoder) Encode(ev agent.Event) {
 	case *agent.Data:
 		e.start("")
 		e.data(ev.Name, ev.ID, ev.Value, ev.Transient)
+	case *agent.Steered:
+		e.start("")
+		e.endStep()
+		e.steered(&ev.Message)
+	case *agent.SteeringTaken:
+		e.start("")
+		b := append(e.w.Start(), `{"type":"data-`+SteeringData+`","data":{"outcome":"delivered"`...)
+		b = jsonw.StringField(b, "messageId", ev.MessageID)
+		b = jsonw.StringField(b, "runId", ev.RunID)
+		e.w.End(append(b, `},"transient":true}`...))
 	case *agent.StepFinished:
 		e.endStep()
 		e.sealer.EndStep()
@@ -145,6 +155,34 @@ func (e *encoder) Encode(ev agent.Event) {
 		}
 		e.terminated = true
 	}
+}
+
+// SteeringData names the transient data chunk (data-steering) that
+// answers the request that sent a steering message once the running
+// reply took it: {"outcome": "delivered", "messageId", "runId"}.
+const SteeringData = "steering"
+
+// steered writes a user message the run took while it ran: the AI SDK
+// 7's steering-message chunk, which useChat adds to the reply as a
+// steering-message part. AI SDK 5 and 6 have no such chunk (and refuse
+// unknown ones): they get a data-steering-message part of the same shape.
+func (e *encoder) steered(m *cmf.Message) {
+	parts := make([]Part, 0, len(m.Content))
+	for _, p := range m.Content {
+		if part, ok := toPart(p, nil); ok && (part.Type == "text" || part.Type == "file") {
+			part.State = ""
+			parts = append(parts, part)
+		}
+	}
+	js, _ := json.Marshal(parts)
+	if e.v7 {
+		b := jsonw.StringField(append(e.w.Start(), `{"type":"steering-message"`...), "id", m.ID())
+		e.w.End(append(jsonw.RawField(b, "parts", js), '}'))
+		return
+	}
+	b := jsonw.StringField(append(e.w.Start(), `{"type":"data-steering-message"`...), "id", m.ID())
+	b = append(append(b, `,"data":{"parts":`...), js...)
+	e.w.End(append(b, "}}"...))
 }
 
 // Fail writes an error chunk, then ends the step and the message as

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/ids"
 	"github.com/agentui/agentui/runlog"
@@ -266,26 +267,40 @@ func Run(t *testing.T, newLog func(t *testing.T) runlog.Log) {
 			t.Fatalf("Next once another run began: %d entries, %v; want none", len(es), err)
 		}
 	})
-	t.Run("stop reaches every watcher", func(t *testing.T) {
+	t.Run("notes reach every watcher", func(t *testing.T) {
 		l, k := newLog(t), key()
 		var a, b atomic.Int32
-		stopA := l.Watch(func(got history.Key, run string) {
-			if got == k && run == "r" {
+		steer := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: "Texas, please."}}}
+		steer.SetID("s1")
+		var steered atomic.Value
+		stopA := l.Watch(func(n runlog.Note) {
+			if n.Key == k && n.Run == "r" && n.Steer == nil {
 				a.Add(1)
 			}
 		})
-		stopB := l.Watch(func(got history.Key, run string) {
-			if got == k && run == "r" {
+		stopB := l.Watch(func(n runlog.Note) {
+			switch {
+			case n.Key != k || n.Run != "r":
+			case n.Steer == nil:
 				b.Add(1)
+			default:
+				steered.Store(*n.Steer)
 			}
 		})
-		if err := l.Stop(ctx, k, "r"); err != nil {
+		if err := l.Notify(ctx, runlog.Note{Key: k, Run: "r"}); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, "both watchers hear the stop", func() bool { return a.Load() == 1 && b.Load() == 1 })
 		stopA()
-		_ = l.Stop(ctx, k, "r")
+		_ = l.Notify(ctx, runlog.Note{Key: k, Run: "r"})
 		eventually(t, "the remaining watcher hears the second stop", func() bool { return b.Load() == 2 })
+		if err := l.Notify(ctx, runlog.Note{Key: k, Run: "r", Steer: &steer}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the watcher hears the steering message", func() bool { return steered.Load() != nil })
+		if got := steered.Load().(cmf.Message); got.ID() != "s1" || got.Text() != "Texas, please." || got.Role != cmf.RoleUser {
+			t.Fatalf("steering message arrived as %+v", got)
+		}
 		stopB()
 		if a.Load() != 1 {
 			t.Fatalf("a watcher heard a stop after it stopped watching")

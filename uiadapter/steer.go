@@ -1,0 +1,81 @@
+package uiadapter
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/internal/run"
+	"github.com/agentui/agentui/internal/turn"
+	"github.com/agentui/agentui/internal/wire"
+	"github.com/agentui/agentui/runlog"
+)
+
+// whenBusy answers a request whose chat is producing a reply (Open
+// refused it busy), as it asks (wire.Busy):
+//   - interrupt: the reply is stopped, as Stop does, and the request's
+//     turn runs (run.Engine.Supersede);
+//   - steer (or, in AG-UI, a parentRunId naming the running run): its
+//     new user message goes to the reply, which takes it at its next step
+//     boundary; when the reply ends first, the message is a turn of its
+//     own (steer);
+//   - by default: a request that shows the reply stopped reading it and
+//     sends again, so the reply is stopped and the turn runs; another (a
+//     second tab) is refused busy.
+//
+// A session is returned for a turn to plan; none, and no error, when the
+// message steered the reply (req.steered).
+func (req *request) whenBusy(key history.Key) (*run.Session, history.Conversation, error) {
+	h, t, ctx := req.h, req.turn, req.r.Context()
+	switch {
+	case t.Busy == wire.BusyInterrupt:
+		req.log.Info("a message sent while the reply ran interrupts it")
+		return h.runs.Supersede(ctx, key, req.log, func(runlog.Header) bool { return true })
+	case (t.Busy == wire.BusySteer || t.ParentRunID != "") && t.Intent == wire.Submit && len(t.Messages) > 0 && t.Messages[len(t.Messages)-1].Role == cmf.RoleUser:
+		return req.steer(key)
+	}
+	return h.runs.Supersede(ctx, key, req.log, req.showsReply)
+}
+
+// steer hands the turn's new user message to the chat's running reply
+// (run.Engine.SteerOrOpen), once it has passed what a turn's message
+// passes: sanitizing and the input guard. A message the reply did not
+// take is the request's own turn: the session for it is returned.
+func (req *request) steer(key history.Key) (*run.Session, history.Conversation, error) {
+	h, t := req.h, req.turn
+	m := t.Messages[len(t.Messages)-1]
+	m.Content = slices.Clone(m.Content) // the guard may redact: the turn is the client's
+	msgs, findings := turn.Sanitize([]cmf.Message{m}, nil, h.cfg.policy)
+	findings.Log(req.log)
+	if len(msgs) != 1 {
+		return nil, history.Conversation{}, wire.BadRequest("the message has nothing to send")
+	}
+	in := &agent.Input{Messages: msgs}
+	if err := req.intake().Ingest(in, false); err != nil {
+		return nil, history.Conversation{}, err
+	}
+	parent := ""
+	if t.Busy != wire.BusySteer {
+		parent = t.ParentRunID // only the run it names: another is busy
+	}
+	took, s, conv, err := h.runs.SteerOrOpen(req.r.Context(), key, parent, in.Messages[0], req.log)
+	if took != "" {
+		req.log.Info("a message sent while the reply ran went to it", "run", took, "message", m.ID())
+		req.steered = &agent.SteeringTaken{MessageID: m.ID(), RunID: took}
+	}
+	return s, conv, err
+}
+
+// answerSteered answers a request whose message the running reply took:
+// its response is that outcome alone (the reply's streams show the
+// message), which adds no message to the client's thread.
+func (h *Handler) answerSteered(w http.ResponseWriter, req *request) {
+	sse := h.startStream(w, false)
+	w.WriteHeader(http.StatusOK)
+	enc := h.proto.NewEncoder(sse, req.turn, wire.Trusted{})
+	enc.Encode(req.steered)
+	enc.Close()
+	_ = sse.Flush()
+}
