@@ -289,6 +289,41 @@ async function everyAction(protocol) {
   await lastAssistant().getByTestId('text').filter({ hasText: /^done$/ }).waitFor();
   await truth('a reload after a reply');
 
+  // A message typed while a reply runs: the box stays usable, the choice
+  // beside it says what Enter does (steer by default): the reply takes
+  // the message after its current step and answers it; the message shows
+  // once, where the reply answered it, and so after a reload. Then "Stop
+  // it and send": the reply stops and the message is answered at once.
+  replies = await assistants().count();
+  await send('think: wait 3000 ms');
+  await assistants().nth(replies).getByTestId('reasoning').waitFor();
+  const once = (text) => page.getByText(text, { exact: true }).count();
+  await check('a message steered into the reply', async () => {
+    await input().fill('and in Texas?');
+    assert.equal(await page.getByTestId('while-busy').inputValue(), 'steer', 'the choice shows, steering by default');
+    await input().press('Enter');
+    await page.getByTestId('text').filter({ hasText: 'You said: and in Texas?' }).waitFor({ timeout: 10000 });
+    await settled();
+    assert.equal(await once('and in Texas?'), 1, 'the steered message shows once');
+    assert.equal(await page.getByTestId('no-reply').count(), 0, 'no "No reply." for the steered message');
+  });
+  await truth('a message steered into the reply');
+  await reload();
+  await page.getByTestId('text').filter({ hasText: 'You said: and in Texas?' }).waitFor();
+  await check('a reload after steering', async () => assert.equal(await once('and in Texas?'), 1, 'the steered message shows once after a reload'));
+  await truth('a reload after steering');
+  replies = await assistants().count();
+  await send('think: wait 30000 ms');
+  await assistants().nth(replies).getByTestId('reasoning').waitFor();
+  await check('a message that stops the reply and is sent', async () => {
+    await input().fill('stop that');
+    await page.getByTestId('while-busy').selectOption('interrupt');
+    await page.getByTestId('send-busy').click();
+    await expectReply('You said: stop that');
+    assert.equal(await assistants().nth(replies).getByTestId('text').filter({ hasText: /^done$/ }).count(), 0, 'the stopped reply did not finish');
+  });
+  await truth('a message that stopped the reply');
+
   // An approval that waits across a reload; then a message sent instead
   // of an answer: it is sent and answered, and the approval is not.
   await send('delete /tmp/truth.txt');
@@ -1282,10 +1317,15 @@ test('AG-UI: Stop, Escape and Regenerate', async () => {
   await shot('agui');
 });
 
-test('AG-UI: a 10,000-delta reply keeps the page responsive, as fast as useChat', async () => {
+// How long each protocol took to show the whole reply is reported, not
+// asserted: the two runs are minutes apart on a machine whose load
+// varies (this lane installs the kits' packages meanwhile), so a ratio
+// of them says more about the machine than the page. Speed is compared in
+// benchmarks, side by side.
+test('AG-UI: a 10,000-delta reply keeps the page responsive', async (t) => {
   await countWithoutFreezing('AG-UI');
   const { useChat, 'AG-UI': agui } = longReplies;
-  assert.ok(agui.wholeMs <= 1.2 * useChat.wholeMs + 100, `AG-UI showed the reply in ${agui.wholeMs} ms, useChat in ${useChat.wholeMs} ms`);
+  t.diagnostic(`the whole reply showed in ${agui.wholeMs} ms over AG-UI, ${useChat.wholeMs} ms over useChat`);
 });
 
 test('AG-UI: the chat list opens a past chat over connect', async () => {

@@ -273,11 +273,22 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
   // A message sent while approvals wait moves on without them (as useChat
   // does): the run cancels their interrupts, and the server answers them
   // "not answered".
-  const send = (text) => {
+  // While a run goes on, whileBusy says what the message is for:
+  // 'interrupt' stops the run, then sends it; 'steer' gives it to the run
+  // (steer).
+  const send = (text, whileBusy) => {
     // A chat the server no longer has takes no more messages: this one
     // starts a new chat (sent there at once).
     if (failure?.kind === 'unknown') {
       onNewChat(text, true);
+      return;
+    }
+    if (whileBusy === 'interrupt') {
+      stop().then(() => send(text));
+      return;
+    }
+    if (whileBusy === 'steer') {
+      steer(text);
       return;
     }
     const open = interrupts;
@@ -289,6 +300,37 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
     }
     setDecisions((d) => ({ ...d, ...Object.fromEntries(open.filter((it) => it.toolCallId).map((it) => [it.toolCallId, { expired: true }])) }));
     run({ resume: open.map((it) => ({ interruptId: it.id, status: 'cancelled' })) });
+  };
+
+  // steer sends a message to the running run from an agent of its own
+  // (this page's is busy reading the run), with forwardedProps {busy:
+  // "steer"}: the run takes it after its current step, and its stream,
+  // which this page reads, shows it where the reply answers it. A run
+  // that ended first leaves it a turn of its own, which the helper agent
+  // got: the page loads the thread then.
+  const steer = async (text) => {
+    const helper = new AgentuiAgent({ url: '/api/agui', threadId: chatId, fetch: yieldingFetch });
+    helper.setMessages([...agent.messages.filter((m) => m.role === 'user'), { id: generateId(), role: 'user', content: text }]);
+    let thrown = null;
+    await helper
+      .runAgent(
+        { tools: TOOLS, forwardedProps: { busy: 'steer', ...(modelRef.current ? { model: modelRef.current } : {}) } },
+        {
+          onRunFailed: ({ error }) => {
+            thrown = error;
+            return { stopPropagation: true };
+          },
+        },
+      )
+      .catch((e) => {
+        thrown = e;
+      });
+    if (thrown) {
+      setFailure({ kind: 'error', text: errorText(thrown.payload?.error ?? thrown.message ?? String(thrown)), retry: 'connect' });
+      setRefill({ text });
+      return;
+    }
+    if (helper.messages.some((m) => m.role === 'assistant')) await connect();
   };
 
   // Stop asks the server to stop the run (it outlives this request); the

@@ -291,7 +291,9 @@ function Conversation({ chatId, initialMessages, lost, resume, draft, autoSend, 
     await stopChat(chatId, '/api/chat');
     if (!(await whenIdle(STOP_WAIT_MS))) await stop();
   };
-  const send = (text) => {
+  // send sends a message; whileBusy ('steer' | 'interrupt') says what it
+  // is for when a reply is running (the server's "busy").
+  const send = (text, whileBusy) => {
     // A chat the server no longer has takes no more messages: this one
     // starts a new chat (sent there at once).
     if (failure?.kind === 'unknown') {
@@ -299,7 +301,7 @@ function Conversation({ chatId, initialMessages, lost, resume, draft, autoSend, 
       return;
     }
     setFailure(null);
-    actions.report(sendMessage({ text }));
+    actions.report(sendMessage({ text }, whileBusy ? { body: { busy: whileBusy } } : undefined));
   };
   // A new chat started with a message sends it at once.
   const sent = useRef(false);
@@ -320,17 +322,20 @@ function Conversation({ chatId, initialMessages, lost, resume, draft, autoSend, 
     else actions.report(regenerate());
   };
 
-  const last = messages.at(-1);
-  const contentKey = messages.length + ':' + partsLength(last) + ':' + status;
+  // A message the running reply took shows in the reply, where it
+  // answers it; the copy sendMessage appended at the end is not shown.
+  const shown = withoutSteeredCopies(messages);
+  const last = shown.at(-1);
+  const contentKey = shown.length + ':' + partsLength(last) + ':' + status;
   return (
     <>
       <MessageList empty={messages.length === 0 && failure?.kind !== 'unknown'} contentKey={contentKey} pinKey={messages.filter((m) => m.role === 'user').length} onSuggest={send}>
-        {messages.map((m, i) => (
+        {shown.map((m, i) => (
           <VercelMessage
             key={m.id}
             message={m}
-            isLast={i === messages.length - 1}
-            busy={busy && i === messages.length - 1}
+            isLast={i === shown.length - 1}
+            busy={busy && i === shown.length - 1}
             anyBusy={busy}
             failed={failedIds.has(m.id) || m.metadata?.finishReason === 'error'}
             editing={editing === m.id}
@@ -338,7 +343,7 @@ function Conversation({ chatId, initialMessages, lost, resume, draft, autoSend, 
           />
         ))}
         {status === 'submitted' && last?.role !== 'assistant' && <Pending />}
-        {!busy && !failure && lastShown(messages, failedIds)?.role === 'user' && <NoReply />}
+        {!busy && !failure && lastShown(shown, failedIds)?.role === 'user' && <NoReply />}
       </MessageList>
       <FailureBox failure={failure} onRetry={retry} onDismiss={() => setFailure(null)} onNewChat={onNewChat} />
       <Composer
@@ -352,6 +357,19 @@ function Conversation({ chatId, initialMessages, lost, resume, draft, autoSend, 
       />
     </>
   );
+}
+
+// isSteering tells the parts a reply shows for the messages it took
+// while it ran: AI SDK 7's steering-message, or the data part agentui
+// sends AI SDK 5 and 6 in its place.
+const isSteering = (p) => p.type === 'steering-message' || p.type === 'data-steering-message';
+
+// withoutSteeredCopies is messages without the user messages a reply
+// shows as taken (the same array when there are none).
+function withoutSteeredCopies(messages) {
+  const ids = new Set();
+  for (const m of messages) if (m.role === 'assistant') for (const p of m.parts) if (isSteering(p)) ids.add(p.id);
+  return ids.size === 0 ? messages : messages.filter((m) => !(m.role === 'user' && ids.has(m.id)));
 }
 
 function partsLength(m) {
@@ -438,6 +456,15 @@ function Part({ part, role, busy, streaming, current, onAnswer }) {
       return <Reasoning text={part.text} streaming={streaming && part.state === 'streaming'} />;
     case 'step-start':
       return null;
+    case 'steering-message':
+    case 'data-steering-message': {
+      const text = (part.parts ?? part.data?.parts ?? []).filter((q) => q.type === 'text').map((q) => q.text).join('\n\n');
+      return (
+        <div className="steered" data-testid="steered">
+          <UserText text={text} />
+        </div>
+      );
+    }
     case 'source-url':
       return (
         <a className="source" href={part.url} target="_blank" rel="noreferrer noopener">

@@ -509,8 +509,14 @@ export function FailureBox({ failure, onRetry, onDismiss, onNewChat }) {
 // live: it would read out every streamed word).
 // refill ({text}: a new object each time) puts a message the server
 // refused back in the box, unless something else has been typed there.
+// While a reply streams the box stays usable: a message typed then is
+// sent (Enter, or its button) as the visible choice beside it says:
+// "steer" gives it to the running reply, which answers it after its
+// current step; "interrupt" stops the reply and sends it. onSend gets
+// the choice as its second argument (none when no reply runs).
 export function Composer({ busy, onSend, onStop, status, statusText, draft, refill }) {
   const [text, setText] = useState(draft ?? '');
+  const [whileBusy, setWhileBusy] = useState('steer');
   const input = useRef(null);
   useEffect(() => {
     if (refill?.text) setText((t) => (t.trim() ? t : refill.text));
@@ -534,8 +540,9 @@ export function Composer({ busy, onSend, onStop, status, statusText, draft, refi
   const submit = (e) => {
     e?.preventDefault();
     const t = text.trim();
-    if (!t || busy) return;
-    onSend(t);
+    if (!t) return;
+    if (busy) onSend(t, whileBusy);
+    else onSend(t);
     setText('');
   };
   return (
@@ -558,9 +565,25 @@ export function Composer({ busy, onSend, onStop, status, statusText, draft, refi
         }}
       />
       {busy ? (
-        <button type="button" className="btn btn-stop" data-testid="stop" title="Stop the reply (Esc)" onClick={onStop}>
-          Stop
-        </button>
+        <>
+          {text.trim() && (
+            <>
+              <label htmlFor="while-busy" className="visually-hidden">
+                While the reply runs
+              </label>
+              <select id="while-busy" data-testid="while-busy" value={whileBusy} onChange={(e) => setWhileBusy(e.target.value)}>
+                <option value="steer">Add to the reply</option>
+                <option value="interrupt">Stop it and send</option>
+              </select>
+              <button type="submit" className="btn btn-primary" data-testid="send-busy" title={whileBusy === 'steer' ? 'The reply answers this after its current step' : 'Stop the reply and send this'}>
+                {whileBusy === 'steer' ? 'Steer' : 'Send'}
+              </button>
+            </>
+          )}
+          <button type="button" className="btn btn-stop" data-testid="stop" title="Stop the reply (Esc)" onClick={onStop}>
+            Stop
+          </button>
+        </>
       ) : (
         <button type="submit" className="btn btn-primary" data-testid="send" disabled={!text.trim()}>
           Send
