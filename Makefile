@@ -124,7 +124,9 @@ bench-go:
 
 # Durable runs: S1 with the Redis run log against the local one, resume
 # time-to-first-byte, idle-stream memory with the log on, the CPU of a
-# long reply's resume from another replica against a local one.
+# long reply's resume from another replica against a local one, and how
+# soon a steered message is delivered at a step boundary (and its sender
+# told), on the run's replica and through Redis from another.
 # Five rounds, each running every sub-benchmark once, so ratios compare
 # neighbours. Results and method: docs/benchmarks.md.
 bench-runs:
@@ -134,6 +136,7 @@ bench-runs:
 	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'RunLogStream|ResumeTTFB' -test.benchtime 400x | grep '^Benchmark'; \
 	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'IdleStreamsWithRunLog' -test.benchtime 1x | grep '^Benchmark'; \
 	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'ResumeCPU' -test.benchtime 40x | grep '^Benchmark'; \
+	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'SteerDelivery' -test.benchtime 20x | grep '^Benchmark'; \
 	  done
 
 # The turn path against a base revision (before the turn became one

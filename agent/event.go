@@ -210,7 +210,7 @@ type Steered struct {
 // an agent or kept in a run's log.
 type SteeringTaken struct {
 	MessageID string // the steering message
-	RunID     string // the run that took it
+	RunID     string // the run that took it ("" when it is no longer known: a retry once the run ended)
 }
 
 // RunFinished closes a run. A run that paused for approvals or client

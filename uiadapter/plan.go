@@ -59,6 +59,10 @@ func (req *request) planStored() (*run.Session, *agent.Input, error) {
 	if err != nil || s == nil {
 		return nil, nil, err // s is nil when the message steered the reply
 	}
+	if req.steeredBefore(conv.Messages) {
+		s.Release()
+		return nil, nil, nil
+	}
 	size := turn.ChatSize{Messages: len(conv.Messages), Bytes: conv.Bytes, MaxMessages: h.cfg.maxChatMessages, MaxBytes: h.cfg.maxChatBytes, AtLimitCheck: true}
 	p, findings, err := turn.PlanStored(conv.Messages, t, size, &h.cfg.policy)
 	if e := (*wire.Error)(nil); errors.As(err, &e) && e.Code == wire.CodeUnknownChat && req.body != nil {

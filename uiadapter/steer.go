@@ -68,6 +68,23 @@ func (req *request) steer(key history.Key) (*run.Session, history.Conversation, 
 	return s, conv, err
 }
 
+// steeredBefore reports whether the turn is a steering message that a
+// reply took and stored: a retry, once that reply has ended. Nothing
+// runs again; the request is answered as delivered.
+func (req *request) steeredBefore(stored []cmf.Message) bool {
+	t := req.turn
+	if t.Busy != wire.BusySteer || t.Intent != wire.Submit || len(t.Messages) == 0 {
+		return false
+	}
+	id := t.Messages[len(t.Messages)-1].ID()
+	if !slices.ContainsFunc(stored, func(m cmf.Message) bool { return m.ID() == id }) {
+		return false
+	}
+	req.log.Info("a steering message is already in the chat: nothing runs", "message", id)
+	req.steered = &agent.SteeringTaken{MessageID: id}
+	return true
+}
+
 // answerSteered answers a request whose message the running reply took:
 // its response is that outcome alone (the reply's streams show the
 // message), which adds no message to the client's thread.

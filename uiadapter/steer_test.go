@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -250,6 +251,56 @@ func TestSteeringMessagePassesTheInputPolicy(t *testing.T) {
 		}
 		if msgs := f.stored("alice", "c"); roles(msgs) != "user,assistant" {
 			t.Fatalf("stored %s", roles(msgs))
+		}
+	})
+}
+
+// Steering messages sent at once all reach the reply, each once: a
+// message sent twice (a retried request) is taken once and both requests
+// learn it was delivered; another message sent meanwhile is taken too, in
+// its place. A retry after the reply ended finds the message stored and
+// runs nothing again.
+func TestSteeringMessagesArriveOnceEach(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, history.NewMemory())
+		first, _, replyID := startReply(t, f, "wait 400 ms")
+		defer first.Body.Close()
+		bodies := []string{
+			sentWhileRunning(replyID, "steer", "hello"),
+			sentWhileRunning(replyID, "steer", "hello"),
+			strings.Replace(sentWhileRunning(replyID, "steer", "and more"), `"u2"`, `"u3"`, 1),
+		}
+		answers := make([]string, len(bodies))
+		var wg sync.WaitGroup
+		for i, body := range bodies {
+			wg.Go(func() {
+				_, answers[i] = f.do("alice", http.MethodPost, "/api/chat", body)
+			})
+		}
+		wg.Wait()
+		for i, a := range answers {
+			if !strings.Contains(a, `"outcome":"delivered"`) {
+				t.Fatalf("request %d: %s", i, a)
+			}
+		}
+		rest := testutil.ParseChunks(t, first.Body)
+		var steered []string
+		for _, c := range rest {
+			if c["type"] == "data-steering-message" {
+				steered = append(steered, c["id"].(string))
+			}
+		}
+		if len(steered) != 2 || steered[0] == steered[1] {
+			t.Fatalf("the reply took %v, want u2 and u3 once each", steered)
+		}
+		msgs := f.stored("alice", "c")
+		if roles(msgs) != "user,assistant,user,user,assistant" {
+			t.Fatalf("stored %s", roles(msgs))
+		}
+		// The same message once more, the reply over.
+		status, raw := f.do("alice", http.MethodPost, "/api/chat", bodies[0])
+		if after := f.stored("alice", "c"); roles(after) != roles(msgs) || status != http.StatusOK || !strings.Contains(raw, `"outcome":"delivered"`) {
+			t.Fatalf("a retry after the end: %d %s, stored %s", status, raw, roles(after))
 		}
 	})
 }

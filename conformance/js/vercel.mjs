@@ -589,6 +589,25 @@ const flows = {
     assert.equal(texts(stored[3]), 'You said: hello');
     return chat;
   },
+  // AI SDK 7's experimental_queue keeps a message sent while a reply runs
+  // in the browser and sends it when the reply ends: the server takes it
+  // at once (the chat is let go before the client reads the reply's end).
+  async browserQueue() {
+    if (!aiVersion.startsWith('7.')) return flows.chat();
+    const chat = newChat({ experimental_queue: true });
+    const first = chat.sendMessage({ text: 'think: wait 500 ms' });
+    await until(() => assistant(chat)?.parts.some((p) => p.type === 'reasoning'), 'the reasoning');
+    await chat.sendMessage({ text: 'hello' }); // resolves once queued
+    assert.equal(chat.experimental_queuedMessages.length, 1, 'queued in the browser');
+    await first;
+    await until(() => chat.experimental_queuedMessages.length === 0 && chat.messages.length === 4 && chat.status === 'ready', 'the queued message to be answered');
+    await settled(chat);
+    assert.equal(chat.error, undefined, String(chat.error));
+    assert.deepEqual(chat.messages.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+    assert.equal(texts(chat.messages[1]), 'done');
+    assert.equal(texts(chat.messages[3]), 'You said: hello');
+    return chat;
+  },
   // A message sent with busy "interrupt" while the reply runs: the reply
   // is stopped, as Stop does, and the message is answered at once.
   async interrupt() {
@@ -609,6 +628,83 @@ const flows = {
     assert.deepEqual(stored.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
     assert.equal(stored[1].id, replyId);
     assert.equal(texts(stored[1]), '', 'the interrupted reply was not finished in the background');
+    return chat;
+  },
+  // Two resumes of one chat at once, as React StrictMode's double mount
+  // makes them (ai#13863): the server serves both (a run has any number
+  // of readers), and the client keeps the later one; the reply shows once,
+  // whole, with no error.
+  async concurrentResumes() {
+    if (!history) {
+      const res = await cookieFetch(`${base}/api/chat/anything/stream`);
+      assert.equal(res.status, 404, 'a server without history has no runs to resume');
+      const chat = newChat();
+      await chat.sendMessage({ text: 'hello' });
+      await settled(chat);
+      return chat;
+    }
+    const chat = newChat();
+    const sent = chat.sendMessage({ text: 'think: wait 3000 ms' });
+    await until(() => assistant(chat)?.parts.some((p) => p.type === 'reasoning' && p.text.endsWith('ms')), 'the reasoning');
+    await chat.stop(); // the page goes away
+    await sent;
+    const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+    const reloaded = new Chat({ id: chat.id, messages: stored, transport: new DefaultChatTransport({ api: base + '/api/chat', fetch: checkingFetch }) });
+    await Promise.all([reloaded.resumeStream(), reloaded.resumeStream()]);
+    await settled(reloaded);
+    assert.equal(reloaded.status, 'ready', String(reloaded.error));
+    assert.equal(reloaded.error, undefined);
+    assert.deepEqual(reloaded.messages.map((m) => m.role), ['user', 'assistant']);
+    assert.deepEqual(assistant(reloaded).parts.map((p) => p.type), ['step-start', 'reasoning', 'text'], 'each part once');
+    assert.equal(texts(assistant(reloaded)), 'done');
+    return reloaded;
+  },
+  // A network drop mid-reply, the page still open (ai#14688): AI SDK 7's
+  // Chat keeps the partial reply and resumes it (what useChat does when
+  // the browser is back online); the server replays the run from its
+  // start, and the client, told the transport's resume is a replay,
+  // starts the message again: each part shows once. AI SDK 6 does not
+  // resume in the page; a reload loads the chat without the running reply
+  // and resumes it (the resume flow).
+  async resumeAfterDrop() {
+    if (!history || !aiVersion.startsWith('7.')) return flows.resume();
+    let dropped = false;
+    const droppingFetch = async (url, init) => {
+      const res = await checkingFetch(url, init);
+      if (dropped || init?.method !== 'POST' || !res.body) return res;
+      dropped = true;
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let seen = '';
+      const body = new ReadableStream({
+        async pull(c) {
+          if (seen.includes('ms"}')) { // the reasoning so far: the reply waits now
+            // Once the page shows it, the connection drops.
+            await until(() => assistant(chat)?.parts.some((p) => p.type === 'reasoning' && p.text.endsWith('ms')), 'the partial reply');
+            reader.cancel().catch(() => {});
+            c.error(new TypeError('network error')); // as a dropped connection fails a fetch body
+            return;
+          }
+          const { value, done } = await reader.read();
+          if (done) return c.close();
+          seen += decoder.decode(value, { stream: true });
+          c.enqueue(value);
+        },
+      });
+      return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+    };
+    const chat = newChat({ transport: new DefaultChatTransport({ api: base + '/api/chat', fetch: droppingFetch }) });
+    await chat.sendMessage({ text: 'think: wait 2000 ms' });
+    assert.equal(chat.status, 'error', 'the drop fails the request');
+    assert.ok(assistant(chat)?.parts.some((p) => p.type === 'reasoning'), 'the partial reply is shown');
+    await chat['~resumeStreamIfDisconnected']();
+    await settled(chat);
+    assert.equal(chat.status, 'ready', String(chat.error));
+    assert.deepEqual(chat.messages.map((m) => m.role), ['user', 'assistant']);
+    const reply = assistant(chat);
+    assert.deepEqual(reply.parts.map((p) => p.type), ['step-start', 'reasoning', 'text'], 'each part once');
+    assert.equal(reply.parts[1].text, 'Thinking about: think: wait 2000 ms');
+    assert.equal(texts(reply), 'done');
     return chat;
   },
   // A reload mid-reply: the first Chat's fetch is cut (the run goes on);

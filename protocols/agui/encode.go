@@ -185,7 +185,9 @@ func (e *encoder) Encode(ev agent.Event) {
 		b := jsonw.StringField(e.begin("ACTIVITY_SNAPSHOT"), "messageId", ev.MessageID+SteeringSuffix)
 		b = jsonw.StringField(b, "activityType", SteeringActivity)
 		b = jsonw.StringField(append(b, `,"content":{"outcome":"delivered"`...), "messageId", ev.MessageID)
-		b = jsonw.StringField(b, "runId", ev.RunID)
+		if ev.RunID != "" {
+			b = jsonw.StringField(b, "runId", ev.RunID)
+		}
 		e.end(append(b, '}'))
 	case *agent.StepFinished:
 		e.endStep()

@@ -137,7 +137,9 @@ func (e *encoder) Encode(ev agent.Event) {
 		e.start("")
 		b := append(e.w.Start(), `{"type":"data-`+SteeringData+`","data":{"outcome":"delivered"`...)
 		b = jsonw.StringField(b, "messageId", ev.MessageID)
-		b = jsonw.StringField(b, "runId", ev.RunID)
+		if ev.RunID != "" {
+			b = jsonw.StringField(b, "runId", ev.RunID)
+		}
 		e.w.End(append(b, `},"transient":true}`...))
 	case *agent.StepFinished:
 		e.endStep()
