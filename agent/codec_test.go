@@ -32,9 +32,16 @@ func codecEvents() []agent.Event {
 		&agent.StateDelta{},
 		&agent.Data{Name: "n", ID: "i", Value: raw(`"v"`), Transient: true},
 		&agent.Data{Name: "empty"},
+		&agent.Steered{Message: steeringMessage()},
 		&agent.StepFinished{Step: 2, StopReason: cmf.StopCall, Usage: agent.Usage{InputTokens: 1, OutputTokens: 2, ReasoningTokens: 3, CachedInputTokens: 4, TotalTokens: 5}},
 		&agent.RunFinished{StopReason: cmf.StopPaused, Usage: agent.Usage{TotalTokens: 9}, Pending: []agent.PendingCall{{Kind: agent.PendingApproval, ToolCallID: "c1", ToolName: "delete", ApprovalID: "a1", Input: raw(`{}`)}}},
 	}
+}
+
+func steeringMessage() cmf.Message {
+	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: "I meant Texas."}}}
+	m.SetID("s1")
+	return m
 }
 
 func TestEventsSurviveTheirCodec(t *testing.T) {
@@ -53,8 +60,8 @@ func TestEventsSurviveTheirCodec(t *testing.T) {
 			t.Errorf("%s: got %#v, want %#v", typ, back, ev)
 		}
 	}
-	if len(seen) != 13 {
-		t.Errorf("event types covered: %d, want all 13", len(seen))
+	if len(seen) != 14 {
+		t.Errorf("event types covered: %d, want all 14", len(seen))
 	}
 }
 

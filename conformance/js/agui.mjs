@@ -471,7 +471,7 @@ const flows = {
   // own.
   async steer() {
     const agent = newAgent();
-    agent.messages = [user('think: wait 5000 ms')];
+    agent.messages = [user('think: wait 2500 ms')];
     const run = agent.runAgent();
     const deadline = Date.now() + 5000;
     while (!agent.messages.some((m) => m.role === 'reasoning') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));

@@ -562,7 +562,7 @@ const flows = {
   async steer() {
     const outcomes = [];
     const chat = newChat({ onData: (d) => outcomes.push(d) });
-    const first = chat.sendMessage({ text: 'think: wait 5000 ms' });
+    const first = chat.sendMessage({ text: 'think: wait 2500 ms' });
     await until(() => assistant(chat)?.parts.some((p) => p.type === 'reasoning' && p.text.endsWith('ms')), 'the reasoning');
     const replyId = assistant(chat).id;
     await chat.sendMessage({ text: 'hello' }, { body: { busy: 'steer' } });
@@ -644,7 +644,7 @@ const flows = {
       return chat;
     }
     const chat = newChat();
-    const sent = chat.sendMessage({ text: 'think: wait 3000 ms' });
+    const sent = chat.sendMessage({ text: 'think: wait 2000 ms' });
     await until(() => assistant(chat)?.parts.some((p) => p.type === 'reasoning' && p.text.endsWith('ms')), 'the reasoning');
     await chat.stop(); // the page goes away
     await sent;

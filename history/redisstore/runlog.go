@@ -704,8 +704,8 @@ func (l *RunLog) Watch(fn func(runlog.Note)) func() {
 func (l *RunLog) watch() {
 	defer close(l.done)
 	for msg := range l.sub.Channel() {
-		var n note
-		if json.Unmarshal([]byte(msg.Payload), &n) != nil || (msg.Channel == l.steerChannel()) != (n.Steer != nil) {
+		n, ok := decodeNote(msg.Payload, msg.Channel == l.steerChannel())
+		if !ok {
 			continue
 		}
 		l.mu.Lock()
@@ -715,7 +715,20 @@ func (l *RunLog) watch() {
 		}
 		l.mu.Unlock()
 		for _, fn := range fns {
-			fn(runlog.Note{Key: history.Key{Scope: n.Scope, Chat: n.Chat}, Run: n.Run, Steer: n.Steer})
+			fn(n)
 		}
 	}
+}
+
+// decodeNote reads a note published on the steer channel (steer) or the
+// stop one: a steer note carries a valid user message, a stop note none.
+func decodeNote(payload string, steer bool) (runlog.Note, bool) {
+	var n note
+	if json.Unmarshal([]byte(payload), &n) != nil || n.Run == "" || steer != (n.Steer != nil) {
+		return runlog.Note{}, false
+	}
+	if steer && (n.Steer.Role != cmf.RoleUser || n.Steer.Validate() != nil) {
+		return runlog.Note{}, false
+	}
+	return runlog.Note{Key: history.Key{Scope: n.Scope, Chat: n.Chat}, Run: n.Run, Steer: n.Steer}, true
 }

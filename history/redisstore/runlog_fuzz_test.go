@@ -1,12 +1,14 @@
 package redisstore
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/runlog"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -105,4 +107,32 @@ func encodeBatch(entries []runlog.Entry) ([]byte, error) {
 		}
 	}
 	return w.b, nil
+}
+
+// FuzzDecodeNote: a note read from the notes' channels is a stop (no
+// message) on the stop channel or a steer (a valid user message) on the
+// steer channel, and never panics; what is accepted round-trips.
+func FuzzDecodeNote(f *testing.F) {
+	f.Add(`{"scope":"s","chat":"c","run":"r"}`, false)
+	f.Add(`{"scope":"s","chat":"c","run":"r","steer":{"schema_version":"`+cmf.SchemaVersion+`","role":"user","content":[{"content_type":"text","text":"Texas"}]}}`, true)
+	f.Add(`{"scope":"s","chat":"c","run":"r","steer":{"role":"assistant"}}`, true)
+	f.Add(`{"run":""}`, false)
+	f.Add(`[1,2]`, true)
+	f.Fuzz(func(t *testing.T, payload string, steer bool) {
+		n, ok := decodeNote(payload, steer)
+		if !ok {
+			return
+		}
+		if n.Run == "" || steer != (n.Steer != nil) || steer && n.Steer.Role != cmf.RoleUser {
+			t.Fatalf("accepted %+v from %q (steer channel %v)", n, payload, steer)
+		}
+		b, err := json.Marshal(note{Scope: n.Key.Scope, Chat: n.Key.Chat, Run: n.Run, Steer: n.Steer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, ok := decodeNote(string(b), steer)
+		if !ok || again.Key != n.Key || again.Run != n.Run {
+			t.Fatalf("a decoded note does not round-trip: %s", b)
+		}
+	})
 }
