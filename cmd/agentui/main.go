@@ -26,6 +26,7 @@ import (
 	"github.com/agentui/agentui/internal/gctune"
 	"github.com/agentui/agentui/internal/server"
 	"github.com/agentui/agentui/limit"
+	"github.com/agentui/agentui/runlog"
 	"github.com/agentui/agentui/telemetry"
 	"github.com/agentui/agentui/uiadapter"
 	"github.com/agentui/agentui/webui"
@@ -55,7 +56,7 @@ type options struct {
 	runsPerUser, runsPerAddress, runsTotal, maxResumes                            int
 	maxRunTime, bearerTTL                                                         time.Duration
 	historyTTL, demoDelay                                                         time.Duration
-	bodyTimeout, writeTimeout, idleTimeout, shutdownGrace, lockTTL                time.Duration
+	bodyTimeout, writeTimeout, idleTimeout, shutdownGrace, lockTTL, runRetention  time.Duration
 	envErrs                                                                       map[string]error // by flag name
 }
 
@@ -157,6 +158,7 @@ func newFlags() (*flag.FlagSet, *options, error) {
 		{&o.writeTimeout, "write-timeout", "a client that stops reading a stream for this long is cut off", server.DefaultWriteTimeout},
 		{&o.idleTimeout, "idle-timeout", "a kept-alive connection with no request for this long is closed", server.DefaultIdleTimeout},
 		{&o.lockTTL, "lock-ttl", "how long a chat stays locked by a reply whose server died; another replica then finishes that reply and the chat takes new turns", uiadapter.DefaultLockTTL},
+		{&o.runRetention, "run-retention", "how long a finished reply's stream is kept for clients that resume it (a reload, a dropped connection, another replica)", runlog.DefaultRetention},
 		{&o.shutdownGrace, "shutdown-grace", "on SIGTERM or SIGINT, how long replies in progress may take to finish before they are cut (their partial output is kept)", 10 * time.Second},
 	} {
 		if err := dur(d.p, d.name, d.def.String(), d.usage); err != nil {
@@ -255,7 +257,7 @@ func run(args []string) error {
 		Page: webui.Handler(), Model: model, Models: models, AnthropicThinking: o.anthropicThinking,
 		History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix,
 		Secret: o.secret, DemoDelay: o.demoDelay, Logger: logger,
-		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL, MaxResumes: maxResumes,
+		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL, RunRetention: o.runRetention, MaxResumes: maxResumes,
 		CORSOrigins: splitList(o.corsOrigins), Limits: limits, Telemetry: otelProviders != nil,
 		ScopeLimit: scopeLimit, AllowedHosts: hosts, RunLimits: runLimits,
 		AddressLimits: addrLimits, TrustedProxies: proxies, BearerTTL: o.bearerTTL,

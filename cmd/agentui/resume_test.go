@@ -88,7 +88,9 @@ func (p *replicaPair) do(t testing.TB, method, url, body string, header ...strin
 // and once one of them ends a retry gets the whole run.
 func TestRemoteResumes(t *testing.T) {
 	const concurrent = 50
-	p := startReplicaPair(t, []string{"AGENTUI_MAX_RESUMES=" + strconv.Itoa(concurrent)})
+	// The run has ended when the resumes begin: its log must outlast
+	// them, which on a loaded machine takes more than the default minute.
+	p := startReplicaPair(t, []string{"AGENTUI_MAX_RESUMES=" + strconv.Itoa(concurrent), "AGENTUI_RUN_RETENTION=10m"})
 
 	t.Run("memory", func(t *testing.T) {
 		resp := p.do(t, http.MethodPost, p.a.URL+"/api/chat", testutil.UserMessage("big", "u1", "count to 100000"))

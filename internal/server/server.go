@@ -71,6 +71,9 @@ type Config struct {
 	// LockTTL is how long a chat stays locked by a run whose process died
 	// (0: uiadapter.DefaultLockTTL).
 	LockTTL time.Duration
+	// RunRetention is how long a finished run's log is kept for readers
+	// that resume it (uiadapter.WithRunRetention; 0: its default).
+	RunRetention time.Duration
 	// MaxResumes bounds the resumed streams a scope may have open at
 	// once per protocol (uiadapter.WithMaxResumes; 0:
 	// uiadapter.DefaultMaxResumes, negative: no bound).
@@ -225,6 +228,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxResumes != 0 {
 		opts = append(opts, uiadapter.WithMaxResumes(cfg.MaxResumes))
+	}
+	if cfg.RunRetention > 0 {
+		opts = append(opts, uiadapter.WithRunRetention(cfg.RunRetention))
 	}
 	if cfg.Limits.Runs.N > 0 || cfg.Limits.Tokens.N > 0 {
 		l, err := s.limiter(cfg, cfg.Limits)
