@@ -201,7 +201,11 @@ describe('assistant-ui', () => {
       dev = await start('node', [join(KITS, 'assistant-ui', 'dev.mjs')], { env: { AGENTUI: agentui.url, NAME: 'assistant-ui (vite dev)' } });
     });
     after(() => stop(dev));
-    const runDev = (fn) => withPage(dev.url + '/?history=auto', async (page) => (await ready(page), fn(page)), 'assistant-ui on vite dev');
+    // Vite's dev server transforms the page's modules on every load: on a
+    // machine busy with other tests a reload takes seconds, so its pages
+    // wait twice the usual for what they show.
+    const runDev = (fn) =>
+      withPage(dev.url + '/?history=auto', async (page) => (page.setDefaultTimeout(30000), await ready(page), fn(page)), 'assistant-ui on vite dev');
 
     test('a reload restores the thread, and the model still has it', () =>
       runDev(async (page) => {
