@@ -308,21 +308,12 @@ func (m *Memory) Coalesce(key history.Key, run string) {
 // each with its sequence (see memLog.compact), where Read gives the
 // merged one. It is Read for a reader that copies the log to another,
 // where a reader may resume from any entry it was given here (the mirror
-// to a shared log), so the log compacts without waiting for it. It
-// returns at most the rest of one chunk (shared, or a copy where it
-// expands merged deltas), and does not wait.
-func (m *Memory) ReadDeltas(key history.Key, run string, after int64) ([]Entry, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	l := m.log(key, run)
-	if l == nil {
-		return nil, ErrNoRun
-	}
-	out := l.fromDeltas(max(after, 0))
-	if len(out) > 0 {
-		l.read = max(l.read, out[len(out)-1].Seq)
-	}
-	return out, nil
+// to a shared log), so the log compacts without waiting for it: what a
+// copier is given, even after waiting for it, never counts as streamed.
+// It returns at most the rest of one chunk (shared, or a copy where it
+// expands merged deltas), waiting up to wait for one.
+func (m *Memory) ReadDeltas(ctx context.Context, key history.Key, run string, after int64, wait time.Duration) ([]Entry, error) {
+	return m.read(ctx, key, run, after, wait, true)
 }
 
 // fromDeltas is from with merged deltas expanded.
@@ -409,6 +400,12 @@ func (m *Memory) Current(_ context.Context, key history.Key) (Header, error) {
 // It returns at most the rest of one chunk (up to maxChunk entries): a
 // reader far behind gets them in a few reads, and nothing is copied.
 func (m *Memory) Read(ctx context.Context, key history.Key, run string, after int64, wait time.Duration) ([]Entry, error) {
+	return m.read(ctx, key, run, after, wait, false)
+}
+
+// read is Read, or ReadDeltas for a copier: only a stream's reads let the
+// log compact (memLog.streamed).
+func (m *Memory) read(ctx context.Context, key history.Key, run string, after int64, wait time.Duration, copier bool) ([]Entry, error) {
 	var timer *time.Timer
 	for {
 		m.mu.Lock()
@@ -417,11 +414,23 @@ func (m *Memory) Read(ctx context.Context, key history.Key, run string, after in
 			m.mu.Unlock()
 			return nil, ErrNoRun
 		}
-		if out := l.from(max(after, 0)); len(out) > 0 {
+		var out []Entry
+		if copier {
+			out = l.fromDeltas(max(after, 0))
+		} else {
+			out = l.from(max(after, 0))
+		}
+		if len(out) > 0 {
 			l.read = max(l.read, out[len(out)-1].Seq)
-			l.streamed = max(l.streamed, out[len(out)-1].Seq)
+			if !copier {
+				l.streamed = max(l.streamed, out[len(out)-1].Seq)
+			}
 			m.mu.Unlock()
 			return out, nil
+		}
+		if wait <= 0 {
+			m.mu.Unlock()
+			return nil, nil
 		}
 		l.waiting = true
 		wake := l.wake

@@ -183,7 +183,7 @@ func TestMemoryCompactsLongRuns(t *testing.T) {
 		var got strings.Builder
 		last := after
 		for {
-			es, err := m.ReadDeltas(k, "r", last)
+			es, err := m.ReadDeltas(ctx, k, "r", last, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -202,7 +202,7 @@ func TestMemoryCompactsLongRuns(t *testing.T) {
 			t.Fatalf("deltas after %d: read %q… up to %d, want %q… up to %d", after, prefix(got.String()), last, prefix(want), n)
 		}
 	}
-	if _, err := m.ReadDeltas(k, "gone", 0); err != ErrNoRun {
+	if _, err := m.ReadDeltas(ctx, k, "gone", 0, 0); err != ErrNoRun {
 		t.Fatalf("ReadDeltas of no run: %v", err)
 	}
 	// Nothing is compacted before a reader was given it as it came.
@@ -231,7 +231,7 @@ func TestMemoryCopierAheadDoesNotCompactForTheStream(t *testing.T) {
 	var copied, streamed int64
 	for i := range n {
 		_ = m.Append(ctx, k, "r", EventEntry(int64(i+1), &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: strconv.Itoa(i+1) + " "}))
-		es, err := m.ReadDeltas(k, "r", copied)
+		es, err := m.ReadDeltas(ctx, k, "r", copied, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,6 +250,54 @@ func TestMemoryCopierAheadDoesNotCompactForTheStream(t *testing.T) {
 			}
 		}
 	}
+	for {
+		es, err := m.Read(ctx, k, "r", streamed, 0)
+		if err != nil || len(es) == 0 {
+			break
+		}
+		for _, e := range es {
+			if e.Seq != streamed+1 {
+				t.Fatalf("the stream got entry %d after %d: deltas merged before it was given them", e.Seq, streamed)
+			}
+			streamed = e.Seq
+		}
+	}
+	if streamed != n {
+		t.Fatalf("the stream read up to %d of %d", streamed, n)
+	}
+}
+
+// A copier that waits for the run's next entries (as the mirror does)
+// is woken with them, and they still do not count as streamed: the
+// stream that reads behind it gets every delta as it came.
+func TestMemoryWaitingCopierDoesNotCompactForTheStream(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory()
+	k := history.Key{Scope: "s", Chat: "c"}
+	_ = m.Begin(ctx, k, Header{Run: "r"})
+	const n = 3000
+	copied := make(chan int64)
+	go func() {
+		var after int64
+		for after < n {
+			es, err := m.ReadDeltas(ctx, k, "r", after, time.Hour) // waits: each entry is appended after it asks
+			if err != nil {
+				close(copied)
+				return
+			}
+			for _, e := range es {
+				after = e.Seq
+				copied <- after
+			}
+		}
+	}()
+	for i := range n {
+		_ = m.Append(ctx, k, "r", EventEntry(int64(i+1), &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: strconv.Itoa(i+1) + " "}))
+		if got := <-copied; got != int64(i+1) {
+			t.Fatalf("the copier got %d, want %d", got, i+1)
+		}
+	}
+	var streamed int64
 	for {
 		es, err := m.Read(ctx, k, "r", streamed, 0)
 		if err != nil || len(es) == 0 {

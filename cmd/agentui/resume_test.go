@@ -45,13 +45,15 @@ type replicaPair struct {
 	client *http.Client
 }
 
-func startReplicaPair(t testing.TB, envB []string) *replicaPair {
+// startReplicaPair starts replicas A and B, each with its own extra
+// environment.
+func startReplicaPair(t testing.TB, envA, envB []string) *replicaPair {
 	rdb := testutil.Redis(t)
 	prefix := testutil.KeyPrefix()
 	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
 	args := []string{"-addr", "127.0.0.1:0", "-history", testutil.RedisURL(t), "-history-prefix", prefix,
 		"-secret", "resume test secret, 32 bytes or more", "-demo-delay", "0s", "-log-level", "warn"}
-	p := &replicaPair{a: testutil.RunProgram(t, ".", nil, args...), b: testutil.RunProgram(t, ".", envB, args...)}
+	p := &replicaPair{a: testutil.RunProgram(t, ".", envA, args...), b: testutil.RunProgram(t, ".", envB, args...)}
 	jar, _ := cookiejar.New(nil)
 	p.client = &http.Client{Jar: jar}
 	resp, err := p.client.Get(p.a.URL + "/")
@@ -90,7 +92,9 @@ func TestRemoteResumes(t *testing.T) {
 	const concurrent = 50
 	// The run has ended when the resumes begin: its log must outlast
 	// them, which on a loaded machine takes more than the default minute.
-	p := startReplicaPair(t, []string{"AGENTUI_MAX_RESUMES=" + strconv.Itoa(concurrent), "AGENTUI_RUN_RETENTION=10m"})
+	// The replica that ran it sets the shared log's expiry, so both keep
+	// it longer.
+	p := startReplicaPair(t, []string{"AGENTUI_RUN_RETENTION=10m"}, []string{"AGENTUI_MAX_RESUMES=" + strconv.Itoa(concurrent), "AGENTUI_RUN_RETENTION=10m"})
 
 	t.Run("memory", func(t *testing.T) {
 		resp := p.do(t, http.MethodPost, p.a.URL+"/api/chat", testutil.UserMessage("big", "u1", "count to 100000"))
@@ -257,7 +261,7 @@ func processCPU(t testing.TB, pid int) time.Duration {
 // peak resident memory after the sub-benchmark. The reply's log is kept
 // for the default retention, a minute: keep to -benchtime 20x or less.
 func BenchmarkReplicaResumeCPU(b *testing.B) {
-	p := startReplicaPair(b, []string{"AGENTUI_MAX_RESUMES=50"})
+	p := startReplicaPair(b, nil, []string{"AGENTUI_MAX_RESUMES=50"})
 	resp := p.do(b, http.MethodPost, p.a.URL+"/api/chat", testutil.UserMessage("big", "u1", "count to 100000"))
 	run := resp.Header.Get("Agentui-Run")
 	n, err := io.Copy(io.Discard, resp.Body)

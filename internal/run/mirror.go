@@ -126,16 +126,14 @@ func (m *mirror) loop() {
 		// they were given it (ReadDeltas, not Read): a reader resuming on
 		// another replica from an entry it was given here finds that
 		// entry there, though the local log has merged it since.
-		es, err := m.e.local.ReadDeltas(m.key, m.header.Run, m.after)
-		if err != nil {
+		es, err := m.e.local.ReadDeltas(m.ctx, m.key, m.header.Run, m.after, time.Hour) // waits for more, until finish
+		switch {
+		case err != nil && m.ctx.Err() != nil:
+			m.takeRest() // finishing: what is left goes with the end
+			return
+		case err != nil:
 			return // the local log is gone: the run ended
-		}
-		if len(es) == 0 {
-			_, err := m.e.local.Read(m.ctx, m.key, m.header.Run, m.after, time.Hour) // wait for more, until finish
-			if err != nil && m.ctx.Err() != nil {
-				m.takeRest() // finishing: what is left goes with the end
-				return
-			}
+		case len(es) == 0:
 			continue
 		}
 		if len(es) < mirrorBatch {
@@ -200,9 +198,9 @@ func (m *mirror) wait() time.Duration {
 // own slice (a reply's first 504 entries are in six growing chunks: one
 // append, not six).
 func (m *mirror) gather() []runlog.Entry {
-	es, _ := m.e.local.ReadDeltas(m.key, m.header.Run, m.after)
+	es, _ := m.e.local.ReadDeltas(m.ctx, m.key, m.header.Run, m.after, 0)
 	for joined := false; len(es) > 0 && len(es) < mirrorBatch; joined = true {
-		more, _ := m.e.local.ReadDeltas(m.key, m.header.Run, es[len(es)-1].Seq)
+		more, _ := m.e.local.ReadDeltas(m.ctx, m.key, m.header.Run, es[len(es)-1].Seq, 0)
 		if len(more) == 0 || len(es)+len(more) > mirrorBatch {
 			break
 		}
@@ -225,7 +223,7 @@ func (m *mirror) takeRest() { m.rest = m.chunks(m.after) }
 func (m *mirror) chunks(after int64) [][]runlog.Entry {
 	var parts [][]runlog.Entry
 	for {
-		es, err := m.e.local.ReadDeltas(m.key, m.header.Run, after)
+		es, err := m.e.local.ReadDeltas(m.ctx, m.key, m.header.Run, after, 0)
 		if err != nil || len(es) == 0 {
 			return parts
 		}
