@@ -30,6 +30,7 @@ type Memory struct {
 	convs     map[Key]*memConv
 	recent    list.List // of *memConv, most recently used first
 	locks     map[Key]memLock
+	queues    map[Key][]Queued // see Queue; dropped with their conversation
 	nextSweep time.Time
 }
 
@@ -80,7 +81,7 @@ func WithMemoryMaxBytes(n int64) MemoryOption { return func(m *Memory) { m.maxBy
 
 // NewMemory returns an empty in-memory store.
 func NewMemory(opts ...MemoryOption) *Memory {
-	m := &Memory{now: time.Now, maxBytes: DefaultMemoryMaxBytes, convs: map[Key]*memConv{}, locks: map[Key]memLock{}}
+	m := &Memory{now: time.Now, maxBytes: DefaultMemoryMaxBytes, convs: map[Key]*memConv{}, locks: map[Key]memLock{}, queues: map[Key][]Queued{}}
 	for _, o := range opts {
 		o(m)
 	}
@@ -103,6 +104,7 @@ func (m *Memory) conv(key Key) *memConv {
 
 func (m *Memory) forget(c *memConv) {
 	delete(m.convs, c.key)
+	delete(m.queues, c.key)
 	m.recent.Remove(c.elem)
 	m.bytes -= c.bytes
 }

@@ -11,6 +11,8 @@
 //	<prefix>{<scope>:<chat>}:meta   a hash: title (Rename's), auto (derived) and at (auto's message)
 //	<prefix>{<scope>}:chats         the scope's chats by last write, for List
 //
+// and the chat's queue (queue.go).
+//
 // Loads are one script too, which can take the lock in the same step
 // (AcquireLoad): it returns the version and, unless the store's in-process
 // cache already holds that version of the conversation, the messages (see
@@ -401,7 +403,8 @@ func (s *Store) Delete(ctx context.Context, key history.Key) error {
 	var gone *goredis.IntCmd
 	if _, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		gone = p.Del(ctx, verKey)
-		p.Del(ctx, msgsKey, genKey, s.metaKey(key), lockKey)
+		order, items := s.queueKeys(key)
+		p.Del(ctx, msgsKey, genKey, s.metaKey(key), lockKey, order, items)
 		p.ZRem(ctx, s.indexKey(key.Scope), key.Chat)
 		return nil
 	}); err != nil {

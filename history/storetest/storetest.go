@@ -669,4 +669,71 @@ func Run(t *testing.T, newStore NewStore) {
 			time.Sleep(time.Millisecond) // a store may take a moment to drop what expired
 		}
 	})
+
+	t.Run("queue", func(t *testing.T) {
+		st, _ := newStore(t, 0)
+		q, ok := st.(history.Queue)
+		if !ok {
+			t.Skipf("%T keeps no queue", st)
+		}
+		queued := func(id string) history.Queued {
+			return history.Queued{Message: msg(id, "later "+id), RunID: "run-" + id, Model: "m", At: time.UnixMilli(1700000000000).UTC()}
+		}
+		order := func() []string {
+			t.Helper()
+			qs, err := q.Queued(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, e := range qs {
+				out = append(out, e.ID())
+			}
+			return out
+		}
+		if got := order(); len(got) != 0 {
+			t.Fatalf("a new chat's queue: %v", got)
+		}
+		for i, id := range []string{"q1", "q2", "q3"} {
+			if at, err := q.Enqueue(ctx, key, queued(id), 3); err != nil || at != i+1 {
+				t.Fatalf("Enqueue(%s) = %d, %v; want place %d", id, at, err, i+1)
+			}
+		}
+		if at, err := q.Enqueue(ctx, key, queued("q2"), 3); err != nil || at != 2 {
+			t.Fatalf("a retried Enqueue = %d, %v; want its place, 2, and nothing added", at, err)
+		}
+		if _, err := q.Enqueue(ctx, key, queued("q4"), 3); !errors.Is(err, history.ErrQueueFull) {
+			t.Fatalf("Enqueue past max = %v, want ErrQueueFull", err)
+		}
+		qs, err := q.Queued(ctx, key)
+		if err != nil || len(qs) != 3 {
+			t.Fatalf("Queued = %v, %v", qs, err)
+		}
+		want, _ := json.Marshal(queued("q1"))
+		if got, _ := json.Marshal(qs[0]); string(got) != string(want) {
+			t.Fatalf("a queued message changed in storage:\n got %s\nwant %s", got, want)
+		}
+		if gone, err := q.Dequeue(ctx, key, "q2"); err != nil || !gone {
+			t.Fatalf("Dequeue(q2) = %v, %v", gone, err)
+		}
+		if gone, err := q.Dequeue(ctx, key, "q2"); err != nil || gone {
+			t.Fatalf("Dequeue(q2) again = %v, %v; want false", gone, err)
+		}
+		if got := order(); !same(got, []string{"q1", "q3"}) {
+			t.Fatalf("after Dequeue(q2): %v", got)
+		}
+		other := history.Key{Scope: "bob", Chat: key.Chat}
+		if qs, err := q.Queued(ctx, other); err != nil || len(qs) != 0 {
+			t.Fatalf("another scope's chat of the same id shares the queue: %v, %v", qs, err)
+		}
+		if _, err := st.Write(ctx, key, 0, history.KeepAll, msg("m1", "hi")); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Delete(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		if got := order(); len(got) != 0 {
+			t.Fatalf("a deleted chat's queue: %v", got)
+		}
+	})
 }
