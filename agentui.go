@@ -76,6 +76,8 @@ func (r Route) Pattern() string { return r.Method + " " + r.Path }
 //	POST   {prefix}/chat/{id}/stop     stop it
 //	PATCH  {prefix}/chat/{id}          rename the chat: {"title": "…"}
 //	DELETE {prefix}/chat/{id}          delete it
+//	GET    {prefix}/chat/{id}/queue    the messages queued behind its reply
+//	DELETE {prefix}/chat/{id}/queue/{message}  remove one of them
 //	GET    {prefix}/chats              the scope's chats, newest first
 //	POST   {prefix}/agui               AG-UI (HttpAgent, CopilotKit)
 //	POST   {prefix}/agui/connect       AG-UI reconnect: the thread and its running reply
@@ -93,6 +95,8 @@ func (a *API) Routes(prefix string) []Route {
 		{http.MethodPost, p + "/chat/{id}/stop", a.chat.StopHandler(nil)},
 		{http.MethodPatch, p + "/chat/{id}", a.chat.RenameHandler(nil)},
 		{http.MethodDelete, p + "/chat/{id}", a.chat.DeleteHandler(nil)},
+		{http.MethodGet, p + "/chat/{id}/queue", a.chat.QueueHandler(nil)},
+		{http.MethodDelete, p + "/chat/{id}/queue/{message}", a.chat.QueueHandler(nil)},
 		{http.MethodGet, p + "/chats", a.chat.ChatsHandler()},
 		{http.MethodGet, p + "/models", a.chat.ModelsHandler()},
 		{http.MethodPost, p + "/agui", a.agui},

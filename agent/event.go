@@ -204,14 +204,32 @@ type Steered struct {
 	Message cmf.Message
 }
 
-// SteeringTaken is what the request that sent a steering message is
-// answered once the running reply has taken it ([Steered] in that run):
-// written by a server to that request's own response, never produced by
-// an agent or kept in a run's log.
-type SteeringTaken struct {
-	MessageID string // the steering message
-	RunID     string // the run that took it ("" when it is no longer known: a retry once the run ended)
+// SendOutcome is what the request that sent a message while its chat's
+// reply ran is told of that message: written by a server to that
+// request's own response, never produced by an agent or kept in a run's
+// log.
+type SendOutcome struct {
+	// Outcome is [OutcomeDelivered] or [OutcomeQueued].
+	Outcome   string
+	MessageID string
+	// RunID is the run that took it (delivered; "" when it is no longer
+	// known: a retry once the run ended), or the run it will start
+	// (queued).
+	RunID string
+	// Position is its place in the chat's queue, 1 the next to run
+	// (queued).
+	Position int
 }
+
+// The outcomes of a message sent while a reply ran.
+const (
+	// OutcomeDelivered: the running reply took it at a step boundary
+	// ([Steered] in that run).
+	OutcomeDelivered = "delivered"
+	// OutcomeQueued: it waits in the chat's queue, and runs as a turn of
+	// its own once the chat is free.
+	OutcomeQueued = "queued"
+)
 
 // RunFinished closes a run. A run that paused for approvals or client
 // tools has StopReason [cmf.StopPaused] and lists what it waits for.
@@ -292,5 +310,5 @@ func (*StateSnapshot) isEvent()     {}
 func (*StateDelta) isEvent()        {}
 func (*Data) isEvent()              {}
 func (*Steered) isEvent()           {}
-func (*SteeringTaken) isEvent()     {}
+func (*SendOutcome) isEvent()       {}
 func (*RunFinished) isEvent()       {}

@@ -88,6 +88,9 @@ func New(proto wire.Protocol, a agent.Agent, opts ...Option) (*Handler, error) {
 			cfg.locker = history.NewLocalLocker()
 		}
 	}
+	if q, ok := cfg.store.(history.Queue); ok {
+		cfg.queue = q
+	}
 	h := &Handler{proto: proto, agent: a, cfg: cfg, log: cfg.logger.With("protocol", proto.Name())}
 	h.runs = run.New(run.Config{Store: cfg.store, Locker: cfg.locker, RunLog: cfg.runLog, LockTTL: cfg.lockTTL,
 		StoreTimeout: cfg.storeTimeout, Retention: cfg.runRetention, KeepAlive: cfg.keepAlive, Log: h.log})
@@ -157,7 +160,12 @@ type request struct {
 	slot string
 	// steered is set when the turn's message went to the chat's running
 	// reply instead of a run of its own (whenBusy).
-	steered *agent.SteeringTaken
+	steered *agent.SendOutcome
+	// queued is set when the turn's message was queued behind the chat's
+	// running reply (enqueue); queuedID names the queued message a
+	// request runs (queuedRequest).
+	queued   *agent.SendOutcome
+	queuedID string
 }
 
 // caller is who a request comes from.

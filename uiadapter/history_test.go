@@ -95,6 +95,8 @@ func serveHistoryFixture(t testing.TB, store history.Store, loop *agent.Loop, in
 	f.mux.Handle("GET /api/chats", ag.ChatsHandler()) // either protocol's handler serves both
 	f.mux.Handle("PATCH /api/chat/{id}", chat.RenameHandler(nil))
 	f.mux.Handle("DELETE /api/chat/{id}", chat.DeleteHandler(nil))
+	f.mux.Handle("GET /api/chat/{id}/queue", chat.QueueHandler(nil))
+	f.mux.Handle("DELETE /api/chat/{id}/queue/{message}", chat.QueueHandler(nil))
 	if inMemory {
 		srv := testutil.InMemoryServer(t, f.mux)
 		f.url, f.client = srv.URL, srv.Client()

@@ -32,6 +32,7 @@ type config struct {
 	keepAlive       time.Duration
 	store           history.Store
 	locker          history.Locker
+	queue           history.Queue // the store's, when it keeps one
 	scope           func(*http.Request) (string, error)
 	lockTTL         time.Duration
 	storeTimeout    time.Duration

@@ -50,6 +50,9 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 	case req.steered != nil:
 		h.answerSteered(w, req)
 		return
+	case req.queued != nil:
+		h.serveQueued(w, req)
+		return
 	}
 	// The stream runs from this small frame: what prepare needed is not
 	// on the stack for as long as the stream lasts (see
@@ -102,8 +105,8 @@ func (h *Handler) prepare(w http.ResponseWriter, req *request) (*agent.Input, *r
 		req.slot = key
 		s, in, err = req.planStored()
 		req.body = nil // the t is all it needs, and req lasts as long as the stream
-		if req.steered != nil {
-			req.giveSlot() // nothing of its own runs
+		if req.steered != nil || req.queued != nil {
+			req.giveSlot() // nothing of its own runs now
 			return nil, nil, nil
 		}
 		switch {

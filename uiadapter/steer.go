@@ -33,10 +33,19 @@ func (req *request) whenBusy(key history.Key) (*run.Session, history.Conversatio
 	case t.Busy == wire.BusyInterrupt:
 		req.log.Info("a message sent while the reply ran interrupts it")
 		return h.runs.Supersede(ctx, key, req.log, func(runlog.Header) bool { return true })
-	case (t.Busy == wire.BusySteer || t.ParentRunID != "") && t.Intent == wire.Submit && len(t.Messages) > 0 && t.Messages[len(t.Messages)-1].Role == cmf.RoleUser:
+	case !newUserMessage(t):
+	case t.Busy == wire.BusySteer || t.ParentRunID != "":
 		return req.steer(key)
+	case t.Busy == wire.BusyQueue:
+		return nil, history.Conversation{}, req.enqueue(key)
 	}
 	return h.runs.Supersede(ctx, key, req.log, req.showsReply)
+}
+
+// newUserMessage reports whether t sends a new user message: what a
+// message sent while a reply runs may steer or queue.
+func newUserMessage(t *wire.Turn) bool {
+	return t.Intent == wire.Submit && len(t.Messages) > 0 && t.Messages[len(t.Messages)-1].Role == cmf.RoleUser
 }
 
 // steer hands the turn's new user message to the chat's running reply
@@ -45,27 +54,39 @@ func (req *request) whenBusy(key history.Key) (*run.Session, history.Conversatio
 // take is the request's own turn: the session for it is returned.
 func (req *request) steer(key history.Key) (*run.Session, history.Conversation, error) {
 	h, t := req.h, req.turn
-	m := t.Messages[len(t.Messages)-1]
-	m.Content = slices.Clone(m.Content) // the guard may redact: the turn is the client's
-	msgs, findings := turn.Sanitize([]cmf.Message{m}, nil, h.cfg.policy)
-	findings.Log(req.log)
-	if len(msgs) != 1 {
-		return nil, history.Conversation{}, wire.BadRequest("the message has nothing to send")
-	}
-	in := &agent.Input{Messages: msgs}
-	if err := req.intake().Ingest(in, false); err != nil {
+	m, err := req.busyMessage()
+	if err != nil {
 		return nil, history.Conversation{}, err
 	}
 	parent := ""
 	if t.Busy != wire.BusySteer {
 		parent = t.ParentRunID // only the run it names: another is busy
 	}
-	took, s, conv, err := h.runs.SteerOrOpen(req.r.Context(), key, parent, in.Messages[0], req.log)
+	took, s, conv, err := h.runs.SteerOrOpen(req.r.Context(), key, parent, m, req.log)
 	if took != "" {
 		req.log.Info("a message sent while the reply ran went to it", "run", took, "message", m.ID())
-		req.steered = &agent.SteeringTaken{MessageID: m.ID(), RunID: took}
+		req.steered = &agent.SendOutcome{Outcome: agent.OutcomeDelivered, MessageID: m.ID(), RunID: took}
 	}
 	return s, conv, err
+}
+
+// busyMessage is the turn's new user message, sent while the chat's
+// reply runs, once it has passed what a turn's message passes:
+// sanitizing and the input guard.
+func (req *request) busyMessage() (cmf.Message, error) {
+	h, t := req.h, req.turn
+	m := t.Messages[len(t.Messages)-1]
+	m.Content = slices.Clone(m.Content) // the guard may redact: the turn is the client's
+	msgs, findings := turn.Sanitize([]cmf.Message{m}, nil, h.cfg.policy)
+	findings.Log(req.log)
+	if len(msgs) != 1 {
+		return cmf.Message{}, wire.BadRequest("the message has nothing to send")
+	}
+	in := &agent.Input{Messages: msgs}
+	if err := req.intake().Ingest(in, false); err != nil {
+		return cmf.Message{}, err
+	}
+	return in.Messages[0], nil
 }
 
 // steeredBefore reports whether the turn is a steering message that a
@@ -81,7 +102,7 @@ func (req *request) steeredBefore(stored []cmf.Message) bool {
 		return false
 	}
 	req.log.Info("a steering message is already in the chat: nothing runs", "message", id)
-	req.steered = &agent.SteeringTaken{MessageID: id}
+	req.steered = &agent.SendOutcome{Outcome: agent.OutcomeDelivered, MessageID: id}
 	return true
 }
 

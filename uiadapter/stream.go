@@ -71,7 +71,7 @@ func (req *request) start(in *agent.Input, s *run.Session) *run.Run {
 		hdr.Reply = in.MessageID
 	}
 	return h.runs.Start(s, run.Spec{Header: hdr, Context: req.withRunInfo(req.r.Context()), MaxDuration: h.cfg.runLimits.maxDuration(),
-		Producer: req.producer(in), Log: req.log, Ended: req.giveSlot})
+		Producer: req.producer(in), Log: req.log, Ended: req.ended})
 }
 
 // startStream sets the stream's headers and returns its writer. Frames of

@@ -46,8 +46,8 @@ func (s sseData) rest(t *testing.T) []string {
 // Two replicas of the binary on one real Redis: a reply started on A is
 // resumed on B (the whole stream, identical), stopped from B (A cuts it
 // within a second), and when A is killed mid-reply, B ends its readers'
-// streams, stores the partial reply and takes the chat's next turn once
-// A's lock lapses.
+// streams, stores the partial reply, runs the messages queued on B behind
+// A's reply, and takes the chat's next turn once A's lock lapses.
 func TestTwoReplicasShareRuns(t *testing.T) {
 	rdb := testutil.Redis(t)
 	prefix := testutil.KeyPrefix()
@@ -217,6 +217,21 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 		if _, ok := follower.next(t); !ok {
 			t.Fatal("B's stream ended at once")
 		}
+		// Two messages queued on B behind A's reply: one whose client
+		// waits for its turn, one whose client left.
+		queue := func(id, text string) *http.Response {
+			body, _ := json.Marshal(map[string]any{"id": "c3", "trigger": "submit-message", "busy": "queue", "messages": []any{
+				map[string]any{"id": id, "role": "user", "parts": []any{map[string]any{"type": "text", "text": text}}},
+			}})
+			resp := do(http.MethodPost, b.URL+"/api/chat", string(body))
+			first, _ := sseData{bufio.NewReader(resp.Body)}.next(t)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(first, `"outcome":"queued"`) {
+				t.Fatalf("queueing %s on B: %d %s", id, resp.StatusCode, first)
+			}
+			return resp
+		}
+		waiting := queue("u-q1", "hello")
+		queue("u-q2", "hello again").Body.Close()
 		a.Signal(t, syscall.SIGKILL)
 		killed := time.Now()
 		rest := follower.rest(t)
@@ -225,18 +240,35 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 			!strings.Contains(strings.Join(rest, "\n"), wire.DiedMessage) {
 			t.Fatalf("B's stream after A died: %q", rest[max(0, len(rest)-3):])
 		}
+		// The queue outlives A: the waiting client gets its turn's reply
+		// from B, and the message whose client left runs after it.
+		if got := strings.Join(sseData{bufio.NewReader(waiting.Body)}.rest(t), "\n"); !strings.Contains(got, `"type":"start"`) ||
+			!strings.Contains(got, `"delta":"hello"`) || !strings.Contains(got, `"type":"finish"`) || strings.Contains(got, `"type":"error"`) {
+			t.Fatalf("the queued message's reply on B: %s", got)
+		}
+		type stored struct {
+			ID    string
+			Role  string
+			Parts []map[string]any
+		}
+		var msgs []stored
+		testutil.Eventually(t, 10*time.Second, "the second queued message to run", func() bool {
+			msgs = nil
+			_ = json.NewDecoder(do(http.MethodGet, b.URL+"/api/chat/c3", "").Body).Decode(&msgs)
+			return len(msgs) == 6 && msgs[5].Role == "assistant"
+		})
+		if msgs[1].Role != "assistant" || len(msgs[1].Parts) == 0 || msgs[2].ID != "u-q1" || msgs[4].ID != "u-q2" {
+			t.Fatalf("stored after A died: %+v", msgs)
+		}
 		resp := do(http.MethodPost, b.URL+"/api/chat", testutil.UserMessage("c3", "u-next", "hello"))
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("a new turn on B: %d", resp.StatusCode)
 		}
 		sseData{bufio.NewReader(resp.Body)}.rest(t)
-		var msgs []struct {
-			Role  string
-			Parts []map[string]any
-		}
+		msgs = nil
 		_ = json.NewDecoder(do(http.MethodGet, b.URL+"/api/chat/c3", "").Body).Decode(&msgs)
-		if len(msgs) != 4 || msgs[1].Role != "assistant" || len(msgs[1].Parts) == 0 || msgs[3].Role != "assistant" {
-			t.Fatalf("stored after A died: %+v", msgs)
+		if len(msgs) != 8 || msgs[7].Role != "assistant" {
+			t.Fatalf("stored after the next turn: %+v", msgs)
 		}
 	})
 }

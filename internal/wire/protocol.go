@@ -101,6 +101,9 @@ const (
 	// BusyInterrupt: the running reply is stopped, as Stop does, and the
 	// new turn runs.
 	BusyInterrupt
+	// BusyQueue: the new user message waits in the chat's queue, kept
+	// with the chat, and runs as a turn of its own once the chat is free.
+	BusyQueue
 )
 
 // ParseBusy reads a request's "busy" value ("" is the default).
@@ -112,8 +115,10 @@ func ParseBusy(s string) (Busy, error) {
 		return BusySteer, nil
 	case "interrupt":
 		return BusyInterrupt, nil
+	case "queue":
+		return BusyQueue, nil
 	}
-	return 0, BadRequest(`unknown "busy": ` + strconv.Quote(s) + ` (want "steer" or "interrupt")`)
+	return 0, BadRequest(`unknown "busy": ` + strconv.Quote(s) + ` (want "steer", "queue" or "interrupt")`)
 }
 
 func (b Busy) String() string {
@@ -122,6 +127,8 @@ func (b Busy) String() string {
 		return "steer"
 	case BusyInterrupt:
 		return "interrupt"
+	case BusyQueue:
+		return "queue"
 	}
 	return "refuse"
 }
@@ -201,6 +208,10 @@ type Trusted struct {
 	// added to it (the new user message). Encoders use them to bring a
 	// client whose copy differs back in line.
 	History, Added []cmf.Message
+	// Begun says the stream's opening frames were written already, by an
+	// encoder before this one on the same stream (a queued message's
+	// stream, which said "queued" long before its turn ran).
+	Begun bool
 	// Sealer, given by a handler without history, seals the provider
 	// values of the run's parts for the client to carry back; nil with
 	// history, where the server keeps them.

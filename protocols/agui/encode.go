@@ -180,13 +180,21 @@ func (e *encoder) Encode(ev agent.Event) {
 			e.end(jsonw.StringField(b, "delta", text))
 		}
 		e.end(jsonw.StringField(e.begin("TEXT_MESSAGE_END"), "messageId", id))
-	case *agent.SteeringTaken:
+	case *agent.SendOutcome:
 		e.start()
-		b := jsonw.StringField(e.begin("ACTIVITY_SNAPSHOT"), "messageId", ev.MessageID+SteeringSuffix)
-		b = jsonw.StringField(b, "activityType", SteeringActivity)
-		b = jsonw.StringField(append(b, `,"content":{"outcome":"delivered"`...), "messageId", ev.MessageID)
+		activity, suffix := SteeringActivity, SteeringSuffix
+		if ev.Outcome == agent.OutcomeQueued {
+			activity, suffix = QueueActivity, QueueSuffix
+		}
+		b := jsonw.StringField(e.begin("ACTIVITY_SNAPSHOT"), "messageId", ev.MessageID+suffix)
+		b = jsonw.StringField(b, "activityType", activity)
+		b = jsonw.StringField(append(b, `,"content":{`...), "outcome", ev.Outcome)
+		b = jsonw.StringField(b, "messageId", ev.MessageID)
 		if ev.RunID != "" {
 			b = jsonw.StringField(b, "runId", ev.RunID)
+		}
+		if ev.Position > 0 {
+			b = strconv.AppendInt(append(b, `,"position":`...), int64(ev.Position), 10)
 		}
 		e.end(append(b, '}'))
 	case *agent.StepFinished:
@@ -202,9 +210,11 @@ func (e *encoder) start() {
 		return
 	}
 	e.started = true
-	b := jsonw.StringField(e.begin("RUN_STARTED"), "threadId", e.threadID)
-	b = jsonw.StringField(b, "runId", e.runID)
-	e.end(jsonw.StringField(b, "protocolVersion", ProtocolVersion))
+	if !e.trusted.Begun { // else an encoder before this one wrote it
+		b := jsonw.StringField(e.begin("RUN_STARTED"), "threadId", e.threadID)
+		b = jsonw.StringField(b, "runId", e.runID)
+		e.end(jsonw.StringField(b, "protocolVersion", ProtocolVersion))
+	}
 	// A client whose copy of the thread differs from the server's (it
 	// rewrote or lost messages) gets the server's. The client keeps the
 	// messages it knows in its own order and appends the others, so when
@@ -430,6 +440,16 @@ const (
 const (
 	SteeringActivity = "steering"
 	SteeringSuffix   = ":steering"
+)
+
+// QueueActivity and QueueSuffix: a request whose message was queued
+// behind the running run is answered an ACTIVITY_SNAPSHOT of this type,
+// whose message id is the queued message's with QueueSuffix and whose
+// content is {outcome: "queued", messageId, runId, position}; the run
+// then waits and goes on with the message's own turn once it runs.
+const (
+	QueueActivity = "queue"
+	QueueSuffix   = ":queue"
 )
 
 // SourceEvent names the CUSTOM event that carries a source the reply

@@ -40,7 +40,7 @@ type Request struct {
 	// (the transport's body: {model}); "" is the server's default.
 	Model string `json:"model"`
 	// Busy says what a message sent while the chat's reply is being
-	// produced asks for ("steer" or "interrupt"; see wire.Busy): the
+	// produced asks for ("steer", "queue" or "interrupt"; see wire.Busy): the
 	// body of sendMessage's options.
 	Busy string `json:"busy"`
 }

@@ -2,6 +2,7 @@ package vercelai
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
@@ -133,12 +134,23 @@ func (e *encoder) Encode(ev agent.Event) {
 		e.start("")
 		e.endStep()
 		e.steered(&ev.Message)
-	case *agent.SteeringTaken:
-		e.start("")
-		b := append(e.w.Start(), `{"type":"data-`+SteeringData+`","data":{"outcome":"delivered"`...)
+	case *agent.SendOutcome:
+		name := SteeringData
+		if ev.Outcome == agent.OutcomeQueued {
+			// No start: the message's own turn starts the reply on this
+			// stream once it runs, with the reply's id.
+			name = QueueData
+		} else {
+			e.start("")
+		}
+		b := append(e.w.Start(), `{"type":"data-`+name+`","data":{`...)
+		b = jsonw.StringField(b, "outcome", ev.Outcome)
 		b = jsonw.StringField(b, "messageId", ev.MessageID)
 		if ev.RunID != "" {
 			b = jsonw.StringField(b, "runId", ev.RunID)
+		}
+		if ev.Position > 0 {
+			b = strconv.AppendInt(append(b, `,"position":`...), int64(ev.Position), 10)
 		}
 		e.w.End(append(b, `},"transient":true}`...))
 	case *agent.StepFinished:
@@ -163,6 +175,12 @@ func (e *encoder) Encode(ev agent.Event) {
 // answers the request that sent a steering message once the running
 // reply took it: {"outcome": "delivered", "messageId", "runId"}.
 const SteeringData = "steering"
+
+// QueueData names the transient data chunk (data-queue) that answers a
+// request whose message was queued behind the running reply:
+// {"outcome": "queued", "messageId", "runId", "position"}. The stream then
+// waits, and goes on with the message's own turn once it runs.
+const QueueData = "queue"
 
 // steered writes a user message the run took while it ran: the AI SDK
 // 7's steering-message chunk, which useChat adds to the reply as a
