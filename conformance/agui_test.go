@@ -14,7 +14,7 @@ func TestAGUI(t *testing.T) {
 	node := testutil.Node(t)
 	testutil.NodeModules(t, "js")
 	flows := []string{"samples", "chat", "reasoning", "serverTool", "streamingTool", "frontendTool", "approve", "deny", "cancel",
-		"editArgs", "ambiguous", "state", "modelError", "abort", "abortThenSend", "steer", "duplicateCallIds", "copilotKitDeny", "copilotKitApprove",
+		"editArgs", "ambiguous", "state", "modelError", "abort", "abortThenSend", "steer", "queue", "duplicateCallIds", "copilotKitDeny", "copilotKitApprove",
 		"reload", "reattach"}
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {

@@ -84,7 +84,7 @@ func (h *Handler) serveQueued(w http.ResponseWriter, req *request) {
 		switch {
 		case err == nil && src.Header.Run == t.RunID:
 			// Its turn runs (started by another request or replica).
-			h.runs.Follow(ctx, src, sse, h.proto.NewEncoder(sse, t, wire.Trusted{Begun: true}), 0, nil)
+			h.runs.Follow(ctx, src, sse, h.proto.NewEncoder(sse, t, h.trustedBefore(ctx, key, src.Header, req.log)), 0, nil)
 			return
 		case err == nil && !src.Header.Ended:
 			// Another reply runs: wait for its end.
@@ -109,7 +109,7 @@ func (h *Handler) serveQueued(w http.ResponseWriter, req *request) {
 			// begun and ended since the look above), or its owner
 			// removed it.
 			if src, err := h.runs.Find(ctx, key); err == nil && src.Header.Run == t.RunID {
-				h.runs.Follow(ctx, src, sse, h.proto.NewEncoder(sse, t, wire.Trusted{Begun: true}), 0, nil)
+				h.runs.Follow(ctx, src, sse, h.proto.NewEncoder(sse, t, h.trustedBefore(ctx, key, src.Header, req.log)), 0, nil)
 				return
 			}
 			h.proto.NewEncoder(sse, t, wire.Trusted{Begun: true}).Close()
@@ -130,6 +130,20 @@ func (h *Handler) serveQueued(w http.ResponseWriter, req *request) {
 			return
 		}
 	}
+}
+
+// trustedBefore is what an encoder of a stream joining a run it did not
+// start gets beside the turn: the conversation the run built on and what
+// its turn added (so an AG-UI client's copy is brought in line), with the
+// stream's opening frames written already. Without the stored
+// conversation it gets neither.
+func (h *Handler) trustedBefore(ctx context.Context, key history.Key, hdr runlog.Header, log *slog.Logger) wire.Trusted {
+	before := h.storedBefore(ctx, key, hdr, log)
+	if before == nil || len(before) < len(hdr.Turn) {
+		return wire.Trusted{Begun: true}
+	}
+	n := len(before) - len(hdr.Turn)
+	return wire.Trusted{History: before[:n:n], Added: hdr.Turn, Begun: true}
 }
 
 // runHead runs the head of key's queue if the chat is free: it returns

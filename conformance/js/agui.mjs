@@ -59,7 +59,7 @@ async function checkStream(headers, body, input) {
   const events = [];
   let lastId = 0;
   for (let frame of text.split('\n\n')) {
-    if (frame === '') continue;
+    if (frame === '' || frame.startsWith(':')) continue; // an SSE comment: a keep-alive
     // With history, the frames of a run carry the id of the run-log
     // event they come from; ids never go back.
     const id = /^id: (\d+)\n/.exec(frame);
@@ -491,6 +491,34 @@ const flows = {
     const shown = agent.messages.filter((m) => m.role !== 'reasoning').map((m) => [m.role, m.id === steering.id ? 'steer' : '', m.content ?? '']);
     assert.deepEqual(shown.map(([role, what]) => role + what), ['user', 'assistant', 'usersteer', 'assistant']);
     assert.equal(lastAssistant(agent), 'You said: hello');
+  },
+
+  // A message queued (forwardedProps busy "queue") while a run runs, from
+  // a second agent on the thread: its run starts at once with an
+  // ACTIVITY_SNAPSHOT saying "queued", waits for the running run to end
+  // undisturbed, and goes on with the message's own turn, its thread
+  // brought in line with the server's. Without history it is a run of its
+  // own at once.
+  async queue() {
+    const agent = newAgent();
+    agent.messages = [user('think: wait 1500 ms')];
+    const run = agent.runAgent();
+    const deadline = Date.now() + 5000;
+    while (!agent.messages.some((m) => m.role === 'reasoning') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(agent.messages.some((m) => m.role === 'reasoning'), 'the reply started');
+    const queued = user('hello');
+    const other = newAgent({ threadId: agent.threadId });
+    other.messages = [...agent.messages.filter((m) => m.role === 'user'), queued];
+    await other.runAgent({ forwardedProps: { busy: 'queue' } });
+    await run;
+    assert.equal(lastAssistant(other), 'You said: hello');
+    if (!history) return;
+    assert.equal(lastAssistant(agent), 'done', 'the run it waited for finished undisturbed');
+    const events = await eventsOf(1);
+    assert.deepEqual(events.slice(0, 2).map((e) => e.type), ['RUN_STARTED', 'ACTIVITY_SNAPSHOT']);
+    assert.deepEqual([events[1].activityType, events[1].content.outcome, events[1].content.messageId, events[1].content.position], ['queue', 'queued', queued.id, 1]);
+    assert.equal(events.filter((e) => e.type === 'RUN_STARTED').length, 1, 'one run on the stream');
+    assert.deepEqual(other.messages.filter((m) => m.role !== 'reasoning' && m.role !== 'activity').map((m) => m.role), ['user', 'assistant', 'user', 'assistant'], 'the thread as stored');
   },
 
   // A reload while an approval is pending: a new agent on the thread

@@ -62,11 +62,13 @@ async function checkStream(headers, body, continued) {
   // A steering request's answer (its outcome alone) comes from no run log.
   const fromLog = history && !text.includes('"type":"data-steering"');
   for (let frame of text.split('\n\n')) {
-    if (frame === '') continue;
+    if (frame === '' || frame.startsWith(':')) continue; // an SSE comment: a keep-alive
     // With history every frame of a run carries the id of the run-log
-    // event it comes from (for Last-Event-ID); ids never go back.
+    // event it comes from (for Last-Event-ID); ids never go back. A queued
+    // message's outcome comes before its run, from no log.
     const id = /^id: (\d+)\n/.exec(frame);
-    assert.equal(Boolean(id), fromLog, 'frames carry ids exactly when they come from a run log: ' + frame);
+    const outcome = frame.startsWith('data: {"type":"data-queue"');
+    assert.equal(Boolean(id), fromLog && !outcome, 'frames carry ids exactly when they come from a run log: ' + frame);
     if (id) {
       assert.ok(Number(id[1]) >= lastId, 'ids never go back');
       lastId = Number(id[1]);
@@ -80,7 +82,9 @@ async function checkStream(headers, body, continued) {
     if (!result.success) throw new Error(`uiMessageChunkSchema rejects ${data}: ${result.error}`);
     chunks.push(chunk);
   }
-  assert.equal(chunks[0].type, 'start', 'start comes first');
+  // A queued message's outcome (transient: the message is untouched)
+  // comes before its turn's start.
+  assert.equal(chunks.find((c) => c.type !== 'data-queue')?.type, 'start', 'start comes first');
   assert.ok(['finish', 'abort'].includes(chunks.at(-1).type), 'finish or abort comes last');
   // Rebuild the message with the SDK's own stream processor.
   const stream = new ReadableStream({
@@ -587,6 +591,37 @@ const flows = {
     assert.deepEqual(stored.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
     assert.equal(stored[2].id, steerId, 'stored where the model saw it');
     assert.equal(texts(stored[3]), 'You said: hello');
+    return chat;
+  },
+  // A message sent with busy "queue" while the reply runs waits with the
+  // chat: its request is answered "queued" at once (a transient data-queue
+  // chunk, which onData sees), the reply goes on undisturbed, and once it
+  // has ended the same request streams the message's own turn. Without
+  // history nothing runs apart from its request: the message is a turn of
+  // its own.
+  async queue() {
+    const outcomes = [];
+    const chat = newChat({ onData: (d) => outcomes.push(d) });
+    const first = chat.sendMessage({ text: 'think: wait 1500 ms' });
+    await until(() => assistant(chat)?.parts.some((p) => p.type === 'reasoning' && p.text.endsWith('ms')), 'the reasoning');
+    const replyId = assistant(chat).id;
+    await chat.sendMessage({ text: 'hello' }, { body: { busy: 'queue' } });
+    await first;
+    await settled(chat);
+    assert.equal(chat.error, undefined, String(chat.error));
+    const queuedId = chat.messages.find((m) => m.role === 'user' && texts(m) === 'hello').id;
+    if (history) {
+      assert.deepEqual(outcomes.filter((o) => o.type === 'data-queue').map((o) => [o.data.outcome, o.data.messageId, o.data.position]), [['queued', queuedId, 1]]);
+    }
+    const answer = chat.messages.find((m) => m.role === 'assistant' && texts(m) === 'You said: hello');
+    assert.ok(answer, 'the queued message is answered: ' + JSON.stringify(chat.messages.map((m) => [m.role, texts(m)])));
+    if (!history) return chat;
+    const reply = chat.messages.find((m) => m.id === replyId);
+    assert.equal(texts(reply), 'done', 'the reply it waited for finished undisturbed');
+    const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+    assert.deepEqual(stored.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+    assert.deepEqual([stored[1].id, stored[2].id, stored[3].id], [replyId, queuedId, answer.id], 'stored in order, under the ids the client holds');
+    assert.deepEqual(await (await cookieFetch(`${base}/api/chat/${chat.id}/queue`)).json(), { queued: [] });
     return chat;
   },
   // AI SDK 7's experimental_queue keeps a message sent while a reply runs
