@@ -312,6 +312,40 @@ async function everyAction(protocol) {
   await page.getByTestId('text').filter({ hasText: 'You said: and in Texas?' }).waitFor();
   await check('a reload after steering', async () => assert.equal(await once('and in Texas?'), 1, 'the steered message shows once after a reload'));
   await truth('a reload after steering');
+  // "Send after it": the message waits on the server (the list above the
+  // box shows it, with Remove) and is answered once the reply has ended,
+  // which it leaves undisturbed; one removed from the list never runs.
+  replies = await assistants().count();
+  await send('think: wait 2500 ms');
+  await assistants().nth(replies).getByTestId('reasoning').waitFor();
+  await check('messages queued behind the reply', async () => {
+    await input().fill('and then Ohio?');
+    await page.getByTestId('while-busy').selectOption('queue');
+    assert.equal(await page.getByTestId('send-busy').textContent(), 'Queue');
+    await page.getByTestId('send-busy').click();
+    await page.getByTestId('queued').filter({ hasText: 'and then Ohio?' }).waitFor();
+    await input().fill('forget this one');
+    await input().press('Enter');
+    const forgotten = page.getByTestId('queued').filter({ hasText: 'forget this one' });
+    await forgotten.waitFor();
+    assert.equal(await page.getByText('forget this one', { exact: true }).count(), 1, 'a queued message shows in the list only');
+    await forgotten.getByTestId('unqueue').click();
+    await forgotten.waitFor({ state: 'detached' });
+    await page.getByTestId('text').filter({ hasText: 'You said: and then Ohio?' }).waitFor({ timeout: 15000 });
+    await settled();
+    assert.equal(await assistants().nth(replies).getByTestId('text').filter({ hasText: /^done$/ }).count(), 1, 'the reply it waited for finished');
+    assert.equal(await once('and then Ohio?'), 1, 'the queued message shows once');
+    assert.equal(await page.getByText('forget this one').count(), 0, 'the removed message is gone');
+    assert.equal(await page.getByTestId('queued-list').count(), 0, 'nothing waits');
+  });
+  await truth('messages queued behind the reply');
+  await reload();
+  await page.getByTestId('text').filter({ hasText: 'You said: and then Ohio?' }).waitFor();
+  await check('a reload after queueing', async () => {
+    assert.equal(await once('and then Ohio?'), 1, 'the queued message shows once after a reload');
+    assert.equal(await page.getByText('forget this one').count(), 0, 'the removed message is gone after a reload');
+  });
+  await truth('a reload after queueing');
   replies = await assistants().count();
   await send('think: wait 30000 ms');
   await assistants().nth(replies).getByTestId('reasoning').waitFor();

@@ -97,7 +97,7 @@ func (h *Handler) serveQueued(w http.ResponseWriter, req *request) {
 		rn, sub, left, err := req.runHead(ctx, key, mine)
 		switch {
 		case rn != nil && sub.queuedID == mine:
-			h.runs.Follow(ctx, rn.Source(), sse, h.proto.NewEncoder(sse, sub.turn, wire.Trusted{History: sub.trusted.History, Added: sub.trusted.Added, Begun: true}), 0, rn.Paced)
+			h.runs.Follow(ctx, rn.Source(), sse, h.proto.NewEncoder(sse, t, wire.Trusted{History: sub.trusted.History, Added: sub.trusted.Added, Begun: true}), 0, rn.Paced)
 			rn.Paced(0, true)
 			return
 		case rn != nil:
@@ -138,12 +138,14 @@ func (h *Handler) serveQueued(w http.ResponseWriter, req *request) {
 // stream's opening frames written already. Without the stored
 // conversation it gets neither.
 func (h *Handler) trustedBefore(ctx context.Context, key history.Key, hdr runlog.Header, log *slog.Logger) wire.Trusted {
-	before := h.storedBefore(ctx, key, hdr, log)
-	if before == nil || len(before) < len(hdr.Turn) {
+	// The turn's own messages may not be stored yet (its run commits
+	// them as it starts): what came before them is.
+	n := hdr.Base - len(hdr.Turn)
+	before := h.storedBefore(ctx, key, runlog.Header{Base: n}, log)
+	if n < 0 || len(before) < n {
 		return wire.Trusted{Begun: true}
 	}
-	n := len(before) - len(hdr.Turn)
-	return wire.Trusted{History: before[:n:n], Added: hdr.Turn, Begun: true}
+	return wire.Trusted{History: before, Added: hdr.Turn, Begun: true}
 }
 
 // runHead runs the head of key's queue if the chat is free: it returns

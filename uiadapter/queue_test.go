@@ -183,9 +183,49 @@ func TestQueueOverAGUI(t *testing.T) {
 		if i, j := strings.Index(raw, `"activityType":"queue"`), strings.Index(raw, `"TEXT_MESSAGE_START"`); i < 0 || j < i {
 			t.Fatalf("the outcome does not come before the turn: %s", raw)
 		}
+		// The client's thread lacks the reply it waited for: the turn
+		// brings it in line.
+		if !strings.Contains(raw, `"MESSAGES_SNAPSHOT"`) || !strings.Contains(raw, `"content":"done"`) {
+			t.Fatalf("the queued run does not bring the client's thread in line: %s", raw)
+		}
 		testutil.ParseChunks(t, first.Body)
 		if msgs := f.stored("alice", "t"); roles(msgs) != "user,assistant,user,assistant" || msgs[2].ID() != "u2" {
 			t.Fatalf("stored %s", roles(msgs))
+		}
+	})
+}
+
+// The queue's routes answer bad input with a short JSON error, and
+// another scope's chat has an empty queue.
+func TestQueueRoutesBadInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, history.NewMemory())
+		first, _, replyID := startReply(t, f, "wait 400 ms")
+		defer first.Body.Close()
+		resp := f.post("alice", queuedBody(replyID, "u2", "hello"))
+		if _, err := testutil.NewSSEReader(resp.Body).Next(); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		for name, c := range map[string]struct {
+			scope, method, path string
+			status              int
+		}{
+			"a bad message id":     {"alice", http.MethodDelete, "/api/chat/c/queue/%1B%5B31m", http.StatusBadRequest},
+			"a bad chat id":        {"alice", http.MethodGet, "/api/chat/%1B%5B31m/queue", http.StatusBadRequest},
+			"no scope":             {"", http.MethodGet, "/api/chat/c/queue", http.StatusUnauthorized},
+			"another scope's list": {"bob", http.MethodGet, "/api/chat/c/queue", http.StatusOK},
+		} {
+			status, raw := f.do(c.scope, c.method, c.path, "")
+			if status != c.status || !strings.HasPrefix(raw, "{") {
+				t.Errorf("%s: %d %s, want %d and JSON", name, status, raw, c.status)
+			}
+			if name == "another scope's list" && strings.Contains(raw, "u2") {
+				t.Errorf("another scope sees the queue: %s", raw)
+			}
+		}
+		if got := queuedIDs(f.queue("c")); got != "u2" {
+			t.Fatalf("the queue after bad requests: %q", got)
 		}
 	})
 }

@@ -8,7 +8,7 @@ import { memo, useCallback, useEffect, useRef, useState } from 'react';
 import * as agui from '@ag-ui/client';
 import { agentuiAgent } from './agentuiAgent.js';
 import { generateId } from './ids.js';
-import { Composer, CopyButton, FailureBox, Message, MessageList, NoReply, Pending, Reasoning, STOP_WAIT_MS, ToolCard, UserText, UserTurn, Usage, useWhenIdle } from './ui.jsx';
+import { Composer, CopyButton, FailureBox, Message, MessageList, NoReply, Pending, QueuedList, Reasoning, STOP_WAIT_MS, ToolCard, UserText, UserTurn, Usage, useQueue, useWhenIdle } from './ui.jsx';
 import { Markdown } from './markdown.jsx';
 import {
   BACK_ONLINE,
@@ -54,6 +54,9 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
   const [agent] = useState(() => new AgentuiAgent({ url: '/api/agui', threadId: chatId, fetch: yieldingFetch }));
   const [messages, setMessages] = useState([]);
   const [running, setRunning] = useState(false);
+  // queuedRunning: a queued message's turn runs, which its own agent
+  // reads (enqueue) and this page shows.
+  const [queuedRunning, setQueuedRunning] = useState(false);
   // failure is what went wrong, as in VercelChat: {kind, text, retry:
   // 'again' (the same run) | 'regenerate' | 'connect', draft}.
   const [failure, setFailure] = useState(null);
@@ -68,6 +71,7 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
   const [editing, setEditing] = useState(null);
   const stopping = useRef(false);
   const lastRun = useRef({}); // the last run's parameters, for Retry
+  const queue = useQueue(chatId, running || queuedRunning, (e) => setFailure({ kind: 'error', text: errorText(e?.message ?? String(e)) }));
 
   useEffect(() => {
     // Streamed events change the thread many times a frame: show the
@@ -291,6 +295,10 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
       steer(text);
       return;
     }
+    if (whileBusy === 'queue') {
+      enqueue(text);
+      return;
+    }
     const open = interrupts;
     agent.addMessage({ id: generateId(), role: 'user', content: text });
     setMessages([...agent.messages]);
@@ -331,6 +339,55 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
       return;
     }
     if (helper.messages.some((m) => m.role === 'assistant')) await connect();
+  };
+
+  // enqueue sends a message to wait on the server until the running run
+  // has ended, from an agent of its own, with forwardedProps {busy:
+  // "queue"}: its run says "queued" at once (the list above the box
+  // shows it) and, once the chat is free, streams the message's own turn
+  // with the thread as the server has it, which this page then shows as
+  // it comes.
+  const enqueue = async (text) => {
+    const helper = new AgentuiAgent({ url: '/api/agui', threadId: chatId, fetch: yieldingFetch });
+    helper.setMessages([...agent.messages.filter((m) => m.role === 'user'), { id: generateId(), role: 'user', content: text }]);
+    let thrown = null;
+    let turn = false; // its turn has begun
+    const shown = (msgs) => msgs.filter((m) => m.role !== 'activity' || m.activityType !== 'queue');
+    await helper
+      .runAgent(
+        { tools: TOOLS, forwardedProps: { busy: 'queue', ...(modelRef.current ? { model: modelRef.current } : {}) } },
+        {
+          onEvent: ({ event }) => {
+            if (event.type === 'ACTIVITY_SNAPSHOT' && event.activityType === 'queue') queue.refresh();
+            else if (!turn && !NOT_A_TURN.has(event.type)) {
+              turn = true;
+              setQueuedRunning(true);
+              queue.refresh();
+            }
+          },
+          onMessagesChanged: ({ messages: msgs }) => {
+            if (turn) setMessages(shown(msgs));
+          },
+          onRunFailed: ({ error }) => {
+            thrown = error;
+            return { stopPropagation: true };
+          },
+        },
+      )
+      .catch((e) => {
+        thrown = e;
+      });
+    setQueuedRunning(false);
+    queue.refresh();
+    if (turn) {
+      agent.setMessages(shown(helper.messages));
+      setMessages([...agent.messages]);
+      onTurnEnd?.();
+    }
+    if (thrown && !turn && thrown.name !== 'AbortError') {
+      setFailure({ kind: 'error', text: errorText(thrown.payload?.error ?? thrown.message ?? String(thrown)), retry: 'connect' });
+      setRefill({ text });
+    }
   };
 
   // Stop asks the server to stop the run (it outlives this request); the
@@ -404,6 +461,7 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
     live.current.send(draft);
   }, [autoSend, draft]);
 
+  const showsRun = running || queuedRunning;
   const turns = withFailedStarts(groupTurns(messages), failedTurns);
   const results = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m]));
   const progress = new Map(
@@ -411,7 +469,7 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
   );
   const byCall = new Map(interrupts.filter((it) => it.toolCallId).map((it) => [it.toolCallId, it]));
   const lastMsg = messages.at(-1);
-  const contentKey = messages.length + ':' + (typeof lastMsg?.content === 'string' ? lastMsg.content.length : 0) + ':' + running;
+  const contentKey = messages.length + ':' + (typeof lastMsg?.content === 'string' ? lastMsg.content.length : 0) + ':' + showsRun;
   const lastTurn = turns.at(-1);
   return (
     <>
@@ -423,8 +481,8 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
               key={turn.id}
               turn={turn}
               isLast={isLast}
-              streaming={running && isLast && turn.role === 'assistant'}
-              running={running}
+              streaming={showsRun && isLast && turn.role === 'assistant'}
+              running={showsRun}
               results={turn.role === 'assistant' ? results : null}
               progress={turn.role === 'assistant' && isLast ? progress : null}
               interrupts={turn.role === 'assistant' && isLast ? byCall : null}
@@ -438,22 +496,28 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
             />
           );
         })}
-        {running && lastTurn?.role !== 'assistant' && <Pending />}
-        {!running && !failure && lastTurn?.role === 'user' && <NoReply />}
+        {showsRun && lastTurn?.role !== 'assistant' && <Pending />}
+        {!showsRun && !failure && lastTurn?.role === 'user' && <NoReply />}
       </MessageList>
       <FailureBox failure={failure} onRetry={retry} onDismiss={() => setFailure(null)} onNewChat={onNewChat} />
+      <QueuedList items={queue.items} onRemove={queue.remove} />
       <Composer
-        status={running ? 'streaming' : interrupts.length ? 'awaiting-approval' : 'ready'}
-        busy={running}
+        status={showsRun ? 'streaming' : interrupts.length ? 'awaiting-approval' : 'ready'}
+        busy={showsRun}
         draft={autoSend ? '' : draft}
         refill={refill}
-        statusText={running ? 'The assistant is replying…' : lastTurn?.role === 'assistant' ? 'The reply is finished.' : ''}
+        statusText={showsRun ? 'The assistant is replying…' : lastTurn?.role === 'assistant' ? 'The reply is finished.' : ''}
         onSend={send}
         onStop={stop}
       />
     </>
   );
 }
+
+// NOT_A_TURN are the events of a queued message's run that do not show
+// its turn: its start, its outcome, and its end (a message removed from
+// the queue ends its run with no turn).
+const NOT_A_TURN = new Set(['RUN_STARTED', 'ACTIVITY_SNAPSHOT', 'RUN_FINISHED', 'RUN_ERROR']);
 
 // AFTER prefixes the key (in failedTurns) of a reply that failed before it
 // began, by the user message it answered.

@@ -17,12 +17,14 @@ import {
   MessageList,
   NoReply,
   Pending,
+  QueuedList,
   Reasoning,
   STOP_WAIT_MS,
   ToolCard,
   UserText,
   UserTurn,
   Usage,
+  useQueue,
   useWhenIdle,
 } from './ui.jsx';
 import { Markdown } from './markdown.jsx';
@@ -151,9 +153,15 @@ function Conversation({ chatId, initialMessages, lost, resume, draft, autoSend, 
         c.addToolOutput({ tool: LOCATION_TOOL, toolCallId: toolCall.toolCallId, output: getLocation() });
       },
       onFinish: () => onTurnEnd?.(),
+      // A message sent with "Send after it" is answered "queued" at once:
+      // the list above the box shows it.
+      onData: (part) => {
+        if (part.type === 'data-queue') queueRef.current?.refresh();
+      },
     });
     return c;
   });
+  const queueRef = useRef(null);
   // resume: a reply still being produced when the page loaded goes on
   // showing (GET /api/chat/{id}/stream; 204 when there is none).
   const { messages, status, error, sendMessage, stop, regenerate, addToolApprovalResponse, clearError, setMessages, resumeStream } = useChat({
@@ -246,6 +254,14 @@ function Conversation({ chatId, initialMessages, lost, resume, draft, autoSend, 
 
   const [editing, setEditing] = useState(null); // the id of the user message being edited
   const busy = status === 'submitted' || status === 'streaming';
+  const queue = useQueue(chatId, busy, (e) => setFailure({ kind: 'error', text: errorText(e?.message ?? String(e)) }));
+  queueRef.current = queue;
+  // A reply that begins or ends may be a queued message's turn.
+  const replyCount = messages.filter((m) => m.role === 'assistant').length;
+  const { refresh: refreshQueue } = queue;
+  useEffect(() => {
+    refreshQueue();
+  }, [replyCount, status, refreshQueue]);
 
   // The callbacks messages get stay the same objects, so a finished
   // message does not render again while the next one streams.
@@ -291,8 +307,8 @@ function Conversation({ chatId, initialMessages, lost, resume, draft, autoSend, 
     await stopChat(chatId, '/api/chat');
     if (!(await whenIdle(STOP_WAIT_MS))) await stop();
   };
-  // send sends a message; whileBusy ('steer' | 'interrupt') says what it
-  // is for when a reply is running (the server's "busy").
+  // send sends a message; whileBusy ('steer' | 'queue' | 'interrupt')
+  // says what it is for when a reply is running (the server's "busy").
   const send = (text, whileBusy) => {
     // A chat the server no longer has takes no more messages: this one
     // starts a new chat (sent there at once).
@@ -323,8 +339,21 @@ function Conversation({ chatId, initialMessages, lost, resume, draft, autoSend, 
   };
 
   // A message the running reply took shows in the reply, where it
-  // answers it; the copy sendMessage appended at the end is not shown.
-  const shown = withoutSteeredCopies(messages);
+  // answers it; the copy sendMessage appended at the end is not shown,
+  // nor, until its turn runs, a queued message's (the list shows it).
+  // One removed from the queue goes from the thread too.
+  // A queued message whose turn has begun (its reply follows it) no
+  // longer waits, whatever the last look at the queue said.
+  const waiting = queue.items.filter((q) => {
+    const i = messages.findIndex((m) => m.id === q.id);
+    return i < 0 || messages[i + 1]?.role !== 'assistant';
+  });
+  const queuedIds = new Set(waiting.map((q) => q.id));
+  const shown = withoutSteeredCopies(messages).filter((m) => !(m.role === 'user' && queuedIds.has(m.id)));
+  const unqueue = (id) => {
+    queue.remove(id);
+    setMessages(chat.messages.filter((m) => m.id !== id));
+  };
   const last = shown.at(-1);
   const contentKey = shown.length + ':' + partsLength(last) + ':' + status;
   return (
@@ -346,6 +375,7 @@ function Conversation({ chatId, initialMessages, lost, resume, draft, autoSend, 
         {!busy && !failure && lastShown(shown, failedIds)?.role === 'user' && <NoReply />}
       </MessageList>
       <FailureBox failure={failure} onRetry={retry} onDismiss={() => setFailure(null)} onNewChat={onNewChat} />
+      <QueuedList items={waiting} onRemove={unqueue} />
       <Composer
         status={status}
         busy={busy}

@@ -226,6 +226,11 @@ export const listChats = () => call('GET', '/api/chats?limit=200').then((r) => r
 export const renameChat = (id, title) => call('PATCH', '/api/chat/' + encodeURIComponent(id), { title });
 export const deleteChat = (id) => call('DELETE', '/api/chat/' + encodeURIComponent(id));
 
+// The chat's queue: the messages sent with "Send after it" while a reply
+// ran, waiting on the server for their turn ([{id, text, position}]).
+export const listQueued = (id) => call('GET', '/api/chat/' + encodeURIComponent(id) + '/queue').then((r) => r.queued ?? []);
+export const removeQueued = (id, message) => call('DELETE', '/api/chat/' + encodeURIComponent(id) + '/queue/' + encodeURIComponent(message));
+
 // stopChat asks the server to stop the chat's run. The answer's (empty)
 // body is read to its end: a response dropped unread can be collected
 // before its body has come, and the browser then cancels the request,

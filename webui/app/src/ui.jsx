@@ -1,7 +1,8 @@
 // Presentational pieces both protocols share: messages, tool cards,
 // reasoning, the composer, the error box and the empty chat. Every
 // element a test needs carries a data-testid.
-import { useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { listQueued, removeQueued } from './api.js';
 
 const STATE_LABELS = {
   'input-streaming': 'receiving input',
@@ -512,8 +513,74 @@ export function FailureBox({ failure, onRetry, onDismiss, onNewChat }) {
 // While a reply streams the box stays usable: a message typed then is
 // sent (Enter, or its button) as the visible choice beside it says:
 // "steer" gives it to the running reply, which answers it after its
-// current step; "interrupt" stops the reply and sends it. onSend gets
-// the choice as its second argument (none when no reply runs).
+// current step; "queue" keeps it on the server until the reply has
+// ended, then sends it; "interrupt" stops the reply and sends it. onSend
+// gets the choice as its second argument (none when no reply runs).
+const BUSY_LABELS = { steer: 'Steer', queue: 'Queue', interrupt: 'Send' };
+const BUSY_TITLES = {
+  steer: 'The reply answers this after its current step',
+  queue: 'Sent when the reply has ended (kept on the server)',
+  interrupt: 'Stop the reply and send this',
+};
+
+// QueuedList shows the messages waiting on the server for the running
+// reply to end, the next first, each with Remove.
+export function QueuedList({ items, onRemove }) {
+  if (items.length === 0) return null;
+  return (
+    <section className="queued" data-testid="queued-list" aria-label="Queued messages">
+      <p className="queued-title">Sent after the reply</p>
+      <ol>
+        {items.map((q) => (
+          <li key={q.id} data-testid="queued">
+            <span className="queued-text">{q.text}</span>
+            <button type="button" className="btn btn-small btn-quiet" data-testid="unqueue" onClick={() => onRemove(q.id)}>
+              Remove
+            </button>
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}
+
+// useQueue is the chat's queue as the server keeps it, looked at again
+// on refresh() and every QUEUE_POLL_MS while a reply runs or something
+// waits (another tab may queue or remove). remove(id) takes one out.
+export function useQueue(chatId, active, onError) {
+  const [items, setItems] = useState([]);
+  const seq = useRef(0);
+  const refresh = useCallback(() => {
+    const n = ++seq.current;
+    return listQueued(chatId).then(
+      (qs) => {
+        if (n === seq.current) setItems(qs);
+      },
+      () => {}, // a server that cannot answer now is asked again soon
+    );
+  }, [chatId]);
+  const polling = active || items.length > 0;
+  useEffect(() => {
+    refresh();
+    if (!polling) return undefined;
+    const t = setInterval(refresh, QUEUE_POLL_MS);
+    return () => clearInterval(t);
+  }, [refresh, polling]);
+  const remove = useCallback(
+    (id) => {
+      setItems((qs) => qs.filter((q) => q.id !== id));
+      removeQueued(chatId, id).then(refresh, (e) => {
+        if (e.status !== 404) onError?.(e);
+        refresh();
+      });
+    },
+    [chatId, refresh, onError],
+  );
+  return { items, refresh, remove };
+}
+
+const QUEUE_POLL_MS = 1500;
+
 export function Composer({ busy, onSend, onStop, status, statusText, draft, refill }) {
   const [text, setText] = useState(draft ?? '');
   const [whileBusy, setWhileBusy] = useState('steer');
@@ -573,10 +640,11 @@ export function Composer({ busy, onSend, onStop, status, statusText, draft, refi
               </label>
               <select id="while-busy" data-testid="while-busy" value={whileBusy} onChange={(e) => setWhileBusy(e.target.value)}>
                 <option value="steer">Add to the reply</option>
+                <option value="queue">Send after it</option>
                 <option value="interrupt">Stop it and send</option>
               </select>
-              <button type="submit" className="btn btn-primary" data-testid="send-busy" title={whileBusy === 'steer' ? 'The reply answers this after its current step' : 'Stop the reply and send this'}>
-                {whileBusy === 'steer' ? 'Steer' : 'Send'}
+              <button type="submit" className="btn btn-primary" data-testid="send-busy" title={BUSY_TITLES[whileBusy]}>
+                {BUSY_LABELS[whileBusy]}
               </button>
             </>
           )}
