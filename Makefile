@@ -89,7 +89,7 @@ FUZZ_TARGETS = \
 	./agent/anthropic:FuzzStream ./agent/anthropic:FuzzRequest \
 	./agent/gemini:FuzzStream ./agent/gemini:FuzzReplay ./agent/gemini:FuzzSpan ./agent/gemini:FuzzCallID \
 	./internal/wire:FuzzCheckID ./telemetry:FuzzClean \
-	./edge:FuzzNormalizeHost \
+	./edge:FuzzNormalizeHost ./uiadapter:FuzzWebSocketFrame \
 	./internal/wire:FuzzOpenSealed
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -71,6 +71,7 @@ func (r Route) Pattern() string { return r.Method + " " + r.Path }
 // r.SetPathValue("id", …) before the handler runs (examples/gin).
 //
 //	POST   {prefix}/chat               useChat
+//	GET    {prefix}/chat               useChat over a WebSocket (AI SDK 7's WebSocketChatTransport)
 //	GET    {prefix}/chat/{id}          the stored chat, as UI messages (reload)
 //	GET    {prefix}/chat/{id}/stream   resume the chat's reply (useChat's resume)
 //	POST   {prefix}/chat/{id}/stop     stop it
@@ -90,6 +91,7 @@ func (a *API) Routes(prefix string) []Route {
 	p := cleanPrefix(prefix)
 	return []Route{
 		{http.MethodPost, p + "/chat", a.chat},
+		{http.MethodGet, p + "/chat", a.chat.WebSocketHandler()},
 		{http.MethodGet, p + "/chat/{id}", vercelai.ConversationHandler(a.chat, nil)},
 		{http.MethodGet, p + "/chat/{id}/stream", a.chat.ResumeHandler(nil)},
 		{http.MethodPost, p + "/chat/{id}/stop", a.chat.StopHandler(nil)},

@@ -149,6 +149,14 @@ func CheckCrossSite(r *http.Request) error {
 	return nil
 }
 
+// CORSAllowed reports whether r comes from an origin CORS allows (it
+// passed through [CORS]): such a page may open a WebSocket to the server,
+// which browsers open from any origin without a preflight.
+func CORSAllowed(r *http.Request) bool {
+	allowed, _ := r.Context().Value(corsAllowedKey{}).(bool)
+	return allowed
+}
+
 // RefuseCrossSite serves next only requests that pass the cross-site rule
 // every state-changing route of this package applies (stop, rename,
 // delete, connect; the chat endpoints require a JSON body, which a page on

@@ -316,6 +316,17 @@ func (m *Memory) ReadDeltas(ctx context.Context, key history.Key, run string, af
 	return m.read(ctx, key, run, after, wait, true)
 }
 
+// AsLogged is m read as its entries were logged: its Read is ReadDeltas,
+// for a reader that numbers what it is given (a WebSocket's chunks) and
+// must number it as a reader of another replica's copy does.
+func (m *Memory) AsLogged() Log { return asLogged{m} }
+
+type asLogged struct{ *Memory }
+
+func (a asLogged) Read(ctx context.Context, key history.Key, run string, after int64, wait time.Duration) ([]Entry, error) {
+	return a.ReadDeltas(ctx, key, run, after, wait)
+}
+
 // fromDeltas is from with merged deltas expanded.
 func (l *memLog) fromDeltas(after int64) []Entry {
 	for c, ch := range l.chunks {

@@ -50,6 +50,7 @@ func Example_mount() {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", chat)                                        // useChat
+	mux.Handle("GET /api/chat", chat.WebSocketHandler())                      // useChat over a WebSocket (AI SDK 7)
 	mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil)) // reload a chat
 	mux.Handle("GET /api/chat/{id}/stream", chat.ResumeHandler(nil))          // useChat({resume: true})
 	mux.Handle("POST /api/chat/{id}/stop", chat.StopHandler(nil))             // stop a reply
@@ -59,7 +60,9 @@ func Example_mount() {
 	mux.Handle("GET /api/chats", chat.ChatsHandler())           // my chats (both protocols)
 	mux.Handle("PATCH /api/chat/{id}", chat.RenameHandler(nil)) // {"title": "…"}
 	mux.Handle("DELETE /api/chat/{id}", chat.DeleteHandler(nil))
-	mux.Handle("GET /", webui.Handler()) // the chat page, if you want it
+	mux.Handle("GET /api/chat/{id}/queue", chat.QueueHandler(nil))              // messages queued behind a reply
+	mux.Handle("DELETE /api/chat/{id}/queue/{message}", chat.QueueHandler(nil)) // remove one
+	mux.Handle("GET /", webui.Handler())                                        // the chat page, if you want it
 	// extending.md: end
 
 	_ = mux // http.ListenAndServe("127.0.0.1:8080", mux)

@@ -45,6 +45,8 @@ type Handler struct {
 	cfg   config
 	log   *slog.Logger // the configured logger, with the protocol's name
 	runs  *run.Engine  // runs its turns, and keeps them with history
+	// sockets counts the WebSockets open per scope (WebSocketHandler).
+	sockets socketCount
 }
 
 // New returns a handler that serves proto with a. A configuration that

@@ -86,6 +86,7 @@ func serveHistoryFixture(t testing.TB, store history.Store, loop *agent.Loop, in
 	ag := testutil.Must(agui.Handler(loop, opts...))
 	f.mux = http.NewServeMux()
 	f.mux.Handle("POST /api/chat", chat)
+	f.mux.Handle("GET /api/chat", chat.WebSocketHandler())
 	f.mux.Handle("GET /api/chat/{id}", vercelai.ConversationHandler(chat, nil))
 	f.mux.Handle("GET /api/chat/{id}/stream", chat.ResumeHandler(nil))
 	f.mux.Handle("POST /api/chat/{id}/stop", chat.StopHandler(nil))

@@ -123,12 +123,15 @@ func (h *Handler) ResumeHandler(chatID func(*http.Request) string) http.Handler 
 		switch {
 		case errors.Is(err, runlog.ErrNoRun),
 			err == nil && run != "" && hdr.Run != run,
-			err == nil && after == 0 && hdr.Ended:
+			err == nil && after == 0 && hdr.Ended && !replaysEnded(r.Context()):
 			w.WriteHeader(http.StatusNoContent)
 			return
 		case err != nil:
 			wire.WriteError(w, log, wire.Unavailable("the run log is unavailable", err))
 			return
+		}
+		if wantsDeltas(r.Context()) {
+			src = src.AsLogged()
 		}
 		t := &wire.Turn{ChatID: key.Chat, RunID: hdr.Run, Intent: wire.Submit}
 		var tr wire.Trusted

@@ -2,15 +2,19 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/internal/wire"
@@ -208,6 +212,87 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 		}
 		if rest := s.rest(t); rest[len(rest)-1] != "[DONE]" {
 			t.Fatalf("B's stream: %q", rest)
+		}
+	})
+
+	t.Run("a WebSocket reconnected to B resumes where it was on A", func(t *testing.T) {
+		dial := func(url string) *websocket.Conn {
+			u, _ := neturl.Parse(url)
+			var cookies []string
+			for _, c := range jar.Cookies(u) {
+				cookies = append(cookies, c.Name+"="+c.Value)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/api/chat", &websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {strings.Join(cookies, "; ")}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.SetReadLimit(1 << 20)
+			t.Cleanup(func() { c.CloseNow() })
+			return c
+		}
+		type frame struct {
+			Type     string
+			Sequence int
+			Chunk    json.RawMessage
+		}
+		read := func(c *websocket.Conn) frame {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			_, b, err := c.Read(ctx)
+			var f frame
+			if err != nil || json.Unmarshal(b, &f) != nil {
+				t.Fatalf("read: %v %s", err, b)
+			}
+			return f
+		}
+		onA := dial(a.URL)
+		send, _ := json.Marshal(map[string]any{"type": "send", "requestId": "s", "id": "c8", "trigger": "submit-message",
+			"messages": []any{map[string]any{"id": "u-c8", "role": "user", "parts": []any{map[string]any{"type": "text", "text": "think: wait 1500 ms"}}}}})
+		_ = onA.Write(context.Background(), websocket.MessageText, send)
+		var got []frame
+		for len(got) < 6 {
+			got = append(got, read(onA))
+		}
+		onA.CloseNow() // the connection drops
+		onB := dial(b.URL)
+		last := got[len(got)-1].Sequence
+		resume, _ := json.Marshal(map[string]any{"type": "resume", "requestId": "r", "id": "c8", "lastSequence": last})
+		testutil.Eventually(t, 5*time.Second, "B to see the run", func() bool {
+			_ = onB.Write(context.Background(), websocket.MessageText, resume)
+			return read(onB).Type == "start"
+		})
+		for f := read(onB); f.Type != "end"; f = read(onB) {
+			if f.Type != "chunk" {
+				t.Fatalf("B sent %s mid-stream", f.Type)
+			}
+			got = append(got, f)
+		}
+		for i, f := range got {
+			if f.Sequence != i {
+				t.Fatalf("chunk %d numbered %d: a gap or a duplicate", i, f.Sequence)
+			}
+		}
+		// What the client holds is the reply as B replays it (the turn
+		// has ended: a client that holds its first chunk gets the rest).
+		whole := dial(b.URL)
+		again, _ := json.Marshal(map[string]any{"type": "resume", "requestId": "w", "id": "c8", "lastSequence": 0})
+		_ = whole.Write(context.Background(), websocket.MessageText, again)
+		if f := read(whole); f.Type != "start" {
+			t.Fatalf("a whole replay on B: %+v", f)
+		}
+		for i := 1; ; i++ {
+			f := read(whole)
+			if f.Type == "end" {
+				if i != len(got) {
+					t.Fatalf("the whole replay has %d chunks after the first, the client %d", i-1, len(got)-1)
+				}
+				break
+			}
+			if string(f.Chunk) != string(got[i].Chunk) {
+				t.Fatalf("chunk %d: the client holds %s, B replays %s", i, got[i].Chunk, f.Chunk)
+			}
 		}
 	})
 

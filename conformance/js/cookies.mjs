@@ -16,6 +16,14 @@ export async function cookieFetch(input, init = {}) {
   return keep(await fetch(input, { ...init, headers }));
 }
 
+// cookieHeader is the Cookie header a request to base sends (the page is
+// loaded first when the jar is empty), for clients that are not fetch: a
+// WebSocket handshake.
+export async function cookieHeader(base) {
+  if (!jar.size) keep(await fetch(new URL('/', base)));
+  return [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+}
+
 // keep stores the cookies a response sets.
 function keep(res) {
   for (const c of res.headers.getSetCookie()) {

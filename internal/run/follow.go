@@ -19,6 +19,16 @@ type Source struct {
 	Remote bool
 }
 
+// AsLogged is src read as its entries were logged: a log in this
+// process gives the deltas it has compacted one by one again, as a
+// shared log holds them (runlog.Memory.AsLogged).
+func (src Source) AsLogged() Source {
+	if m, ok := src.Log.(*runlog.Memory); ok {
+		src.Log = m.AsLogged()
+	}
+	return src
+}
+
 // Find returns the log that holds key's latest run: this engine's own
 // when the run is this process's and still going, else the shared one,
 // which every replica's runs reach. A run of this process that has ended

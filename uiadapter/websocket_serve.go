@@ -1,0 +1,230 @@
+package uiadapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// serveSend serves a send frame as POST {api}/chat: the body is the
+// frame's body with the transport's fields, as DefaultChatTransport
+// sends them.
+func (s *wsSocket) serveSend(ctx context.Context, f *wsFrame) {
+	body := map[string]json.RawMessage{}
+	if len(f.Body) > 0 {
+		if err := json.Unmarshal(f.Body, &body); err != nil {
+			s.fail(f.RequestID, `"body" must be an object`)
+			return
+		}
+	}
+	id, _ := json.Marshal(*f.ID)
+	trigger, _ := json.Marshal(f.Trigger)
+	body["id"], body["messages"], body["trigger"] = id, f.Messages, trigger
+	if f.MessageID != nil {
+		mid, _ := json.Marshal(*f.MessageID)
+		body["messageId"] = mid
+	}
+	b, _ := json.Marshal(body)
+	r := s.request(ctx, http.MethodPost, "/chat", b, f.Headers)
+	w := &wsResponse{s: s, requestID: f.RequestID, header: http.Header{}, seq: -1, skip: -1}
+	s.h.ServeHTTP(w, r)
+	w.finish()
+}
+
+// serveResume serves a resume frame as GET {api}/chat/{id}/stream: a
+// chat with no reply going is no-active; one with a reply is start, then
+// the reply from its first chunk (after lastSequence, when the frame
+// says), live.
+func (s *wsSocket) serveResume(ctx context.Context, f *wsFrame) {
+	r := s.request(withDeltas(ctx), http.MethodGet, "/chat/"+url.PathEscape(*f.ID)+"/stream", nil, f.Headers)
+	r.SetPathValue("id", *f.ID)
+	w := &wsResponse{s: s, requestID: f.RequestID, header: http.Header{}, seq: -1, skip: -1, resume: true}
+	if f.LastSequence != nil {
+		// The client has part of the turn: it gets the rest, even when the
+		// turn has ended since (within the run log's retention).
+		w.skip, _ = strconv.ParseInt(f.LastSequence.String(), 10, 64)
+		r = r.WithContext(context.WithValue(r.Context(), replayEndedKey{}, true))
+	}
+	s.h.ResumeHandler(nil).ServeHTTP(w, r)
+	w.finish()
+}
+
+// abort is the transport's stop(): the request's chat's reply is stopped
+// (POST {api}/chat/{id}/stop: over a WebSocket, unlike SSE, a stop is a
+// signal of its own) and the request ends. An abort for a request that
+// is not in flight does nothing.
+func (s *wsSocket) abort(requestID string) {
+	s.mu.Lock()
+	req := s.reqs[requestID]
+	s.mu.Unlock()
+	if req == nil {
+		return
+	}
+	r := s.request(s.ctx, http.MethodPost, "/chat/"+url.PathEscape(req.chat)+"/stop", nil, nil)
+	r.SetPathValue("id", req.chat)
+	w := &wsResponse{s: s, header: http.Header{}, quiet: true}
+	s.h.StopHandler(nil).ServeHTTP(w, r)
+	req.cancel()
+}
+
+// request is the HTTP request a frame stands for: the handshake's
+// (cookies, address, origin, TLS), with the frame's headers, except
+// those only the connection may say.
+func (s *wsSocket) request(ctx context.Context, method, path string, body []byte, headers map[string]string) *http.Request {
+	r := s.base.Clone(ctx)
+	r.Method, r.RequestURI = method, ""
+	r.URL = &url.URL{Path: path}
+	for k := range r.Header {
+		if k == "Connection" || k == "Upgrade" || strings.HasPrefix(k, "Sec-Websocket") {
+			r.Header.Del(k)
+		}
+	}
+	for k, v := range headers {
+		switch http.CanonicalHeaderKey(k) {
+		case "Cookie", "Host", "Origin", "Content-Length", "Content-Type", "Transfer-Encoding", "Connection", "Upgrade", "Referer":
+			continue // the connection's, not the frame's to say
+		}
+		if !strings.HasPrefix(strings.ToLower(k), "sec-") {
+			r.Header.Set(k, v)
+		}
+	}
+	r.Body, r.ContentLength = http.NoBody, 0
+	if body != nil {
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		r.Header.Set("Content-Type", "application/json")
+	}
+	return r
+}
+
+// wsResponse is the http.ResponseWriter a frame's handler writes to: a
+// 200's server-sent events become chunk frames numbered from 0 (SSE ids,
+// comments and the [DONE] marker are the HTTP stream's, not the
+// transport's), and any other status an error frame with the refusal's
+// text.
+type wsResponse struct {
+	s         *wsSocket
+	requestID string
+	header    http.Header
+	status    int
+	resume    bool  // a resume: 200 is start, 204 no-active
+	quiet     bool  // nothing goes to the socket (an abort's stop)
+	seq       int64 // the last chunk's sequence
+	skip      int64 // chunks up to this sequence are not sent (a resume's lastSequence)
+	pending   []byte
+	refusal   bytes.Buffer // a non-200's body
+	err       error
+}
+
+func (w *wsResponse) Header() http.Header { return w.header }
+
+func (w *wsResponse) WriteHeader(status int) {
+	if w.status != 0 {
+		return
+	}
+	w.status = status
+	if w.resume && status == http.StatusOK && !w.quiet {
+		w.err = w.s.reply("start", w.requestID)
+	}
+}
+
+func (w *wsResponse) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.status != http.StatusOK {
+		if w.refusal.Len() < 64<<10 {
+			w.refusal.Write(p)
+		}
+		return len(p), nil
+	}
+	w.pending = append(w.pending, p...)
+	for w.err == nil {
+		i := bytes.Index(w.pending, []byte("\n\n"))
+		if i < 0 {
+			break
+		}
+		w.event(w.pending[:i])
+		w.pending = w.pending[i+2:]
+	}
+	if len(w.pending) == 0 {
+		w.pending = nil // an idle stream holds no buffer
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	return len(p), nil
+}
+
+// Flush implements http.Flusher: frames go out as they are cut.
+func (w *wsResponse) Flush() {}
+
+// event sends one server-sent event's data as a chunk frame.
+func (w *wsResponse) event(ev []byte) {
+	for _, line := range bytes.Split(ev, []byte("\n")) {
+		data, ok := bytes.CutPrefix(line, []byte("data: "))
+		if !ok || string(data) == "[DONE]" || w.quiet {
+			continue
+		}
+		w.seq++
+		if w.seq <= w.skip {
+			continue
+		}
+		f := make([]byte, 0, len(data)+96)
+		f = append(f, `"sequence":`...)
+		f = strconv.AppendInt(f, w.seq, 10)
+		f = append(append(f, `,"chunk":`...), data...)
+		w.err = w.s.reply("chunk", w.requestID, string(f))
+	}
+}
+
+// finish ends the request: end after a stream, no-active for a resume
+// with nothing to resume, an error frame for a refusal.
+func (w *wsResponse) finish() {
+	if w.quiet || w.err != nil || w.s.ctx.Err() != nil {
+		return
+	}
+	switch {
+	case w.status == 0 || w.status == http.StatusOK:
+		_ = w.s.reply("end", w.requestID)
+	case w.resume && (w.status == http.StatusNoContent || w.status == http.StatusNotFound):
+		// Nothing to resume (a server without history has no runs).
+		_ = w.s.reply("no-active", w.requestID)
+	default:
+		var e struct {
+			Error string `json:"error"`
+		}
+		text := http.StatusText(w.status)
+		if json.Unmarshal(w.refusal.Bytes(), &e) == nil && e.Error != "" {
+			text = e.Error
+		}
+		w.s.fail(w.requestID, text)
+	}
+}
+
+// deltasKey marks a resume whose chunks are numbered (a WebSocket's):
+// it reads the run's log as it was logged, every delta on its own, as
+// the stream that started the run got it and as every replica's shared
+// log holds it, so that a chunk's number is the same wherever the turn is
+// read.
+type deltasKey struct{}
+
+func withDeltas(ctx context.Context) context.Context {
+	return context.WithValue(ctx, deltasKey{}, true)
+}
+
+func wantsDeltas(ctx context.Context) bool { v, _ := ctx.Value(deltasKey{}).(bool); return v }
+
+// replayEndedKey marks a resume from a client that has part of the turn
+// (a WebSocket resume with lastSequence): a turn that has ended is
+// replayed, not no-active.
+type replayEndedKey struct{}
+
+func replaysEnded(ctx context.Context) bool { v, _ := ctx.Value(replayEndedKey{}).(bool); return v }
