@@ -51,11 +51,14 @@ func Example() {
 	}
 	// Output:
 	// POST /api/chat
+	// GET /api/chat
 	// GET /api/chat/{id}
 	// GET /api/chat/{id}/stream
 	// POST /api/chat/{id}/stop
 	// PATCH /api/chat/{id}
 	// DELETE /api/chat/{id}
+	// GET /api/chat/{id}/queue
+	// DELETE /api/chat/{id}/queue/{message}
 	// GET /api/chats
 	// GET /api/models
 	// POST /api/agui
