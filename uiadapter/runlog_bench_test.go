@@ -53,6 +53,7 @@ func runLogServer(b *testing.B, store history.Store, l runlog.Log) *httptest.Ser
 	mux := http.NewServeMux()
 	mux.Handle("POST /", h)
 	mux.Handle("GET /api/chat/{id}/stream", h.ResumeHandler(nil))
+	mux.Handle("GET /api/chat", h.WebSocketHandler())
 	srv := httptest.NewServer(mux)
 	b.Cleanup(srv.Close)
 	return srv
