@@ -138,6 +138,7 @@ bench-runs:
 	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'IdleStreamsWithRunLog' -test.benchtime 1x | grep '^Benchmark'; \
 	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'ResumeCPU' -test.benchtime 40x | grep '^Benchmark'; \
 	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'SteerDelivery' -test.benchtime 20x | grep '^Benchmark'; \
+	    "$$tmp/uiadapter.test" -test.run '^$$' -test.bench 'ReplyTransport|ResumeTTFBOverWebSocket' -test.benchtime 200x | grep '^Benchmark'; \
 	  done
 
 # The turn path against a base revision (before the turn became one

@@ -84,7 +84,7 @@ func (h *Handler) WebSocketHandler() http.Handler {
 			return
 		}
 		c.SetReadLimit(2*h.cfg.maxBodyBytes + 64<<10)
-		s := &wsSocket{h: h, c: c, base: r, log: log, out: make(chan []byte), reqs: map[string]*wsRequest{}}
+		s := &wsSocket{h: h, c: c, base: r, log: log, reqs: map[string]*wsRequest{}}
 		s.serve()
 	})
 }
@@ -123,7 +123,6 @@ type wsSocket struct {
 	base *http.Request // the handshake
 	log  *slog.Logger
 	ctx  context.Context
-	out  chan []byte // frames for the writer
 
 	mu   sync.Mutex
 	reqs map[string]*wsRequest // in flight, by requestId
@@ -155,13 +154,10 @@ func (s *wsSocket) serve() {
 	ctx, cancel := context.WithCancel(s.base.Context())
 	defer cancel()
 	s.ctx = ctx
-	done := make(chan struct{})
-	go s.write(ctx, done)
 	go s.ping(ctx)
 	defer func() {
 		cancel()
 		s.wg.Wait()
-		<-done
 		_ = s.c.CloseNow()
 	}()
 	for {
@@ -177,25 +173,6 @@ func (s *wsSocket) serve() {
 			continue
 		}
 		s.dispatch(data)
-	}
-}
-
-// write sends the frames responses hand it, one at a time.
-func (s *wsSocket) write(ctx context.Context, done chan struct{}) {
-	defer close(done)
-	for {
-		select {
-		case f := <-s.out:
-			wctx, cancel := context.WithTimeout(ctx, wsSendTimeout)
-			err := s.c.Write(wctx, websocket.MessageText, f)
-			cancel()
-			if err != nil {
-				_ = s.c.CloseNow() // the reader ends, and with it the socket
-				return
-			}
-		case <-ctx.Done():
-			return
-		}
 	}
 }
 
@@ -221,21 +198,24 @@ func (s *wsSocket) ping(ctx context.Context) {
 	}
 }
 
-// send hands a frame to the writer, waiting at most wsSendTimeout: a
-// client that stops reading is cut.
+// send writes a frame, waiting at most wsSendTimeout: a client that
+// stops reading is cut (the library closes the socket when a write's
+// context ends). Responses write from their own goroutines; the
+// connection orders their frames.
 func (s *wsSocket) send(f []byte) error {
-	t := time.NewTimer(wsSendTimeout)
-	defer t.Stop()
-	select {
-	case s.out <- f:
-		return nil
-	case <-t.C:
+	ctx, cancel := context.WithTimeout(s.ctx, wsSendTimeout)
+	defer cancel()
+	return s.sendWithin(ctx, f)
+}
+
+// sendWithin is send bounded by ctx, for a burst of frames that share one
+// deadline (a timer per frame cost a tenth of a reply's CPU).
+func (s *wsSocket) sendWithin(ctx context.Context, f []byte) error {
+	err := s.c.Write(ctx, websocket.MessageText, f)
+	if err != nil && s.ctx.Err() == nil && ctx.Err() != nil {
 		s.log.Warn("a WebSocket client stopped reading: closed")
-		_ = s.c.Close(websocket.StatusPolicyViolation, "the client stopped reading")
-		return errors.New("the WebSocket client stopped reading")
-	case <-s.ctx.Done():
-		return s.ctx.Err()
 	}
+	return err
 }
 
 // reply sends a frame of type typ for requestID with fields (already

@@ -116,6 +116,8 @@ type wsResponse struct {
 	seq       int64 // the last chunk's sequence
 	skip      int64 // chunks up to this sequence are not sent (a resume's lastSequence)
 	pending   []byte
+	frame     []byte       // the chunk frame being written (the library copies it out)
+	quoted    []byte       // requestID as JSON
 	refusal   bytes.Buffer // a non-200's body
 	err       error
 }
@@ -146,12 +148,14 @@ func (w *wsResponse) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	w.pending = append(w.pending, p...)
+	ctx, cancel := context.WithTimeout(w.s.ctx, wsSendTimeout) // one deadline for the burst
+	defer cancel()
 	for w.err == nil {
 		i := bytes.Index(w.pending, []byte("\n\n"))
 		if i < 0 {
 			break
 		}
-		w.event(w.pending[:i])
+		w.event(ctx, w.pending[:i])
 		w.pending = w.pending[i+2:]
 	}
 	if len(w.pending) == 0 {
@@ -167,7 +171,7 @@ func (w *wsResponse) Write(p []byte) (int, error) {
 func (w *wsResponse) Flush() {}
 
 // event sends one server-sent event's data as a chunk frame.
-func (w *wsResponse) event(ev []byte) {
+func (w *wsResponse) event(ctx context.Context, ev []byte) {
 	for _, line := range bytes.Split(ev, []byte("\n")) {
 		data, ok := bytes.CutPrefix(line, []byte("data: "))
 		if !ok || string(data) == "[DONE]" || w.quiet {
@@ -177,12 +181,19 @@ func (w *wsResponse) event(ev []byte) {
 		if w.seq <= w.skip {
 			continue
 		}
-		f := make([]byte, 0, len(data)+96)
-		f = append(f, `"sequence":`...)
-		f = strconv.AppendInt(f, w.seq, 10)
-		f = append(append(f, `,"chunk":`...), data...)
-		w.err = w.s.reply("chunk", w.requestID, string(f))
+		w.frame = append(append(w.frame[:0], `{"type":"chunk","requestId":`...), w.quotedID()...)
+		w.frame = strconv.AppendInt(append(w.frame, `,"sequence":`...), w.seq, 10)
+		w.frame = append(append(append(w.frame, `,"chunk":`...), data...), '}')
+		w.err = w.s.sendWithin(ctx, w.frame)
 	}
+}
+
+// quotedID is the request's id as a JSON string.
+func (w *wsResponse) quotedID() []byte {
+	if w.quoted == nil {
+		w.quoted, _ = json.Marshal(w.requestID)
+	}
+	return w.quoted
 }
 
 // finish ends the request: end after a stream, no-active for a resume
