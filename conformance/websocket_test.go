@@ -10,7 +10,7 @@ import (
 )
 
 // websocketFlows are the flows of js7/websocket.mjs.
-var websocketFlows = []string{"chat", "multiplex", "stop", "resume", "steerAndQueue"}
+var websocketFlows = []string{"chat", "multiplex", "stop", "resume", "steerAndQueue", "interrupt"}
 
 // TestWebSocketTransport runs js7/websocket.mjs's flows: the AI SDK 7's
 // Chat over its real WebSocketChatTransport (Node 22), against the

@@ -264,7 +264,12 @@ async function everyAction(protocol) {
   let replies = await assistants().count();
   await send('think: wait 3000 ms');
   await assistants().nth(replies).getByTestId('reasoning').waitFor();
+  // The reload below must not cut the stop request short (the browser
+  // would cancel it, which a person reloading at once may do, but which
+  // the page's own code must never cause): wait for its answer.
+  const stopped = page.waitForResponse((r) => new URL(r.url()).pathname.endsWith('/stop'));
   await page.getByTestId('stop').click();
+  await (await stopped).finished();
   await truth('Stop');
   assert.equal(await page.getByTestId('text').filter({ hasText: /^done$/ }).count(), 0, 'the stopped reply did not finish');
   await reload();

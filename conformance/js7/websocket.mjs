@@ -147,6 +147,27 @@ const flows = {
     assert.equal(chat.messages[1].parts.filter((p) => p.type === 'reasoning').length, 1, 'the reasoning shows once');
     return chat;
   },
+  // interrupt travels in the frame's body too: the running reply stops,
+  // as Stop does, and the message is answered at once.
+  async interrupt() {
+    const chat = await newChat();
+    const first = chat.sendMessage({ text: 'think: wait 5000 ms' });
+    await until(() => assistant(chat)?.parts.some((p) => p.type === 'reasoning' && p.text.endsWith('ms')), 'the reasoning');
+    const replyId = assistant(chat).id;
+    const started = Date.now();
+    await chat.sendMessage({ text: 'hello' }, { body: { busy: 'interrupt' } });
+    await first;
+    await settled(chat);
+    assert.equal(chat.error, undefined, String(chat.error));
+    assert.equal(texts(assistant(chat)), 'You said: hello');
+    if (!history) return chat;
+    assert.ok(Date.now() - started < 4000, 'answered without waiting for the interrupted reply');
+    const s = await stored(chat.id);
+    assert.deepEqual(s.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+    assert.equal(s[1].id, replyId);
+    assert.equal(texts(s[1]), '', 'the interrupted reply was not finished in the background');
+    return chat;
+  },
   // steer and queue travel in the frame's body, as over HTTP: a message
   // queued behind the reply waits, one steered into it is taken at its
   // next step boundary; once the reply ends, the queued one runs.
