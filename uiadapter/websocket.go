@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,6 +60,11 @@ func (h *Handler) WebSocketHandler() http.Handler {
 			wire.WriteError(w, log, &wire.Error{Status: http.StatusMethodNotAllowed, Message: "method not allowed: use GET with a WebSocket upgrade"})
 			return
 		}
+		if !upgradesToWebSocket(r) {
+			w.Header().Set("Upgrade", "websocket")
+			wire.WriteError(w, log, &wire.Error{Status: http.StatusUpgradeRequired, Message: "GET here opens a WebSocket (the AI SDK 7's WebSocketChatTransport); useChat over HTTP POSTs"})
+			return
+		}
 		key := "addr:" + h.cfg.clientAddr(r)
 		if h.cfg.scope != nil {
 			scope, err := h.cfg.scope(r)
@@ -87,6 +93,22 @@ func (h *Handler) WebSocketHandler() http.Handler {
 		s := &wsSocket{h: h, c: c, base: r, log: log, reqs: map[string]*wsRequest{}}
 		s.serve()
 	})
+}
+
+// upgradesToWebSocket reports whether r asks to upgrade to a WebSocket
+// (Connection: upgrade, Upgrade: websocket).
+func upgradesToWebSocket(r *http.Request) bool {
+	if !strings.EqualFold(strings.TrimSpace(r.Header.Get("Upgrade")), "websocket") {
+		return false
+	}
+	for _, v := range r.Header.Values("Connection") {
+		for _, token := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(token), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // socketCount counts the open WebSockets per scope.

@@ -224,6 +224,16 @@ func TestWebSocketResumeNumbersAsTheOriginal(t *testing.T) {
 	check("a long reply, after 2500", resume(2500), 2500)
 }
 
+// A GET of the route that is not a WebSocket handshake is a 426 with a
+// short JSON error, not the library's plain text.
+func TestWebSocketRouteWithoutUpgrade(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	status, raw := f.do("alice", http.MethodGet, "/api/chat", "")
+	if status != http.StatusUpgradeRequired || !strings.HasPrefix(raw, `{"error":`) {
+		t.Fatalf("%d %s", status, raw)
+	}
+}
+
 // One scope holds at most DefaultMaxSockets sockets: one more is refused
 // 429 before the upgrade.
 func TestWebSocketsPerScopeAreBounded(t *testing.T) {
