@@ -82,7 +82,7 @@ func (h *Handler) serveQueued(w http.ResponseWriter, req *request) {
 	for ctx.Err() == nil {
 		src, err := h.runs.Find(ctx, key)
 		switch {
-		case err == nil && src.Header.Run == t.RunID:
+		case err == nil && runsMessage(src.Header, mine):
 			// Its turn runs (started by another request or replica).
 			h.runs.Follow(ctx, src, sse, h.proto.NewEncoder(sse, t, h.trustedBefore(ctx, key, src.Header, req.log)), 0, nil)
 			return
@@ -108,11 +108,22 @@ func (h *Handler) serveQueued(w http.ResponseWriter, req *request) {
 			// Its message is no longer queued: it ran (its run may have
 			// begun and ended since the look above), or its owner
 			// removed it.
-			if src, err := h.runs.Find(ctx, key); err == nil && src.Header.Run == t.RunID {
+			if src, err := h.runs.Find(ctx, key); err == nil && runsMessage(src.Header, mine) {
 				h.runs.Follow(ctx, src, sse, h.proto.NewEncoder(sse, t, h.trustedBefore(ctx, key, src.Header, req.log)), 0, nil)
 				return
 			}
 			h.proto.NewEncoder(sse, t, wire.Trusted{Begun: true}).Close()
+			_ = sse.Flush()
+			return
+		case errors.As(err, new(*droppedError)):
+			// Its message can never run: its client is told why.
+			msg := wire.ErrorMessage
+			if e := (*wire.Error)(nil); errors.As(err, &e) {
+				msg = e.Message
+			}
+			enc := h.proto.NewEncoder(sse, t, wire.Trusted{Begun: true})
+			enc.Fail(msg)
+			enc.Close()
 			_ = sse.Flush()
 			return
 		case err != nil:
@@ -190,7 +201,10 @@ func (req *request) runHead(ctx context.Context, key history.Key, mine string) (
 		sub.log.Warn("a queued message cannot run: dropped from the queue", "error", err)
 		s.Release()
 		_, _ = h.cfg.queue.Dequeue(qctx, key, qs[0].ID())
-		return nil, nil, left && qs[0].ID() != mine, nil
+		if qs[0].ID() == mine {
+			return nil, nil, false, &droppedError{err}
+		}
+		return nil, nil, left, nil
 	}
 	if err := h.cfg.runLimits.take(sub.limitKey(), sub.who.addr); err != nil {
 		sub.log.Info("a queued message waits: too many runs at once", "error", err)
@@ -201,6 +215,21 @@ func (req *request) runHead(ctx context.Context, key history.Key, mine string) (
 	sub.log.Info("a queued message runs", "message", sub.queuedID, "run", sub.turn.RunID)
 	return sub.start(in, s), sub, left, nil
 }
+
+// runsMessage reports whether hdr's run is the turn of the queued
+// message id (its turn's last message): a retried request of the same
+// message finds it whatever run id it asked for.
+func runsMessage(hdr runlog.Header, id string) bool {
+	n := len(hdr.Turn)
+	return n > 0 && hdr.Turn[n-1].ID() == id
+}
+
+// droppedError: the waiting request's own message was dropped from the
+// queue, as it can never run (err says why).
+type droppedError struct{ err error }
+
+func (d *droppedError) Error() string { return "a queued message cannot run: " + d.err.Error() }
+func (d *droppedError) Unwrap() error { return d.err }
 
 // queuedRequest is the request a queued message runs as: req's caller
 // and context (its owner's), and a turn of that one message.

@@ -155,6 +155,7 @@ type wsSocket struct {
 type wsRequest struct {
 	chat   string
 	cancel context.CancelFunc
+	resp   *wsResponse // set once it is served
 }
 
 // wsFrame is a client's frame: send, resume or abort.

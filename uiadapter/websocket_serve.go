@@ -9,6 +9,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/agentui/agentui/edge"
+	"github.com/agentui/agentui/history"
 )
 
 // serveSend serves a send frame as POST {api}/chat: the body is the
@@ -31,9 +35,21 @@ func (s *wsSocket) serveSend(ctx context.Context, f *wsFrame) {
 	}
 	b, _ := json.Marshal(body)
 	r := s.request(ctx, http.MethodPost, "/chat", b, f.Headers)
-	w := &wsResponse{s: s, requestID: f.RequestID, header: http.Header{}, seq: -1, skip: -1}
+	w := s.response(f.RequestID, false)
 	s.h.ServeHTTP(w, r)
 	w.finish()
+}
+
+// response is the writer of request id's response, kept with the
+// request for abort.
+func (s *wsSocket) response(id string, resume bool) *wsResponse {
+	w := &wsResponse{s: s, requestID: id, header: http.Header{}, seq: -1, skip: -1, resume: resume}
+	s.mu.Lock()
+	if req := s.reqs[id]; req != nil {
+		req.resp = w
+	}
+	s.mu.Unlock()
+	return w
 }
 
 // serveResume serves a resume frame as GET {api}/chat/{id}/stream: a
@@ -43,7 +59,7 @@ func (s *wsSocket) serveSend(ctx context.Context, f *wsFrame) {
 func (s *wsSocket) serveResume(ctx context.Context, f *wsFrame) {
 	r := s.request(withDeltas(ctx), http.MethodGet, "/chat/"+url.PathEscape(*f.ID)+"/stream", nil, f.Headers)
 	r.SetPathValue("id", *f.ID)
-	w := &wsResponse{s: s, requestID: f.RequestID, header: http.Header{}, seq: -1, skip: -1, resume: true}
+	w := s.response(f.RequestID, true)
 	if f.LastSequence != nil {
 		// The client has part of the turn: it gets the rest, even when the
 		// turn has ended since (within the run log's retention).
@@ -54,22 +70,46 @@ func (s *wsSocket) serveResume(ctx context.Context, f *wsFrame) {
 	w.finish()
 }
 
-// abort is the transport's stop(): the request's chat's reply is stopped
-// (POST {api}/chat/{id}/stop: over a WebSocket, unlike SSE, a stop is a
-// signal of its own) and the request ends. An abort for a request that
-// is not in flight does nothing.
+// abort is the transport's stop(): the reply the request asked for is
+// stopped, on whichever replica runs it (over a WebSocket, unlike SSE, a
+// stop is a signal of its own), and the request ends. A queued message
+// whose turn has not begun leaves the queue instead; the reply it waits
+// for goes on. An abort for a request that is not in flight does nothing.
 func (s *wsSocket) abort(requestID string) {
 	s.mu.Lock()
 	req := s.reqs[requestID]
+	var resp *wsResponse
+	if req != nil {
+		resp = req.resp
+	}
 	s.mu.Unlock()
 	if req == nil {
 		return
 	}
-	r := s.request(s.ctx, http.MethodPost, "/chat/"+url.PathEscape(req.chat)+"/stop", nil, nil)
-	r.SetPathValue("id", req.chat)
-	w := &wsResponse{s: s, header: http.Header{}, quiet: true}
-	s.h.StopHandler(nil).ServeHTTP(w, r)
-	req.cancel()
+	defer req.cancel()
+	h, log := s.h, s.log.With("chat", req.chat)
+	// Whose chat: the scope the frame's own request would have.
+	scope, err := h.scopeOf(s.request(s.ctx, http.MethodPost, "/chat", nil, nil))
+	if err != nil {
+		return
+	}
+	key := history.Key{Scope: scope, Chat: req.chat}
+	ctx, cancel := context.WithTimeout(s.ctx, h.cfg.storeTimeout)
+	defer cancel()
+	if resp == nil {
+		return
+	}
+	run, queued := resp.ownRun()
+	if queued != "" && h.cfg.queue != nil {
+		if _, err := h.cfg.queue.Dequeue(ctx, key, queued); err != nil {
+			log.Warn("an aborted queued message could not leave the queue", "error", err)
+		}
+	}
+	if run != "" { // its turn may have begun meanwhile
+		if err := h.runs.StopRun(ctx, key, run); err != nil {
+			log.Warn("an aborted request's reply could not be stopped", "error", err)
+		}
+	}
 }
 
 // request is the HTTP request a frame stands for: the handshake's
@@ -78,7 +118,7 @@ func (s *wsSocket) abort(requestID string) {
 func (s *wsSocket) request(ctx context.Context, method, path string, body []byte, headers map[string]string) *http.Request {
 	r := s.base.Clone(ctx)
 	r.Method, r.RequestURI = method, ""
-	r.URL = &url.URL{Path: path}
+	r.URL = &url.URL{Path: path, RawQuery: s.base.URL.RawQuery} // a credential in the handshake's query holds for every frame
 	for k := range r.Header {
 		if k == "Connection" || k == "Upgrade" || strings.HasPrefix(k, "Sec-Websocket") {
 			r.Header.Del(k)
@@ -86,8 +126,9 @@ func (s *wsSocket) request(ctx context.Context, method, path string, body []byte
 	}
 	for k, v := range headers {
 		switch http.CanonicalHeaderKey(k) {
-		case "Cookie", "Host", "Origin", "Content-Length", "Content-Type", "Transfer-Encoding", "Connection", "Upgrade", "Referer":
-			continue // the connection's, not the frame's to say
+		case "Cookie", "Host", "Origin", "Content-Length", "Content-Type", "Transfer-Encoding", "Connection", "Upgrade", "Referer",
+			"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-Ip":
+			continue // the connection's (its address is the handshake's), not the frame's to say
 		}
 		if !strings.HasPrefix(strings.ToLower(k), "sec-") {
 			r.Header.Set(k, v)
@@ -111,10 +152,12 @@ type wsResponse struct {
 	requestID string
 	header    http.Header
 	status    int
-	resume    bool  // a resume: 200 is start, 204 no-active
-	quiet     bool  // nothing goes to the socket (an abort's stop)
-	seq       int64 // the last chunk's sequence
-	skip      int64 // chunks up to this sequence are not sent (a resume's lastSequence)
+	resume    bool // a resume: 200 is start, 204 no-active
+	quiet     bool // nothing goes to the socket
+	mu        sync.Mutex
+	queued    string // the message a queued send's outcome named, until its turn starts
+	seq       int64  // the last chunk's sequence
+	skip      int64  // chunks up to this sequence are not sent (a resume's lastSequence)
 	pending   []byte
 	frame     []byte       // the chunk frame being written (the library copies it out)
 	quoted    []byte       // requestID as JSON
@@ -177,6 +220,22 @@ func (w *wsResponse) event(ctx context.Context, ev []byte) {
 		if !ok || string(data) == "[DONE]" || w.quiet {
 			continue
 		}
+		if bytes.HasPrefix(data, []byte(`{"type":"data-queue"`)) {
+			// A queued send's outcome: not a chunk of the turn, which a
+			// resume numbers from its start. The socket's client learns
+			// of the queue from GET …/queue; abort uses it.
+			var o struct{ Data struct{ MessageID string } }
+			_ = json.Unmarshal(data, &o)
+			w.mu.Lock()
+			w.queued = o.Data.MessageID
+			w.mu.Unlock()
+			continue
+		}
+		if w.queued != "" && bytes.HasPrefix(data, []byte(`{"type":"start"`)) {
+			w.mu.Lock()
+			w.queued = ""
+			w.mu.Unlock()
+		}
 		w.seq++
 		if w.seq <= w.skip {
 			continue
@@ -186,6 +245,14 @@ func (w *wsResponse) event(ctx context.Context, ev []byte) {
 		w.frame = append(append(append(w.frame, `,"chunk":`...), data...), '}')
 		w.err = w.s.sendWithin(ctx, w.frame)
 	}
+}
+
+// ownRun is the run the request asked for (its response's run header),
+// and the message it queued when its turn has not begun.
+func (w *wsResponse) ownRun() (run, queued string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.header.Get(edge.RunHeader), w.queued
 }
 
 // quotedID is the request's id as a JSON string.
@@ -239,3 +306,12 @@ func wantsDeltas(ctx context.Context) bool { v, _ := ctx.Value(deltasKey{}).(boo
 type replayEndedKey struct{}
 
 func replaysEnded(ctx context.Context) bool { v, _ := ctx.Value(replayEndedKey{}).(bool); return v }
+
+// scopeOf is r's scope, as a request's (authenticate): "" without a
+// scope function.
+func (h *Handler) scopeOf(r *http.Request) (string, error) {
+	if h.cfg.scope == nil {
+		return "", nil
+	}
+	return h.cfg.scope(r)
+}

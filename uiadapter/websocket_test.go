@@ -12,6 +12,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -283,4 +284,43 @@ func TestWebSocketFloodIsBounded(t *testing.T) {
 	}
 	w.write(wsSend("after", "c", "hello"))
 	chunks(t, w.until("after"))
+}
+
+// abort stops only what its request asked for: a queued send whose turn
+// has not begun leaves the queue, and the reply it waited for goes on to
+// its end; the queued outcome is not a chunk of the turn (its numbering
+// is a resume's), so the socket sends none for it.
+func TestWebSocketAbortOfAQueuedSend(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	w := f.dial(t, "alice")
+	w.write(wsSend("s1", "c", "wait 400 ms"))
+	for r := w.read(); r.RequestID != "s1" || r.Type != "chunk"; r = w.read() {
+	}
+	queued := wsSend("s2", "c", "later")
+	queued["body"] = map[string]any{"busy": "queue"}
+	w.write(queued)
+	testutil.Eventually(t, 5*time.Second, "the message to be queued", func() bool { return queuedIDs(f.queue("c")) == "u-s2" })
+	w.write(map[string]any{"type": "abort", "requestId": "s2"})
+	var first []wsReply
+	for {
+		r := w.read()
+		if r.RequestID == "s2" && r.Type == "chunk" {
+			t.Fatalf("the aborted queued send got a chunk: %s", r.Chunk)
+		}
+		if r.RequestID == "s1" {
+			first = append(first, r)
+			if r.Type == "end" || r.Type == "error" {
+				break
+			}
+		}
+	}
+	if last := first[len(first)-2]; !strings.Contains(string(last.Chunk), `"type":"finish"`) {
+		t.Fatalf("the reply the queued message waited for ended with %s", last.Chunk)
+	}
+	if got := queuedIDs(f.queue("c")); got != "" {
+		t.Fatalf("the queue after the abort: %q", got)
+	}
+	if msgs := f.stored("alice", "c"); roles(msgs) != "user,assistant" {
+		t.Fatalf("stored %s: the aborted message ran", roles(msgs))
+	}
 }

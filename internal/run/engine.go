@@ -188,6 +188,23 @@ func (e *Engine) Stop(ctx context.Context, key history.Key) error {
 	return e.stopRun(ctx, src)
 }
 
+// StopRun stops key's run if it is run (on whichever replica runs it):
+// for a client that stops the reply it asked for, which must not stop
+// the one after it. A chat whose current run is another is left alone.
+func (e *Engine) StopRun(ctx context.Context, key history.Key, run string) error {
+	if e.runs.stop(key, run) {
+		return nil
+	}
+	src, err := e.Find(ctx, key)
+	switch {
+	case errors.Is(err, runlog.ErrNoRun) || err == nil && (src.Header.Ended || src.Header.Run != run):
+		return nil
+	case err != nil:
+		return wire.Unavailable("the run log is unavailable", err)
+	}
+	return e.stopRun(ctx, src)
+}
+
 // stopRun stops src's run: here when it runs here, else through its log.
 func (e *Engine) stopRun(ctx context.Context, src Source) error {
 	if e.runs.stop(src.Key, src.Header.Run) {
