@@ -250,21 +250,7 @@ func TestMemoryCopierAheadDoesNotCompactForTheStream(t *testing.T) {
 			}
 		}
 	}
-	for {
-		es, err := m.Read(ctx, k, "r", streamed, 0)
-		if err != nil || len(es) == 0 {
-			break
-		}
-		for _, e := range es {
-			if e.Seq != streamed+1 {
-				t.Fatalf("the stream got entry %d after %d: deltas merged before it was given them", e.Seq, streamed)
-			}
-			streamed = e.Seq
-		}
-	}
-	if streamed != n {
-		t.Fatalf("the stream read up to %d of %d", streamed, n)
-	}
+	streamAll(t, m, k, streamed, n)
 }
 
 // A copier that waits for the run's next entries (as the mirror does)
@@ -297,9 +283,15 @@ func TestMemoryWaitingCopierDoesNotCompactForTheStream(t *testing.T) {
 			t.Fatalf("the copier got %d, want %d", got, i+1)
 		}
 	}
-	var streamed int64
+	streamAll(t, m, k, 0, n)
+}
+
+// streamAll reads run "r" of k as a stream does, after streamed, to its
+// last entry, which must be n: every delta on its own, as it came.
+func streamAll(t *testing.T, m *Memory, k history.Key, streamed, n int64) {
+	t.Helper()
 	for {
-		es, err := m.Read(ctx, k, "r", streamed, 0)
+		es, err := m.Read(context.Background(), k, "r", streamed, 0)
 		if err != nil || len(es) == 0 {
 			break
 		}

@@ -167,13 +167,8 @@ func TestQueuedMessagePassesTheInputPolicyAndTheBound(t *testing.T) {
 func TestQueueOverAGUI(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newBubbleFixture(t, history.NewMemory())
-		asked := map[string]any{"id": "u1", "role": "user", "content": "wait 400 ms"}
-		in, _ := json.Marshal(map[string]any{"threadId": "t", "runId": "r1", "protocolVersion": "1.0", "messages": []any{asked}})
-		first := f.send("alice", http.MethodPost, "/api/agui", string(in))
+		asked, first := startAGUIRun(t, f)
 		defer first.Body.Close()
-		if _, err := testutil.NewSSEReader(first.Body).Next(); err != nil {
-			t.Fatal(err)
-		}
 		status, raw := f.agui(map[string]any{"threadId": "t", "runId": "r2", "protocolVersion": "1.0", "forwardedProps": map[string]any{"busy": "queue"},
 			"messages": []any{asked, map[string]any{"id": "u2", "role": "user", "content": "hello"}}})
 		if status != http.StatusOK || strings.Count(raw, `"RUN_STARTED"`) != 1 || strings.Count(raw, `"RUN_FINISHED"`) != 1 ||

@@ -59,6 +59,20 @@ func runLogServer(b *testing.B, store history.Store, l runlog.Log) *httptest.Ser
 	return srv
 }
 
+// runLogReplicas serves a run's replica and a reader's on one store:
+// with the default local log (open nil) they are one server; with a
+// shared log, another replica with its own handler on the same store and
+// log.
+func runLogReplicas(b *testing.B, open func(*testing.B) runlog.Log) (owner, other *httptest.Server) {
+	store := history.NewMemory()
+	if open == nil {
+		owner = runLogServer(b, store, nil)
+		return owner, owner
+	}
+	l := open(b)
+	return runLogServer(b, store, l), runLogServer(b, store, l)
+}
+
 func runLogHandler(b *testing.B, store history.Store, l runlog.Log) *uiadapter.Handler {
 	opts := []uiadapter.Option{uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope), uiadapter.WithLogger(testutil.Logger(io.Discard)),
 		// One scope, 8 clients: a client that has read its reply may ask
@@ -103,16 +117,7 @@ func BenchmarkRunLogStream(b *testing.B) {
 func BenchmarkResumeTTFB(b *testing.B) {
 	for _, rl := range runLogs {
 		b.Run(rl.name, func(b *testing.B) {
-			store := history.NewMemory()
-			var l runlog.Log
-			if rl.open != nil {
-				l = rl.open(b)
-			}
-			owner := runLogServer(b, store, l)
-			reader := owner
-			if l != nil { // another replica: its own handler on the same store and log
-				reader = runLogServer(b, store, l)
-			}
+			owner, reader := runLogReplicas(b, rl.open)
 			resp, err := http.Post(owner.URL, "application/json", strings.NewReader(userBody("r", "count to 996")))
 			if err != nil {
 				b.Fatal(err)

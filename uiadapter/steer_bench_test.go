@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentui/agentui/history"
-	"github.com/agentui/agentui/runlog"
 )
 
 // BenchmarkSteerDelivery: a message steered into a reply whose model is
@@ -26,16 +23,7 @@ import (
 func BenchmarkSteerDelivery(b *testing.B) {
 	for _, rl := range runLogs {
 		b.Run(rl.name, func(b *testing.B) {
-			store := history.NewMemory()
-			var l runlog.Log
-			if rl.open != nil {
-				l = rl.open(b)
-			}
-			owner := runLogServer(b, store, l)
-			sender := owner
-			if l != nil {
-				sender = runLogServer(b, store, l)
-			}
+			owner, sender := runLogReplicas(b, rl.open)
 			var boundary, outcome []time.Duration
 			n := 0
 			for b.Loop() {

@@ -176,13 +176,8 @@ func TestSteeringOverAGUI(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := newBubbleFixture(t, history.NewMemory())
-				asked := map[string]any{"id": "u1", "role": "user", "content": "wait 400 ms"}
-				in, _ := json.Marshal(map[string]any{"threadId": "t", "runId": "r1", "protocolVersion": "1.0", "messages": []any{asked}})
-				first := f.send("alice", http.MethodPost, "/api/agui", string(in))
+				asked, first := startAGUIRun(t, f)
 				defer first.Body.Close()
-				if _, err := testutil.NewSSEReader(first.Body).Next(); err != nil {
-					t.Fatal(err)
-				}
 				steer := map[string]any{"threadId": "t", "runId": "r2", "protocolVersion": "1.0", "messages": []any{
 					asked, map[string]any{"id": "u2", "role": "user", "content": "hello"},
 				}}
@@ -216,13 +211,8 @@ func TestSteeringOverAGUI(t *testing.T) {
 func TestParentRunIDOfAnotherRunIsBusy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newBubbleFixture(t, history.NewMemory())
-		asked := map[string]any{"id": "u1", "role": "user", "content": "wait 400 ms"}
-		in, _ := json.Marshal(map[string]any{"threadId": "t", "runId": "r1", "protocolVersion": "1.0", "messages": []any{asked}})
-		first := f.send("alice", http.MethodPost, "/api/agui", string(in))
+		asked, first := startAGUIRun(t, f)
 		defer first.Body.Close()
-		if _, err := testutil.NewSSEReader(first.Body).Next(); err != nil {
-			t.Fatal(err)
-		}
 		status, raw := f.agui(map[string]any{"threadId": "t", "runId": "r2", "protocolVersion": "1.0", "parentRunId": "r0", "messages": []any{
 			asked, map[string]any{"id": "u2", "role": "user", "content": "hello"},
 		}})
@@ -230,6 +220,20 @@ func TestParentRunIDOfAnotherRunIsBusy(t *testing.T) {
 			t.Fatalf("%d %s", status, raw)
 		}
 	})
+}
+
+// startAGUIRun starts an AG-UI run r1 on thread t whose reply waits
+// (u1: "wait 400 ms"), read up to its first event: the message it asked,
+// and its stream.
+func startAGUIRun(t *testing.T, f *historyFixture) (map[string]any, *http.Response) {
+	t.Helper()
+	asked := map[string]any{"id": "u1", "role": "user", "content": "wait 400 ms"}
+	in, _ := json.Marshal(map[string]any{"threadId": "t", "runId": "r1", "protocolVersion": "1.0", "messages": []any{asked}})
+	first := f.send("alice", http.MethodPost, "/api/agui", string(in))
+	if _, err := testutil.NewSSEReader(first.Body).Next(); err != nil {
+		t.Fatal(err)
+	}
+	return asked, first
 }
 
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }

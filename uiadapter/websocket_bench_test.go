@@ -15,7 +15,6 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/agentui/agentui/history"
-	"github.com/agentui/agentui/runlog"
 )
 
 // benchSocket dials srv's WebSocket route.
@@ -107,16 +106,7 @@ func BenchmarkReplyTransport(b *testing.B) {
 func BenchmarkResumeTTFBOverWebSocket(b *testing.B) {
 	for _, rl := range runLogs {
 		b.Run(rl.name, func(b *testing.B) {
-			store := history.NewMemory()
-			var l runlog.Log
-			if rl.open != nil {
-				l = rl.open(b)
-			}
-			owner := runLogServer(b, store, l)
-			reader := owner
-			if l != nil {
-				reader = runLogServer(b, store, l)
-			}
+			owner, reader := runLogReplicas(b, rl.open)
 			resp, err := http.Post(owner.URL, "application/json", strings.NewReader(userBody("r", "count to 996")))
 			if err != nil {
 				b.Fatal(err)
