@@ -254,9 +254,19 @@ func (s *wsSocket) reply(typ, requestID string, fields ...string) error {
 	return s.send(append(b, '}'))
 }
 
-// fail answers requestID with an error frame.
-func (s *wsSocket) fail(requestID, text string) {
-	t, _ := json.Marshal(text)
+// fail answers requestID with an error frame saying message.
+func (s *wsSocket) fail(requestID, message string) {
+	body, _ := json.Marshal(struct {
+		Error string `json:"error"`
+	}{message})
+	s.refuse(requestID, body)
+}
+
+// refuse answers requestID with an error frame whose errorText is body,
+// a refusal's JSON as the HTTP route sends it ({"error", "code"}): a
+// client's error.message is the same string over both transports.
+func (s *wsSocket) refuse(requestID string, body []byte) {
+	t, _ := json.Marshal(string(body))
 	_ = s.reply("error", requestID, `"errorText":`+string(t))
 }
 

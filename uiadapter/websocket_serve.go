@@ -146,7 +146,7 @@ func (s *wsSocket) request(ctx context.Context, method, path string, body []byte
 // 200's server-sent events become chunk frames numbered from 0 (SSE ids,
 // comments and the [DONE] marker are the HTTP stream's, not the
 // transport's), and any other status an error frame with the refusal's
-// text.
+// body.
 type wsResponse struct {
 	s         *wsSocket
 	requestID string
@@ -264,7 +264,7 @@ func (w *wsResponse) quotedID() []byte {
 }
 
 // finish ends the request: end after a stream, no-active for a resume
-// with nothing to resume, an error frame for a refusal.
+// with nothing to resume, an error frame for a refusal (its JSON body).
 func (w *wsResponse) finish() {
 	if w.quiet || w.err != nil || w.s.ctx.Err() != nil {
 		return
@@ -279,11 +279,12 @@ func (w *wsResponse) finish() {
 		var e struct {
 			Error string `json:"error"`
 		}
-		text := http.StatusText(w.status)
-		if json.Unmarshal(w.refusal.Bytes(), &e) == nil && e.Error != "" {
-			text = e.Error
+		body := bytes.TrimSpace(w.refusal.Bytes())
+		if json.Unmarshal(body, &e) != nil || e.Error == "" {
+			w.s.fail(w.requestID, http.StatusText(w.status))
+			return
 		}
-		w.s.fail(w.requestID, text)
+		w.s.refuse(w.requestID, body)
 	}
 }
 

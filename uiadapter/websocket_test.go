@@ -132,8 +132,11 @@ func TestWebSocketBadFramesBreakNothingElse(t *testing.T) {
 		w.write(frame)
 		req := frame.(map[string]any)["requestId"].(string)
 		got := w.until(req)
-		if len(got) != 1 || got[0].Type != "error" || got[0].ErrorText == "" || strings.Contains(got[0].ErrorText, "\n") {
-			t.Errorf("%s: %+v, want one error frame with a short text", id, got)
+		var refusal struct {
+			Error string `json:"error"`
+		}
+		if len(got) != 1 || got[0].Type != "error" || json.Unmarshal([]byte(got[0].ErrorText), &refusal) != nil || refusal.Error == "" || strings.Contains(got[0].ErrorText, "\n") {
+			t.Errorf("%s: %+v, want one error frame whose text is a short JSON refusal", id, got)
 		}
 	}
 	w.write(wsSend("ok", "c", "hello"))
@@ -322,5 +325,32 @@ func TestWebSocketAbortOfAQueuedSend(t *testing.T) {
 	}
 	if msgs := f.stored("alice", "c"); roles(msgs) != "user,assistant" {
 		t.Fatalf("stored %s: the aborted message ran", roles(msgs))
+	}
+}
+
+// A refusal's errorText is the body the HTTP route answers with, so a
+// client reads it one way over both transports: here the 409 of a chat
+// whose reply is running, with its code.
+func TestWebSocketRefusalIsTheHTTPBody(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	w := f.dial(t, "alice")
+	w.write(wsSend("s1", "c", "wait 400 ms"))
+	for r := w.read(); r.RequestID != "s1" || r.Type != "chunk"; r = w.read() {
+	}
+	w.write(wsSend("s2", "c", "and now?"))
+	got := w.until("s2")
+	if len(got) != 1 || got[0].Type != "error" {
+		t.Fatalf("a send to a busy chat: %+v", got)
+	}
+	frame, _ := json.Marshal(wsSend("http", "c", "and now, over HTTP?"))
+	status, body := f.do("alice", http.MethodPost, "/api/chat", string(frame))
+	if status != http.StatusConflict || got[0].ErrorText != strings.TrimSpace(body) {
+		t.Fatalf("errorText %q, the HTTP route's %d %q", got[0].ErrorText, status, body)
+	}
+	if !strings.Contains(body, `"code":"busy"`) {
+		t.Fatalf("the refusal has no code: %s", body)
+	}
+	if rest := w.until("s1"); rest[len(rest)-1].Type != "end" {
+		t.Fatalf("the running reply ended with %+v", rest[len(rest)-1])
 	}
 }
