@@ -160,11 +160,58 @@ async function truthful(label, { failed = 0 } = {}) {
 // connect) and has its answer: what the page shows after that is what it
 // will show.
 async function loaded(action) {
-  const resumed = page.waitForResponse((r) => /^\/api\/(chat\/[^/]+\/stream|agui\/connect)$/.test(new URL(r.url()).pathname));
+  const resumed = resumeAnswered();
   await action();
-  const res = await resumed;
-  await res.finished();
+  await resumed;
   await settled();
+}
+
+// resumeAnswered resolves once the page's request for a running reply
+// has its whole answer: over HTTP the response to GET
+// /api/chat/{id}/stream or POST /api/agui/connect; over a WebSocket the
+// last frame (end, no-active or error) for the page's resume frame.
+function resumeAnswered() {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error('timed out waiting for the page to ask for the reply it may be producing'));
+    }, 10000);
+    const cleanup = () => {
+      clearTimeout(timer);
+      page.off('response', onResponse);
+      page.off('websocket', onSocket);
+    };
+    const onResponse = (r) => {
+      if (!/^\/api\/(chat\/[^/]+\/stream|agui\/connect)$/.test(new URL(r.url()).pathname)) return;
+      cleanup();
+      r.finished().then(resolve, reject);
+    };
+    const frame = (f) => {
+      try {
+        return JSON.parse(f.payload);
+      } catch {
+        return {};
+      }
+    };
+    const onSocket = (ws) => {
+      let id = null;
+      ws.on('framesent', (f) => {
+        const m = frame(f);
+        if (m.type === 'resume') id = m.requestId;
+      });
+      ws.on('framereceived', (f) => {
+        const m = frame(f);
+        if (!id || m.requestId !== id) return;
+        clearTimeout(timer); // answered: the reply it resumes may run long
+        if (['end', 'no-active', 'error'].includes(m.type)) {
+          cleanup();
+          resolve();
+        }
+      });
+    };
+    page.on('response', onResponse);
+    page.on('websocket', onSocket);
+  });
 }
 
 const reload = () => loaded(() => page.reload());
@@ -235,14 +282,23 @@ async function switchProtocol(protocol) {
   await page.getByTestId('empty').waitFor();
 }
 
+// switchTransport carries this chat over useChat's other transport
+// ('sse' or 'ws'): the same chat, read again over it.
+async function switchTransport(transport) {
+  await inDrawer(() => page.getByTestId('transport-switch').selectOption(transport));
+  await page.locator(`[data-testid=app][data-transport=${transport}]`).waitFor();
+  await page.getByTestId('input').waitFor();
+}
+
 const openFromList = (id) => loaded(() => inDrawer(() => item(id).getByTestId('chat-open').click()));
 
 // everyAction drives a chat through each thing a person does with it and
 // checks, after each, that what shows tells the truth: the replies, and
 // no error and no "failed" mark where nothing failed. A check that fails
 // is noted and the chat goes on, so that one run names every action
-// after which the page told something untrue.
-async function everyAction(protocol) {
+// after which the page told something untrue. transport 'ws' carries
+// useChat over a WebSocket.
+async function everyAction(protocol, transport = 'sse') {
   const untrue = [];
   const check = async (label, fn) => {
     try {
@@ -256,6 +312,13 @@ async function everyAction(protocol) {
 
   if ((await page.getByTestId('app').getAttribute('data-protocol')) !== protocol) await switchProtocol(protocol);
   else await newChat();
+  if (protocol === 'vercel' && (await page.getByTestId('app').getAttribute('data-transport')) !== transport) await switchTransport(transport);
+  // Which transport carried useChat's messages.
+  const carried = { http: 0, ws: 0 };
+  const onRequest = (r) => r.method() === 'POST' && new URL(r.url()).pathname === '/api/chat' && carried.http++;
+  const onSocket = (ws) => ws.on('framesent', (f) => String(f.payload).includes('"type":"send"') && carried.ws++);
+  page.on('request', onRequest);
+  page.on('websocket', onSocket);
   await send('hello');
   await expectReply('You said: hello');
   await truth('a reply');
@@ -405,6 +468,13 @@ async function everyAction(protocol) {
   await lastReplyText().filter({ hasText: last }).waitFor();
   await truth('Forward');
 
+  page.off('request', onRequest);
+  page.off('websocket', onSocket);
+  if (protocol === 'vercel') {
+    const want = transport === 'ws' ? { http: 0, ws: carried.ws || 1 } : { http: carried.http || 1, ws: 0 };
+    assert.deepEqual(carried, want, `useChat's messages went over ${transport === 'ws' ? 'the WebSocket' : 'HTTP'} alone`);
+  }
+
   // The other protocol, and Back to this one.
   const other = protocol === 'agui' ? 'vercel' : 'agui';
   await switchProtocol(other);
@@ -416,6 +486,7 @@ async function everyAction(protocol) {
   assert.equal(chatId(), first);
   await lastReplyText().filter({ hasText: last }).waitFor();
   await truth('Back from the other protocol');
+  if (transport !== 'sse') await switchTransport('sse');
   assert.deepEqual(untrue, [], 'what the page showed after these actions was not true');
 }
 
@@ -476,7 +547,8 @@ async function allowing(pattern, fn) {
     'the page logged errors or warnings beyond the failed requests',
   );
 }
-const FAILED_REQUESTS = /^console\.error: Failed to load resource: (net::ERR_\w+|the server responded with a status of (409 \(Conflict\)|404 \(Not Found\)))/;
+const FAILED_REQUESTS =
+  /^console\.error: (Failed to load resource: (net::ERR_\w+|the server responded with a status of (409 \(Conflict\)|404 \(Not Found\)))|WebSocket connection to '\S+' failed: Error in connection establishment: net::ERR_\w+)/;
 
 // serverGoesAway: the server is down when a message is sent, then killed
 // while a reply streams, then back without the chat (it kept chats in
@@ -1214,6 +1286,8 @@ test('the chat list opens, renames and deletes chats from a menu; titles keep th
 
 test('useChat: after each action the page tells the truth (desktop)', () => everyAction('vercel'));
 
+test('useChat over a WebSocket: after each action the page tells the truth (desktop)', () => everyAction('vercel', 'ws'));
+
 test('the README screenshot (desktop)', async () => {
   // A browser of its own, so that its chat list holds only these chats.
   const fresh = await launch({ ...BROWSER, viewport: { width: 1100, height: 800 } });
@@ -1392,6 +1466,16 @@ test('useChat: the server goes away and comes back', () => allowing(FAILED_REQUE
   await serverGoesAway();
 }));
 
+test('useChat over a WebSocket: the server goes away and comes back', () => allowing(FAILED_REQUESTS, async () => {
+  if ((await page.getByTestId('app').getAttribute('data-protocol')) !== 'vercel') await switchProtocol('vercel');
+  await switchTransport('ws');
+  try {
+    await serverGoesAway();
+  } finally {
+    await switchTransport('sse');
+  }
+}));
+
 test('useChat: a restart that loses the chat is said, not forked', () => allowing(FAILED_REQUESTS, restartForgetsTheChat));
 
 test('AG-UI: the server goes away and comes back', () => allowing(FAILED_REQUESTS, async () => {
@@ -1488,6 +1572,8 @@ describe('on a phone (390×844, touch)', () => {
   });
 
   test('phone, useChat: after each action the page tells the truth', () => everyAction('vercel'));
+
+  test('phone, useChat over a WebSocket: after each action the page tells the truth', () => everyAction('vercel', 'ws'));
 
   test('phone, AG-UI: after each action the page tells the truth', () => everyAction('agui'));
 });

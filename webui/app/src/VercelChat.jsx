@@ -1,11 +1,13 @@
 // The chat over the Vercel AI SDK UI message stream: useChat from
-// @ai-sdk/react against POST /api/chat (the default transport's path).
+// @ai-sdk/react against POST /api/chat (the default transport's path), or
+// over a WebSocket to the same path (the AI SDK 7's WebSocketChatTransport).
 import { memo, useEffect, useRef, useState } from 'react';
 import { Chat, useChat } from '@ai-sdk/react';
 import {
   DefaultChatTransport,
   lastAssistantMessageIsCompleteWithApprovalResponses,
   lastAssistantMessageIsCompleteWithToolCalls,
+  WebSocketChatTransport,
 } from 'ai';
 import {
   Composer,
@@ -61,7 +63,7 @@ const THROTTLE_MS = 50;
 // be reached is tried again when it answers (or on Retry). A chat the
 // server does not have, but this browser had replies in, is lost (the
 // server restarted without its chats, or it expired): the page says so.
-export function VercelChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onNewChat }) {
+export function VercelChat({ chatId, transport, fresh, draft, autoSend, model, onTurnEnd, onNewChat }) {
   const [initial, setInitial] = useState(fresh ? { messages: [], lost: false } : null);
   const [loadFailure, setLoadFailure] = useState(null);
   const [attempt, setAttempt] = useState(0);
@@ -99,6 +101,7 @@ export function VercelChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, o
   return (
     <Conversation
       chatId={chatId}
+      transport={transport}
       initialMessages={initial.messages}
       lost={initial.lost}
       resume={!fresh && !initial.lost}
@@ -131,10 +134,15 @@ function sendAutomaticallyWhen(options) {
 
 const NONE = new Set();
 
-function Conversation({ chatId, initialMessages, lost, resume, draft, autoSend, model, onTurnEnd, onNewChat }) {
+function Conversation({ chatId, transport, initialMessages, lost, resume, draft, autoSend, model, onTurnEnd, onNewChat }) {
   // The transport is made once; the model picked goes with each request.
   const modelRef = useRef(model);
   modelRef.current = model;
+  const [wire] = useState(() => {
+    const body = () => (modelRef.current ? { model: modelRef.current } : {});
+    if (transport === 'ws') return new WebSocketChatTransport({ url: '/api/chat', body });
+    return new DefaultChatTransport({ api: '/api/chat', fetch: yieldingFetch, body });
+  });
   // A continuation (answers to the last reply's approvals or client tool
   // calls) extends that reply: which one, and how many parts it had, to
   // tell a continuation that never got through from a reply that broke.
@@ -143,7 +151,7 @@ function Conversation({ chatId, initialMessages, lost, resume, draft, autoSend, 
     const c = new Chat({
       id: chatId,
       messages: initialMessages,
-      transport: new DefaultChatTransport({ api: '/api/chat', fetch: yieldingFetch, body: () => (modelRef.current ? { model: modelRef.current } : {}) }),
+      transport: wire,
       sendAutomaticallyWhen,
       onToolCall: ({ toolCall }) => {
         if (toolCall.dynamic || toolCall.toolName !== LOCATION_TOOL) return;
@@ -169,13 +177,15 @@ function Conversation({ chatId, initialMessages, lost, resume, draft, autoSend, 
     resume,
     experimental_throttle: THROTTLE_MS,
   });
-  // Leaving the chat (New chat, another chat, the protocol switch) stops
-  // reading its reply; the reply itself goes on on the server.
+  // Leaving the chat (New chat, another chat, a switch) stops reading its
+  // reply; the reply itself goes on on the server. Over a WebSocket that
+  // is closing the socket: stop() would send abort, which stops the reply.
   useEffect(
     () => () => {
-      if (chat.status === 'submitted' || chat.status === 'streaming') chat.stop();
+      if (wire instanceof WebSocketChatTransport) wire.close();
+      else if (chat.status === 'submitted' || chat.status === 'streaming') chat.stop();
     },
-    [chat],
+    [chat, wire],
   );
   // failure is what went wrong, shown until the next attempt: {kind:
   // 'error' | 'offline' | 'back' | 'unknown' | 'note', text, retry: how
@@ -318,6 +328,7 @@ function Conversation({ chatId, initialMessages, lost, resume, draft, autoSend, 
     }
     setFailure(null);
     actions.report(sendMessage({ text }, whileBusy ? { body: { busy: whileBusy } } : undefined));
+    if (whileBusy === 'queue' && wire instanceof WebSocketChatTransport) queue.soon();
   };
   // A new chat started with a message sends it at once.
   const sent = useRef(false);

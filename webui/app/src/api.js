@@ -127,12 +127,13 @@ export function noteScope(res) {
 
 // isOffline tells whether a request failed because the server could not be
 // reached or the connection broke (fetch's TypeError, whatever the
-// browser calls it), rather than because the server refused it.
+// browser calls it, or the WebSocket transport's), rather than because the
+// server refused it.
 export function isOffline(e) {
   if (!e || e.name === 'AbortError') return false;
   if (e.offline) return true;
   const m = String(e.message ?? e);
-  return /failed to fetch|networkerror|network error|load failed|network connection was lost|err_connection|input stream/i.test(m);
+  return /failed to fetch|networkerror|network error|load failed|network connection was lost|err_connection|input stream|websocket chat network connection/i.test(m);
 }
 
 // Sentences for a chat that lost its server: before the reply began (the

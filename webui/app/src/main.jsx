@@ -1,5 +1,6 @@
-// The agentui chat page. The chat id and the protocol live in the URL
-// (/?chat=<id>&protocol=agui), so a reload shows the same conversation.
+// The agentui chat page. The chat id, the protocol and useChat's
+// transport live in the URL (/?chat=<id>&protocol=agui, &transport=ws), so
+// a reload shows the same conversation the same way.
 import './zod-jitless.js';
 import { lazy, StrictMode, Suspense, useCallback, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
@@ -7,33 +8,42 @@ import { VercelChat } from './VercelChat.jsx';
 import { ChatList } from './ChatList.jsx';
 import { ErrorBox } from './ui.jsx';
 import { generateId } from './ids.js';
-import { loadModels } from './api.js';
+import { loadModels, wasKnown } from './api.js';
 import './styles.css';
 
 const PROTOCOLS = {
   vercel: 'useChat (Vercel AI SDK)',
   agui: 'AG-UI (HttpAgent)',
 };
+// useChat's transports: both serve the same chats, so switching keeps the
+// chat.
+const TRANSPORTS = {
+  sse: 'HTTP (server-sent events)',
+  ws: 'WebSocket',
+};
 // The AG-UI client (with RxJS and its schemas) loads only when chosen.
 const AguiChat = lazy(() => import('./AguiChat.jsx').then((m) => ({ default: m.AguiChat })));
 
 const ID = /^[A-Za-z0-9_-]{1,128}$/;
 
-// fromUrl reads the chat id and protocol; fresh means the page made the id
-// up, so there is no stored conversation to fetch.
+// fromUrl reads the chat id, protocol and transport; fresh means the page
+// made the id up, so there is no stored conversation to fetch.
 function fromUrl() {
   const params = new URLSearchParams(window.location.search);
   const protocol = params.get('protocol') === 'agui' ? 'agui' : 'vercel';
+  const transport = params.get('transport') === 'ws' ? 'ws' : 'sse';
   const chat = params.get('chat');
-  if (chat && ID.test(chat)) return { chatId: chat, protocol, fresh: false };
-  return { chatId: generateId(), protocol, fresh: true };
+  if (chat && ID.test(chat)) return { chatId: chat, protocol, transport, fresh: false };
+  return { chatId: generateId(), protocol, transport, fresh: true };
 }
 
-function toUrl({ chatId, protocol }, push) {
+function toUrl({ chatId, protocol, transport }, push) {
   const params = new URLSearchParams(window.location.search);
   params.set('chat', chatId);
   if (protocol === 'agui') params.set('protocol', 'agui');
   else params.delete('protocol');
+  if (transport === 'ws') params.set('transport', 'ws');
+  else params.delete('transport');
   const url = '?' + params.toString();
   if (url === window.location.search) return;
   if (push) window.history.pushState(null, '', url);
@@ -72,16 +82,16 @@ function App() {
   };
   const onTurnEnd = useCallback(() => setTurns((n) => n + 1), []);
   const onListError = useCallback((m) => setListError(m), []);
-  const { chatId, protocol, fresh, draft, autoSend } = view;
-  const newChat = () => go({ chatId: generateId(), protocol, fresh: true });
+  const { chatId, protocol, transport, fresh, draft, autoSend } = view;
+  const newChat = () => go({ chatId: generateId(), protocol, transport, fresh: true });
   // A chat the server no longer has cannot go on: a new one starts with
   // the text that was not sent in its composer, or sends it (send).
-  const startOver = useCallback((text, send) => go({ chatId: generateId(), protocol, fresh: true, draft: text, autoSend: !!send && !!text }), [protocol]); // eslint-disable-line react-hooks/exhaustive-deps
+  const startOver = useCallback((text, send) => go({ chatId: generateId(), protocol, transport, fresh: true, draft: text, autoSend: !!send && !!text }), [protocol, transport]); // eslint-disable-line react-hooks/exhaustive-deps
   useEffect(() => {
     document.title = title ? title + ' · agentui' : 'agentui chat';
   }, [title]);
   return (
-    <div className={'app' + (menu ? ' menu-open' : '')} data-testid="app" data-protocol={protocol} data-chat-id={chatId}>
+    <div className={'app' + (menu ? ' menu-open' : '')} data-testid="app" data-protocol={protocol} data-transport={transport} data-chat-id={chatId}>
       {/* First in the tab order, shown only when focused: a keyboard user
           gets past the chat list to the message box in one step. It moves
           the focus itself (a #fragment would add a history entry). */}
@@ -108,7 +118,7 @@ function App() {
         <ChatList
           current={chatId}
           refresh={turns}
-          onOpen={(id) => id !== chatId && go({ chatId: id, protocol, fresh: false })}
+          onOpen={(id) => id !== chatId && go({ chatId: id, protocol, transport, fresh: false })}
           onDeleted={(id) => id === chatId && newChat()}
           onError={onListError}
           onTitle={setTitle}
@@ -133,7 +143,7 @@ function App() {
             data-testid="protocol-switch"
             value={protocol}
             title="Switching the protocol starts a new chat"
-            onChange={(e) => go({ chatId: generateId(), protocol: e.target.value, fresh: true })}
+            onChange={(e) => go({ chatId: generateId(), protocol: e.target.value, transport, fresh: true })}
           >
             {Object.entries(PROTOCOLS).map(([value, label]) => (
               <option key={value} value={value}>
@@ -142,6 +152,23 @@ function App() {
             ))}
           </select>
         </label>
+        {protocol === 'vercel' && (
+          <label className="field transport">
+            <span>Transport</span>
+            <select
+              data-testid="transport-switch"
+              value={transport}
+              title="How useChat talks to the server; the chat stays"
+              onChange={(e) => go({ chatId, protocol, transport: e.target.value, fresh: fresh && !wasKnown(chatId) })}
+            >
+              {Object.entries(TRANSPORTS).map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
       </aside>
       <button type="button" className="scrim" aria-label="Close the chat list" tabIndex={-1} onClick={() => setMenu(false)} />
       <div className="main">
@@ -168,11 +195,11 @@ function App() {
               <AguiChat key={'agui:' + chatId} chatId={chatId} fresh={fresh} draft={draft} autoSend={autoSend} model={chosen} onTurnEnd={onTurnEnd} onNewChat={startOver} />
             </Suspense>
           ) : (
-            <VercelChat key={'vercel:' + chatId} chatId={chatId} fresh={fresh} draft={draft} autoSend={autoSend} model={chosen} onTurnEnd={onTurnEnd} onNewChat={startOver} />
+            <VercelChat key={'vercel:' + transport + ':' + chatId} chatId={chatId} transport={transport} fresh={fresh} draft={draft} autoSend={autoSend} model={chosen} onTurnEnd={onTurnEnd} onNewChat={startOver} />
           )}
         </main>
         <footer className="footer">
-          Chat <code data-testid="chat-id">{chatId}</code> · {protocol === 'agui' ? 'AG-UI' : 'useChat'}
+          Chat <code data-testid="chat-id">{chatId}</code> · {protocol === 'agui' ? 'AG-UI' : transport === 'ws' ? 'useChat over a WebSocket' : 'useChat'}
         </footer>
       </div>
     </div>

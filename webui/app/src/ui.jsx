@@ -566,6 +566,15 @@ export function useQueue(chatId, active, onError) {
     const t = setInterval(refresh, QUEUE_POLL_MS);
     return () => clearInterval(t);
   }, [refresh, polling]);
+  // soon asks again shortly, a few times: for a message queued where no
+  // "queued" answer comes (over a WebSocket the socket numbers the turn's
+  // chunks alone), so that it shows in the list at once.
+  const timers = useRef([]);
+  useEffect(() => () => timers.current.forEach(clearTimeout), [chatId]);
+  const soon = useCallback(() => {
+    timers.current.forEach(clearTimeout);
+    timers.current = QUEUE_SOON_MS.map((ms) => setTimeout(refresh, ms));
+  }, [refresh]);
   const remove = useCallback(
     (id) => {
       setItems((qs) => qs.filter((q) => q.id !== id));
@@ -576,10 +585,11 @@ export function useQueue(chatId, active, onError) {
     },
     [chatId, refresh, onError],
   );
-  return { items, refresh, remove };
+  return { items, refresh, soon, remove };
 }
 
 const QUEUE_POLL_MS = 1500;
+const QUEUE_SOON_MS = [50, 150, 400, 800];
 
 export function Composer({ busy, onSend, onStop, status, statusText, draft, refill }) {
   const [text, setText] = useState(draft ?? '');
