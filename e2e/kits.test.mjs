@@ -394,6 +394,21 @@ describe('CopilotKit', () => {
         assert.deepEqual(await context(page), ['user:hi', 'assistant:You said: hi', 'user:/context']);
       }));
 
+    // CopilotChat keeps a message typed while a reply runs (Enter with
+    // text sends; the button is Stop) and sends it once the reply ends:
+    // its queue is the browser's, and agentui takes the turn at once.
+    test(`${mode}: a message sent while a reply runs is answered after it`, () =>
+      run(async (page) => {
+        await send(page, 'think: wait 2000 ms');
+        await page.locator('[data-copilot-running=true]').first().waitFor();
+        await page.getByTestId('copilot-chat-textarea').fill('hello');
+        await page.getByTestId('copilot-chat-textarea').press('Enter');
+        await reply(page, 'You said: hello');
+        await page.locator('[data-copilot-running=false]').first().waitFor();
+        assert.equal(await assistant(page).filter({ hasText: /^\s*done\s*$/ }).count(), 1, 'the running reply finished');
+        assert.deepEqual((await context(page)).slice(-3), ['user:hello', 'assistant:You said: hello', 'user:/context']);
+      }, true));
+
     test(`${mode}: a reload restores the thread`, () =>
       run(async (page) => {
         await send(page, 'hello');
