@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,13 +85,14 @@ func (h *Handler) WebSocketHandler() http.Handler {
 		defer h.sockets.give(key)
 		// Browsers open a WebSocket from any page without a preflight:
 		// only the server's own origin, or one CORS allows, may.
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: edge.CORSAllowed(r)})
+		cw := &corkingWriter{ResponseWriter: w}
+		c, err := websocket.Accept(cw, r, &websocket.AcceptOptions{InsecureSkipVerify: edge.CORSAllowed(r)})
 		if err != nil {
 			log.Info("a WebSocket handshake was refused", "error", err)
 			return
 		}
 		c.SetReadLimit(2*h.cfg.maxBodyBytes + 64<<10)
-		s := &wsSocket{h: h, c: c, base: r, log: log, reqs: map[string]*wsRequest{}}
+		s := &wsSocket{h: h, c: c, conn: cw.conn, base: r, log: log, reqs: map[string]*wsRequest{}}
 		s.serve()
 	})
 }
@@ -142,6 +144,7 @@ func (sc *socketCount) give(key string) {
 type wsSocket struct {
 	h    *Handler
 	c    *websocket.Conn
+	conn *corkedConn   // under c: a burst of frames goes out in one write
 	base *http.Request // the handshake
 	log  *slog.Logger
 	ctx  context.Context
@@ -221,22 +224,31 @@ func (s *wsSocket) ping(ctx context.Context) {
 	}
 }
 
-// send writes a frame, waiting at most wsSendTimeout: a client that
-// stops reading is cut (the library closes the socket when a write's
-// context ends). Responses write from their own goroutines; the
-// connection orders their frames.
+// send writes one frame, as a burst of its own. Responses write from
+// their own goroutines; the connection orders their frames.
 func (s *wsSocket) send(f []byte) error {
-	ctx, cancel := context.WithTimeout(s.ctx, wsSendTimeout)
-	defer cancel()
-	return s.sendWithin(ctx, f)
+	s.conn.cork()
+	err := s.write(f)
+	return s.uncork(err)
 }
 
-// sendWithin is send bounded by ctx, for a burst of frames that share one
-// deadline (a timer per frame cost a tenth of a reply's CPU).
-func (s *wsSocket) sendWithin(ctx context.Context, f []byte) error {
-	err := s.c.Write(ctx, websocket.MessageText, f)
-	if err != nil && s.ctx.Err() == nil && ctx.Err() != nil {
+// write frames f within a burst (between conn.cork and uncork), where it
+// is only held: it needs no deadline of its own, and gets none (the
+// library would start a timer per frame for one).
+func (s *wsSocket) write(f []byte) error {
+	return s.c.Write(context.Background(), websocket.MessageText, f)
+}
+
+// uncork ends a burst begun with conn.cork and returns the first of err
+// and its own error. What the burst held goes out within wsSendTimeout:
+// a client that stops reading for that long is cut.
+func (s *wsSocket) uncork(err error) error {
+	if uerr := s.conn.uncork(); err == nil {
+		err = uerr
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) && s.ctx.Err() == nil {
 		s.log.Warn("a WebSocket client stopped reading: closed")
+		s.c.CloseNow()
 	}
 	return err
 }

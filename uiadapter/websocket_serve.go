@@ -191,16 +191,18 @@ func (w *wsResponse) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	w.pending = append(w.pending, p...)
-	ctx, cancel := context.WithTimeout(w.s.ctx, wsSendTimeout) // one deadline for the burst
-	defer cancel()
+	// The events of one Write are a burst the stream cut at once: their
+	// frames leave in one write to the connection.
+	w.s.conn.cork()
 	for w.err == nil {
 		i := bytes.Index(w.pending, []byte("\n\n"))
 		if i < 0 {
 			break
 		}
-		w.event(ctx, w.pending[:i])
+		w.event(w.pending[:i])
 		w.pending = w.pending[i+2:]
 	}
+	w.err = w.s.uncork(w.err)
 	if len(w.pending) == 0 {
 		w.pending = nil // an idle stream holds no buffer
 	}
@@ -213,8 +215,9 @@ func (w *wsResponse) Write(p []byte) (int, error) {
 // Flush implements http.Flusher: frames go out as they are cut.
 func (w *wsResponse) Flush() {}
 
-// event sends one server-sent event's data as a chunk frame.
-func (w *wsResponse) event(ctx context.Context, ev []byte) {
+// event sends one server-sent event's data as a chunk frame, within a
+// burst.
+func (w *wsResponse) event(ev []byte) {
 	for _, line := range bytes.Split(ev, []byte("\n")) {
 		data, ok := bytes.CutPrefix(line, []byte("data: "))
 		if !ok || string(data) == "[DONE]" || w.quiet {
@@ -243,7 +246,7 @@ func (w *wsResponse) event(ctx context.Context, ev []byte) {
 		w.frame = append(append(w.frame[:0], `{"type":"chunk","requestId":`...), w.quotedID()...)
 		w.frame = strconv.AppendInt(append(w.frame, `,"sequence":`...), w.seq, 10)
 		w.frame = append(append(append(w.frame, `,"chunk":`...), data...), '}')
-		w.err = w.s.sendWithin(ctx, w.frame)
+		w.err = w.s.write(w.frame)
 	}
 }
 

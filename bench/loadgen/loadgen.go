@@ -176,6 +176,10 @@ type Config struct {
 	RampUp time.Duration
 	// NewRequest builds request number seq (0, 1, …) for worker.
 	NewRequest func(worker, seq int) (*http.Request, error)
+	// Exchange, when not nil, replaces NewRequest and Stream: it makes
+	// request seq of worker over a transport of its own (a WebSocket) and
+	// returns its sample, its frames counted as Stream counts SSE frames.
+	Exchange func(ctx context.Context, worker, seq int, onFirstByte func()) (Sample, error)
 	// MinFrames, when positive, makes a stream with fewer SSE frames an
 	// error: a truncated reply must not count as a fast one.
 	MinFrames int
@@ -256,22 +260,28 @@ func Run(ctx context.Context, cfg Config) Result {
 				if !more {
 					break
 				}
-				req, err := cfg.NewRequest(w, n)
+				var (
+					s   Sample
+					err error
+				)
+				if cfg.Exchange != nil {
+					s, err = cfg.Exchange(ctx, w, n, cfg.OnFirstByte)
+				} else {
+					var req *http.Request
+					if req, err = cfg.NewRequest(w, n); err == nil {
+						s, err = Stream(cfg.Client, req.WithContext(ctx), nil, cfg.OnFirstByte)
+					}
+				}
+				if err == nil && cfg.MinFrames > 0 && s.Frames < cfg.MinFrames {
+					err = fmt.Errorf("stream ended after %d frames, want at least %d", s.Frames, cfg.MinFrames)
+				}
 				if err == nil {
-					req = req.WithContext(ctx)
-					var s Sample
-					s, err = Stream(cfg.Client, req, nil, cfg.OnFirstByte)
-					if err == nil && cfg.MinFrames > 0 && s.Frames < cfg.MinFrames {
-						err = fmt.Errorf("stream ended after %d SSE frames, want at least %d", s.Frames, cfg.MinFrames)
-					}
-					if err == nil {
-						ok++
-						frames += int64(s.Frames)
-						nbytes += s.Bytes
-						ttfb = append(ttfb, s.TTFB)
-						lat = append(lat, s.Latency)
-						continue
-					}
+					ok++
+					frames += int64(s.Frames)
+					nbytes += s.Bytes
+					ttfb = append(ttfb, s.TTFB)
+					lat = append(lat, s.Latency)
+					continue
 				}
 				bad++
 				if firstErr == nil {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentui/agentui/bench/loadgen"
 )
@@ -18,8 +19,9 @@ import (
 type protocol int
 
 const (
-	vercel protocol = iota // Vercel AI SDK UI message stream
-	agui                   // AG-UI over SSE
+	vercel   protocol = iota // Vercel AI SDK UI message stream
+	agui                     // AG-UI over SSE
+	vercelWS                 // the UI message stream over the AI SDK 7's WebSocket transport
 )
 
 // contender is one server under test.
@@ -32,6 +34,8 @@ type contender struct {
 	// idleNote, when it is not measured there, says why.
 	idle     bool
 	idleNote string
+	// s1Only, when set, says why the contender runs in S1 alone.
+	s1Only string
 	// launch starts the contender's server.
 	launch func(ctx context.Context, e *env) (*server, error)
 
@@ -140,6 +144,12 @@ func allContenders() []*contender {
 			launch: func(ctx context.Context, e *env) (*server, error) {
 				return startAgentui(ctx, e, "agentui (Vercel)", "none")
 			}},
+		{key: "agentui-vercel-ws", label: "agentui/Vercel over a WebSocket", proto: vercelWS, path: "/api/chat",
+			idleNote: "n/a: S3 holds idle HTTP streams",
+			s1Only:   "S1 only: a scope (here, the client address) holds 16 sockets at most (uiadapter.DefaultMaxSockets)",
+			launch: func(ctx context.Context, e *env) (*server, error) {
+				return startAgentui(ctx, e, "agentui (Vercel, WebSocket)", "none")
+			}},
 		{key: "agentui-agui", label: "agentui/AG-UI", proto: agui, path: "/api/agui",
 			idleNote: "n/a: S3 measures one agentui endpoint (Vercel); the AG-UI one shares its stream machinery",
 			launch: func(ctx context.Context, e *env) (*server, error) {
@@ -211,7 +221,7 @@ func (c *contender) newRequest(body []byte) (*http.Request, error) {
 // Vercel start, start-step, text-start, n deltas, text-end, finish-step,
 // finish and [DONE]; AG-UI RUN_STARTED, TEXT_MESSAGE_START, n contents,
 // TEXT_MESSAGE_END and RUN_FINISHED.
-func minFrames(p protocol, n int) int {
+func minFrames(p protocol, n int) int { // over a WebSocket: n+6 chunks and end
 	if p == agui {
 		return n + 4
 	}
@@ -223,6 +233,11 @@ func minFrames(p protocol, n int) int {
 // the endpoint does not exist in this build: the contender is skipped, not
 // failed.
 func (c *contender) verify(client *http.Client) (skip string, err error) {
+	if c.proto == vercelWS {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return "", newWSChats(c.srv.addr, c.path).verify(ctx)
+	}
 	req, err := c.newRequest(bodyFor(c.proto, "verify", "count to 3"))
 	if err != nil {
 		return "", err

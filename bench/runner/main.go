@@ -165,12 +165,15 @@ func run() error {
 		r := runThroughput(ctx, st, e, "S1", fmt.Sprintf("N = %d deltas, %d concurrent clients", st.s1N, st.s1Conc), st.s1N, st.s1Conc, live())
 		rep.s1 = &r
 	}
+	notS1Only := func() []*contender {
+		return slices.DeleteFunc(live(), func(c *contender) bool { return c.s1Only != "" })
+	}
 	if want("S2") {
-		r := runThroughput(ctx, st, e, "S2", fmt.Sprintf("N = %d deltas, %d concurrent clients", st.s2N, st.s2Conc), st.s2N, st.s2Conc, live())
+		r := runThroughput(ctx, st, e, "S2", fmt.Sprintf("N = %d deltas, %d concurrent clients", st.s2N, st.s2Conc), st.s2N, st.s2Conc, notS1Only())
 		rep.s2 = &r
 	}
 	if want("SC") && ctx.Err() == nil {
-		r := runScale(ctx, st, e, live())
+		r := runScale(ctx, st, e, notS1Only())
 		rep.sc = &r
 	}
 	// The long-lived servers are not needed any more; S3 and S4 start

@@ -209,7 +209,10 @@ func (r *report) tpTable(b *strings.Builder, res *tpResult, metric string, headl
 		m, ok := meds[c.key]
 		if !ok {
 			reason := c.skip
-			if reason == "" {
+			switch {
+			case reason == "" && c.s1Only != "" && res.id != "S1":
+				reason = c.s1Only
+			case reason == "":
 				reason = "no rounds"
 			}
 			p("| %s | %s |%s\n", c.label, reason, strings.Repeat(" — |", 10+len(r.cs)))

@@ -110,11 +110,17 @@ func runThroughput(ctx context.Context, st settings, e *env, id, title string, n
 		if err != nil {
 			return tpRound{}, err
 		}
-		res := loadgen.Run(ctx, loadgen.Config{
+		cfg := loadgen.Config{
 			Client: client, Concurrency: conc, Duration: d,
 			NewRequest: c.countRequests(fmt.Sprintf("%s-%s-%d", id, c.key, round), text),
 			MinFrames:  minFrames(c.proto, n),
-		})
+		}
+		if c.proto == vercelWS {
+			ws := newWSChats(c.srv.addr, c.path)
+			defer ws.close()
+			cfg.Exchange = ws.exchange(fmt.Sprintf("%s-%s-%d", id, c.key, round), text)
+		}
+		res := loadgen.Run(ctx, cfg)
 		if !c.srv.alive() {
 			return tpRound{}, errServerGone
 		}
