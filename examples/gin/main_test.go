@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/agentui/agentui/internal/testkit/testutil"
 )
@@ -99,5 +103,39 @@ func TestExample(t *testing.T) {
 	}
 	if !strings.Contains(p.Stdout.String(), "/api/chat") { // gin logs to stdout
 		t.Fatalf("gin's logger did not log: %s", p.Stdout)
+	}
+	// The WebSocket transport through gin's writer (which holds the 101
+	// until told to write it): a chat over a socket.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(p.URL, "http")+"/api/chat", &websocket.DialOptions{HTTPHeader: http.Header{alice[0]: {alice[1]}}})
+	if err != nil {
+		t.Fatalf("WebSocket through gin: %v", err)
+	}
+	defer ws.CloseNow()
+	send := `{"type":"send","requestId":"r1","trigger":"submit-message",` + strings.TrimPrefix(testutil.UserMessage("c3", "m1", "hello"), "{")
+	if err := ws.Write(ctx, websocket.MessageText, []byte(send)); err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for {
+		_, b, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f struct {
+			Type  string
+			Chunk struct{ Type, Delta string }
+		}
+		_ = json.Unmarshal(b, &f)
+		if f.Type == "chunk" && f.Chunk.Type == "text-delta" {
+			text.WriteString(f.Chunk.Delta)
+		}
+		if f.Type != "chunk" {
+			if f.Type != "end" || text.String() != "You said: hello" {
+				t.Fatalf("over a socket: %s after %q", b, text.String())
+			}
+			break
+		}
 	}
 }
