@@ -35,24 +35,27 @@ type Memory struct {
 }
 
 type memConv struct {
-	key     Key
-	msgs    []cmf.Message
-	sizes   []int64 // each message's JSON size
-	bytes   int64
-	version Version
-	lent    int    // the longest msgs[:n] a Load handed out from this array
-	title   string // set by Rename
-	auto    string // derived from the message at autoAt (see Title)
-	autoAt  int
-	created time.Time // the first write
-	updated time.Time // the last write
-	expires time.Time // zero: never
-	elem    *list.Element
+	key       Key
+	nodes     []Node // off the active branch (see Brancher)
+	nodeBytes int64
+	msgs      []cmf.Message
+	sizes     []int64 // each message's JSON size
+	bytes     int64
+	version   Version
+	lent      int    // the longest msgs[:n] a Load handed out from this array
+	title     string // set by Rename
+	auto      string // derived from the message at autoAt (see Title)
+	autoAt    int
+	created   time.Time // the first write
+	updated   time.Time // the last write
+	expires   time.Time // zero: never
+	elem      *list.Element
 }
 
 var (
-	_ Store  = (*Memory)(nil)
-	_ Locker = (*Memory)(nil)
+	_ Store    = (*Memory)(nil)
+	_ Locker   = (*Memory)(nil)
+	_ Brancher = (*Memory)(nil)
 )
 
 // DefaultMemoryMaxBytes bounds a Memory store (256 MiB of message JSON).
@@ -106,7 +109,7 @@ func (m *Memory) forget(c *memConv) {
 	delete(m.convs, c.key)
 	delete(m.queues, c.key)
 	m.recent.Remove(c.elem)
-	m.bytes -= c.bytes
+	m.bytes -= c.bytes + c.nodeBytes
 }
 
 // Load returns the conversation.
@@ -163,6 +166,20 @@ func (m *Memory) Write(_ context.Context, key Key, expect Version, keep int, msg
 		c.elem = m.recent.PushFront(c)
 		m.convs[key] = c
 	}
+	nodes := c.nodes
+	if keep < len(c.msgs) {
+		nodes = CutNodes(c.msgs, keep, msgs, nodes, int64(c.version)+1)
+		for i := range len(c.msgs) - keep {
+			nodes[len(c.nodes)+i].size = c.sizes[keep+i]
+		}
+	}
+	m.apply(c, keep, msgs, sizes, nodes)
+	return c.version, nil
+}
+
+// apply keeps keep of c's messages, adds msgs (of sizes), sets its other
+// branches to nodes and bumps its version.
+func (m *Memory) apply(c *memConv, keep int, msgs []cmf.Message, sizes []int64, nodes []Node) {
 	m.cut(c, keep)
 	if c.auto == "" {
 		if t, at := Title(msgs); at >= 0 {
@@ -175,9 +192,62 @@ func (m *Memory) Write(_ context.Context, key Key, expect Version, keep int, msg
 		c.bytes += n
 		m.bytes += n
 	}
+	m.bytes -= c.nodeBytes
+	c.nodes, c.nodeBytes = Prune(c.msgs, nodes), 0
+	for _, n := range c.nodes {
+		c.nodeBytes += n.size
+	}
+	m.bytes += c.nodeBytes
 	c.version++
 	m.touch(c)
 	m.bound(c)
+}
+
+// Branches returns the conversation's messages off its active branch.
+func (m *Memory) Branches(_ context.Context, key Key) ([]Node, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.conv(key)
+	if c == nil {
+		return nil, nil
+	}
+	return slices.Clone(c.nodes), nil
+}
+
+// Switch makes the branch through id the active one.
+func (m *Memory) Switch(_ context.Context, key Key, expect Version, id string) (Version, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.conv(key)
+	if c == nil {
+		if expect != 0 {
+			return 0, ErrConflict
+		}
+		return 0, ErrNoBranch
+	}
+	if c.version != expect {
+		return 0, ErrConflict
+	}
+	keep, add, left, err := SwitchPlan(c.msgs, c.nodes, id, int64(c.version)+1)
+	if err != nil {
+		return 0, err
+	}
+	sizes := make([]int64, len(add))
+	for i, a := range add {
+		for _, n := range c.nodes {
+			if n.Message.ID() == a.ID() {
+				sizes[i] = n.size
+			}
+		}
+	}
+	for i := range left {
+		if left[i].size == 0 {
+			if j := slices.IndexFunc(c.msgs, func(x cmf.Message) bool { return x.ID() == left[i].Message.ID() }); j >= 0 {
+				left[i].size = c.sizes[j]
+			}
+		}
+	}
+	m.apply(c, keep, add, sizes, left)
 	return c.version, nil
 }
 

@@ -9,6 +9,7 @@
 //	<prefix>{<scope>:<chat>}:gen    when it was created (tells a conversation created again from the old one)
 //	<prefix>{<scope>:<chat>}:lock   the run lock's token, with an expiry
 //	<prefix>{<scope>:<chat>}:meta   a hash: title (Rename's), auto (derived) and at (auto's message)
+//	<prefix>{<scope>:<chat>}:tree   the messages off the active branch (branch.go)
 //	<prefix>{<scope>}:chats         the scope's chats by last write, for List
 //
 // and the chat's queue (queue.go).
@@ -112,6 +113,10 @@ func storeError(op string, err error) error {
 	return fmt.Errorf("history/redisstore: %s: %w", op, err)
 }
 
+// errCuts: the write script was asked to cut messages, which a write
+// does as a branch (branch.go).
+var errCuts = errors.New("history/redisstore: the write cuts messages")
+
 // errCorrupt: Redis answered a load with something that is not a stored
 // conversation.
 var errCorrupt = errors.New("history/redisstore: load: corrupt reply")
@@ -149,11 +154,13 @@ end
 return {0, v}
 `
 
-// writeScript: KEYS msgs, ver, gen, meta; ARGV expected version, ttl
+// writeScript: KEYS msgs, ver, gen, meta, tree (its TTL refreshed);
+// ARGV expected version, ttl
 // ms, keep (-1: all), a derived title and the index of its message among
 // the new ones (-1: none), messages…. Returns {0, new version}, {-1,
 // current version} when the version moved, or {-2, length} when keep is
-// more than the conversation holds. Creating a conversation stamps gen
+// more than the conversation holds, {-3, length} when keep is less (a
+// cut is written as a branch, by branchScript). Creating a conversation stamps gen
 // with the server's clock in microseconds, so a conversation deleted (or
 // expired) and created again is told apart from the old one even though
 // its versions start again at 1. A derived title whose message is cut
@@ -165,14 +172,10 @@ local n = redis.call('LLEN', KEYS[1])
 local keep = tonumber(ARGV[3])
 if keep < 0 then keep = n end
 if keep > n then return {-2, n} end
+if keep < n then return {-3, n} end
 if v == 0 then
   local t = redis.call('TIME')
   redis.call('SET', KEYS[3], t[1] .. string.format('%06d', tonumber(t[2])))
-end
-if keep < n then
-  if keep == 0 then redis.call('DEL', KEYS[1]) else redis.call('LTRIM', KEYS[1], 0, keep - 1) end
-  local at = tonumber(redis.call('HGET', KEYS[4], 'at') or '-1')
-  if at >= 0 and keep <= at then redis.call('HDEL', KEYS[4], 'auto', 'at') end
 end
 local at = tonumber(ARGV[5])
 if at >= 0 and redis.call('HEXISTS', KEYS[4], 'auto') == 0 then
@@ -315,7 +318,12 @@ func (s *Store) Write(ctx context.Context, key history.Key, expect history.Versi
 		sizes[i] = int64(len(b))
 		args = append(args, b)
 	}
-	v, err := s.cas(ctx, "write", writeScript, key, []string{msgsKey, verKey, genKey, s.metaKey(key)}, args)
+	v, err := s.cas(ctx, "write", writeScript, key, []string{msgsKey, verKey, genKey, s.metaKey(key), s.treeKey(key)}, args)
+	if errors.Is(err, errCuts) {
+		// An edit or a regeneration: what it cuts becomes another branch,
+		// read and written in the steps of branch.
+		return s.branch(ctx, key, expect, keep, msgs)
+	}
 	if err != nil {
 		s.cache.drop(key)
 		return 0, err
@@ -390,6 +398,8 @@ func (s *Store) cas(ctx context.Context, op string, script *goredis.Script, key 
 	case 0:
 	case -2:
 		return 0, fmt.Errorf("history/redisstore: %s keeps more messages than the conversation's %d", op, res[1])
+	case -3:
+		return 0, errCuts
 	default:
 		return 0, history.ErrConflict
 	}
@@ -404,7 +414,7 @@ func (s *Store) Delete(ctx context.Context, key history.Key) error {
 	if _, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		gone = p.Del(ctx, verKey)
 		order, items := s.queueKeys(key)
-		p.Del(ctx, msgsKey, genKey, s.metaKey(key), lockKey, order, items)
+		p.Del(ctx, msgsKey, genKey, s.metaKey(key), s.treeKey(key), lockKey, order, items)
 		p.ZRem(ctx, s.indexKey(key.Scope), key.Chat)
 		return nil
 	}); err != nil {

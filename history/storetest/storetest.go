@@ -736,4 +736,128 @@ func Run(t *testing.T, newStore NewStore) {
 			t.Fatalf("a deleted chat's queue: %v", got)
 		}
 	})
+
+	t.Run("branches", func(t *testing.T) {
+		st, elapse := newStore(t, time.Minute)
+		b, ok := st.(history.Brancher)
+		if !ok {
+			t.Skipf("%T keeps no branches", st)
+		}
+		reply := func(id, text string) cmf.Message {
+			m := msg(id, text)
+			m.Role = cmf.RoleAssistant
+			return m
+		}
+		// branches lists the off-branch messages as id<parent.
+		branches := func() []string {
+			t.Helper()
+			ns, err := b.Branches(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, n := range ns {
+				out = append(out, n.Message.ID()+"<"+n.Parent)
+			}
+			return out
+		}
+		load := func(want ...string) history.Conversation {
+			t.Helper()
+			c, err := st.Load(ctx, key)
+			if err != nil || !same(ids(c), want) {
+				t.Fatalf("active branch %v, %v; want %v", ids(c), err, want)
+			}
+			return c
+		}
+		v, err := st.Write(ctx, key, 0, history.KeepAll, msg("u1", "hi"), reply("a1", "hello"), msg("u2", "more"), reply("a2", "sure"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := branches(); len(got) != 0 {
+			t.Fatalf("a conversation that was never cut has branches: %v", got)
+		}
+		// A regeneration: the reply it replaces is a sibling of the new one.
+		if v, err = st.Write(ctx, key, v, 3, reply("a2b", "also sure")); err != nil {
+			t.Fatal(err)
+		}
+		load("u1", "a1", "u2", "a2b")
+		if got := branches(); !same(got, []string{"a2<u2"}) {
+			t.Fatalf("after a regeneration: %v", got)
+		}
+		// An edit under the same id: the old version leaves under a fresh
+		// id, with what followed it.
+		if v, err = st.Write(ctx, key, v, 2, msg("u2", "edited")); err != nil {
+			t.Fatal(err)
+		}
+		c := load("u1", "a1", "u2")
+		if text := c.Messages[2].Content[0].(cmf.Text).Text; text != "edited" {
+			t.Fatalf("the edited message says %q", text)
+		}
+		ns, _ := b.Branches(ctx, key)
+		var old string
+		for _, n := range ns {
+			if n.Parent == "a1" {
+				old = n.Message.ID()
+				if old == "u2" || n.Message.Content[0].(cmf.Text).Text != "more" {
+					t.Fatalf("the edited message's old version: %+v", n)
+				}
+			}
+		}
+		if got := branches(); !same(got, []string{"a2<" + old, old + "<a1", "a2b<" + old}) {
+			t.Fatalf("after an edit: %v (the old version is %s)", got, old)
+		}
+		if _, err := b.Switch(ctx, key, v-1, old); !errors.Is(err, history.ErrConflict) {
+			t.Fatalf("Switch at an old version: %v", err)
+		}
+		if _, err := b.Switch(ctx, key, v, "nope"); !errors.Is(err, history.ErrNoBranch) {
+			t.Fatalf("Switch to no branch: %v", err)
+		}
+		if _, err := b.Switch(ctx, key, v, "u1"); !errors.Is(err, history.ErrNoBranch) {
+			t.Fatalf("Switch to a message on the active branch: %v", err)
+		}
+		// Back to the old version: the branch it led, down its newest
+		// replies; the edited one waits as its sibling.
+		if v, err = b.Switch(ctx, key, v, old); err != nil {
+			t.Fatal(err)
+		}
+		load("u1", "a1", old, "a2b")
+		if got := branches(); !same(got, []string{"a2<" + old, "u2<a1"}) {
+			t.Fatalf("after switching back: %v", got)
+		}
+		if v, err = b.Switch(ctx, key, v, "a2"); err != nil {
+			t.Fatal(err)
+		}
+		load("u1", "a1", old, "a2")
+		if got := branches(); !same(got, []string{"u2<a1", "a2b<" + old}) {
+			t.Fatalf("after switching replies: %v", got)
+		}
+		// An append keeps the branches, and its TTL theirs.
+		if v, err = st.Write(ctx, key, v, history.KeepAll, msg("u3", "and")); err != nil {
+			t.Fatal(err)
+		}
+		elapse(40 * time.Second)
+		if _, err = st.Write(ctx, key, v, history.KeepAll, reply("a3", "then")); err != nil {
+			t.Fatal(err)
+		}
+		elapse(40 * time.Second)
+		load("u1", "a1", old, "a2", "u3", "a3")
+		if got := branches(); !same(got, []string{"u2<a1", "a2b<" + old}) {
+			t.Fatalf("after appends: %v", got)
+		}
+		// A message added under an off-branch message's id takes it: the
+		// branch it led goes (one id, one message).
+		c = load("u1", "a1", old, "a2", "u3", "a3")
+		if _, err = st.Write(ctx, key, c.Version, history.KeepAll, msg("u2", "again")); err != nil {
+			t.Fatal(err)
+		}
+		if got := branches(); !same(got, []string{"a2b<" + old}) {
+			t.Fatalf("after a message took an off-branch id: %v", got)
+		}
+		if err := st.Delete(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		if got := branches(); len(got) != 0 {
+			t.Fatalf("a deleted chat's branches: %v", got)
+		}
+	})
 }
