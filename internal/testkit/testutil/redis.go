@@ -71,47 +71,73 @@ func ping(addr string) bool {
 // RedisServer is a redis-server a test started: no persistence, loopback
 // only, killed when the test ends.
 type RedisServer struct {
-	Addr string
-	t    testing.TB
-	dir  string
-	args []string
-	cmd  *exec.Cmd
+	Addr   string
+	t      testing.TB
+	dir    string
+	bin    string
+	args   []string
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when cmd has exited
 }
 
 // StartRedis starts a redis-server on a free port. extra arguments are
-// added to its command line.
+// added to its command line. A port another process took between being
+// found free and being bound (tests run side by side) is given up for
+// another.
 func StartRedis(t testing.TB, extra ...string) *RedisServer {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		Missing(t, "redis-server not found: install Redis (Debian: apt-get install redis-server)")
 	}
-	port := freePort(t)
 	dir := t.TempDir()
-	s := &RedisServer{Addr: "127.0.0.1:" + strconv.Itoa(port), t: t, dir: dir,
-		args: append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no", "--dir", dir}, extra...)}
-	s.cmd = exec.Command(bin, s.args...)
-	s.Start()
-	t.Cleanup(s.Stop)
-	return s
+	for range 5 {
+		port := freePort(t)
+		s := &RedisServer{Addr: "127.0.0.1:" + strconv.Itoa(port), t: t, dir: dir, bin: bin,
+			args: append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no", "--dir", dir}, extra...)}
+		if s.start() {
+			t.Cleanup(s.Stop)
+			return s
+		}
+	}
+	t.Fatal("redis-server exited at start on five ports in a row")
+	return nil
 }
 
 // Start (re)starts the server on its port and waits until it answers.
 func (s *RedisServer) Start() {
 	s.t.Helper()
-	if s.cmd == nil || s.cmd.ProcessState != nil {
-		s.cmd = exec.Command(s.cmd.Path, s.args...)
+	if !s.start() {
+		s.t.Fatalf("redis-server on %s exited at start", s.Addr)
 	}
+}
+
+// start starts the server and waits until it answers (true) or exits
+// (false). A loaded machine may take seconds to start a process.
+func (s *RedisServer) start() bool {
+	s.t.Helper()
+	s.cmd = exec.Command(s.bin, s.args...)
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatalf("starting redis-server: %v", err)
 	}
-	for range 100 {
+	exited := make(chan struct{})
+	s.exited = exited
+	go func(cmd *exec.Cmd) {
+		_ = cmd.Wait()
+		close(exited)
+	}(s.cmd)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 		if ping(s.Addr) {
-			return
+			return true
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-exited:
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	s.t.Fatalf("redis-server on %s did not answer", s.Addr)
+	s.t.Fatalf("redis-server on %s did not answer within 30 s", s.Addr)
+	return false
 }
 
 // Freeze stops the server's process (SIGSTOP): it keeps its port and
@@ -130,11 +156,16 @@ func (s *RedisServer) signal(sig syscall.Signal) {
 	}
 }
 
-// Stop kills the server.
+// Stop kills the server and waits for it to exit.
 func (s *RedisServer) Stop() {
-	if s.cmd != nil && s.cmd.Process != nil && s.cmd.ProcessState == nil {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-s.exited:
+	default:
 		_ = s.cmd.Process.Kill()
-		_ = s.cmd.Wait()
+		<-s.exited
 	}
 }
 
