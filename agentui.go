@@ -77,6 +77,8 @@ func (r Route) Pattern() string { return r.Method + " " + r.Path }
 //	POST   {prefix}/chat/{id}/stop     stop it
 //	PATCH  {prefix}/chat/{id}          rename the chat: {"title": "…"}
 //	DELETE {prefix}/chat/{id}          delete it
+//	GET    {prefix}/chat/{id}/tree     its messages on every branch (edits, regenerations)
+//	POST   {prefix}/chat/{id}/branch   make one branch the active one: {"id": "<message id>"}
 //	GET    {prefix}/chat/{id}/queue    the messages queued behind its reply
 //	DELETE {prefix}/chat/{id}/queue/{message}  remove one of them
 //	GET    {prefix}/chats              the scope's chats, newest first
@@ -97,6 +99,8 @@ func (a *API) Routes(prefix string) []Route {
 		{http.MethodPost, p + "/chat/{id}/stop", a.chat.StopHandler(nil)},
 		{http.MethodPatch, p + "/chat/{id}", a.chat.RenameHandler(nil)},
 		{http.MethodDelete, p + "/chat/{id}", a.chat.DeleteHandler(nil)},
+		{http.MethodGet, p + "/chat/{id}/tree", vercelai.TreeHandler(a.chat, nil)},
+		{http.MethodPost, p + "/chat/{id}/branch", a.chat.BranchHandler(nil)},
 		{http.MethodGet, p + "/chat/{id}/queue", a.chat.QueueHandler(nil)},
 		{http.MethodDelete, p + "/chat/{id}/queue/{message}", a.chat.QueueHandler(nil)},
 		{http.MethodGet, p + "/chats", a.chat.ChatsHandler()},

@@ -57,6 +57,8 @@ func Example() {
 	// POST /api/chat/{id}/stop
 	// PATCH /api/chat/{id}
 	// DELETE /api/chat/{id}
+	// GET /api/chat/{id}/tree
+	// POST /api/chat/{id}/branch
 	// GET /api/chat/{id}/queue
 	// DELETE /api/chat/{id}/queue/{message}
 	// GET /api/chats

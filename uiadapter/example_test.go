@@ -60,6 +60,8 @@ func Example_mount() {
 	mux.Handle("GET /api/chats", chat.ChatsHandler())           // my chats (both protocols)
 	mux.Handle("PATCH /api/chat/{id}", chat.RenameHandler(nil)) // {"title": "…"}
 	mux.Handle("DELETE /api/chat/{id}", chat.DeleteHandler(nil))
+	mux.Handle("GET /api/chat/{id}/tree", vercelai.TreeHandler(chat, nil))      // every branch (edits, regenerations)
+	mux.Handle("POST /api/chat/{id}/branch", chat.BranchHandler(nil))           // {"id": "…"}: make it the active branch
 	mux.Handle("GET /api/chat/{id}/queue", chat.QueueHandler(nil))              // messages queued behind a reply
 	mux.Handle("DELETE /api/chat/{id}/queue/{message}", chat.QueueHandler(nil)) // remove one
 	mux.Handle("GET /", webui.Handler())                                        // the chat page, if you want it

@@ -63,6 +63,10 @@ func (req *request) planStored() (*run.Session, *agent.Input, error) {
 		s.Release()
 		return nil, nil, nil
 	}
+	if conv, err = req.onClientsBranch(s, conv); err != nil {
+		s.Release()
+		return nil, nil, err
+	}
 	size := turn.ChatSize{Messages: len(conv.Messages), Bytes: conv.Bytes, MaxMessages: h.cfg.maxChatMessages, MaxBytes: h.cfg.maxChatBytes, AtLimitCheck: true}
 	p, findings, err := turn.PlanStored(conv.Messages, t, size, &h.cfg.policy)
 	if e := (*wire.Error)(nil); errors.As(err, &e) && e.Code == wire.CodeUnknownChat && req.body != nil {
@@ -223,4 +227,29 @@ func (req *request) signedCall(toolCallID, toolName string, input json.RawMessag
 func (req *request) chatSeal() *wire.ChatSeal {
 	h := req.h
 	return wire.NewChatSeal(h.cfg.signer.Key(), h.proto.Name(), req.who.scope, req.turn.ChatID)
+}
+
+// onClientsBranch: a client that shows another branch than the stored
+// active one (assistant-ui switched branches, then sent) builds on it:
+// its message follows a message off the active branch, which then becomes
+// the active branch, so that the turn is planned on what the client
+// shows and never appended to a thread it does not show. The
+// conversation is then the one that branch makes.
+func (req *request) onClientsBranch(s *run.Session, conv history.Conversation) (history.Conversation, error) {
+	parent := req.turn.ParentID
+	if parent == "" || req.turn.Intent != wire.Submit || slices.ContainsFunc(conv.Messages, func(m cmf.Message) bool { return m.ID() == parent }) {
+		return conv, nil
+	}
+	if _, ok := req.h.cfg.store.(history.Brancher); !ok {
+		return conv, nil
+	}
+	switched, err := s.Switch(req.r.Context(), parent)
+	switch {
+	case errors.Is(err, history.ErrNoBranch):
+		return conv, nil // a parent the server does not have: planned as before
+	case err != nil:
+		return conv, wire.Unavailable("conversation history is unavailable", err)
+	}
+	req.log.Info("the client builds on another branch: it is the active one now", "parent", parent)
+	return switched, nil
 }

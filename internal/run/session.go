@@ -95,6 +95,29 @@ func (e *env) Open(ctx context.Context, key history.Key, log *slog.Logger) (*Ses
 	return s, conv, nil
 }
 
+// Switch makes the branch through the off-branch message id the active
+// one (history.Brancher), for a turn that builds on that branch (a client
+// that shows it), and returns the conversation then, which the turn is
+// planned on. history.ErrNoBranch when the store keeps no branches or
+// none has id.
+func (s *Session) Switch(ctx context.Context, id string) (history.Conversation, error) {
+	b, ok := s.e.cfg.Store.(history.Brancher)
+	if !ok {
+		return history.Conversation{}, history.ErrNoBranch
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.e.cfg.StoreTimeout)
+	defer cancel()
+	if _, err := b.Switch(ctx, s.Key, s.version, id); err != nil {
+		return history.Conversation{}, err
+	}
+	conv, err := s.e.cfg.Store.Load(ctx, s.Key)
+	if err != nil {
+		return history.Conversation{}, err
+	}
+	s.version, s.stored = conv.Version, len(conv.Messages)
+	return conv, nil
+}
+
 // busy refuses a turn while another run holds the chat.
 func busy() error {
 	return &wire.Error{Status: http.StatusConflict, Message: "a reply is still being produced for this chat", Code: wire.CodeBusy}

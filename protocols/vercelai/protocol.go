@@ -56,6 +56,25 @@ func ConversationHandler(h *uiadapter.Handler, chatID func(*http.Request) string
 	return h.ConversationHandler(func(msgs []cmf.Message) any { return dump(msgs, v7) }, chatID)
 }
 
+// TreeHandler serves the chat's messages on every branch as UI messages
+// (see uiadapter.Handler.TreeHandler) for GET {api}/chat/{id}/tree: the
+// shape assistant-ui's history adapter loads with useChatRuntime
+// ({headId, messages: [{parentId, message}]}), and what a page's branch
+// picker ("‹ 1/2 ›") counts. h must keep history (uiadapter.WithStore);
+// chatID as for ConversationHandler.
+func TreeHandler(h *uiadapter.Handler, chatID func(*http.Request) string) http.Handler {
+	p, _ := h.Protocol().(*Protocol)
+	v7 := p != nil && p.v7
+	return h.TreeHandler(func(msgs []cmf.Message) []uiadapter.Shown {
+		ui := dump(msgs, v7)
+		out := make([]uiadapter.Shown, len(ui))
+		for i := range ui {
+			out[i] = uiadapter.Shown{ID: ui[i].ID, Message: ui[i]}
+		}
+		return out
+	}, chatID)
+}
+
 // Name is "vercel-ai".
 func (p *Protocol) Name() string { return "vercel-ai" }
 

@@ -1,0 +1,191 @@
+package uiadapter_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/internal/testkit/testutil"
+)
+
+// treeOf reads a chat's tree as "role:text<parent" per message (the
+// parent's text, "" for a first message), and its head's text.
+func (f *historyFixture) treeOf(scope, chat string) (items []string, head string) {
+	f.t.Helper()
+	status, body := f.do(scope, http.MethodGet, "/api/chat/"+chat+"/tree", "")
+	if status != http.StatusOK {
+		f.t.Fatalf("tree: %d %s", status, body)
+	}
+	var tr struct {
+		HeadID   *string
+		Messages []struct {
+			ParentID *string
+			Message  struct {
+				ID, Role string
+				Parts    []struct{ Type, Text string }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &tr); err != nil {
+		f.t.Fatal(err)
+	}
+	text := map[string]string{}
+	for _, m := range tr.Messages {
+		for _, p := range m.Message.Parts {
+			if p.Type == "text" {
+				text[m.Message.ID] += p.Text
+			}
+		}
+	}
+	for _, m := range tr.Messages {
+		parent := ""
+		if m.ParentID != nil {
+			parent = text[*m.ParentID]
+		}
+		items = append(items, m.Message.Role+":"+text[m.Message.ID]+"<"+parent)
+	}
+	if tr.HeadID != nil {
+		head = text[*tr.HeadID]
+	}
+	return items, head
+}
+
+// storedTexts is the active branch as role:text.
+func (f *historyFixture) storedTexts(scope, chat string) string {
+	f.t.Helper()
+	var out []string
+	for _, m := range f.stored(scope, chat) {
+		out = append(out, string(m.Role)+":"+m.Text())
+	}
+	return strings.Join(out, " ")
+}
+
+// An edit and a regeneration keep what they replaced as another branch:
+// the tree lists both, parents first, and switching brings one back as
+// the active branch the model and a reload see.
+func TestEditAndRegenerateKeepBranches(t *testing.T) {
+	for name, store := range threadStores(t) {
+		t.Run(name, func(t *testing.T) {
+			f := newHistoryFixture(t, store)
+			f.chat("alice", testutil.UserMessage("c", "u1", "first"))
+			f.chat("alice", testutil.UserMessage("c", "u2", "second"))
+			msgs := f.stored("alice", "c")
+			// useChat's regenerate({messageId}) of the last reply, then
+			// an edit of the first message under its own id.
+			f.chat("alice", `{"id":"c","trigger":"regenerate-message","messageId":"`+msgs[3].ID()+`","messages":[{"id":"u2","role":"user","parts":[{"type":"text","text":"second"}]}]}`)
+			f.chat("alice", testutil.UserMessage("c", "u1", "first, edited"))
+			if got := f.storedTexts("alice", "c"); got != "user:first, edited assistant:You said: first, edited" {
+				t.Fatalf("the active branch: %s", got)
+			}
+			items, head := f.treeOf("alice", "c")
+			want := []string{
+				"user:first, edited<", "assistant:You said: first, edited<first, edited",
+				"user:first<", "assistant:You said: first<first", "user:second<You said: first",
+				"assistant:You said: second<second", "assistant:You said: second<second",
+			}
+			if strings.Join(items, "|") != strings.Join(want, "|") || head != "You said: first, edited" {
+				t.Fatalf("the tree:\n%s\nhead %q; want\n%s", strings.Join(items, "\n"), head, strings.Join(want, "\n"))
+			}
+			// Back to the first version: its branch down its newest reply.
+			status, body := f.do("alice", http.MethodPost, "/api/chat/c/branch", `{"id":"`+msgs[0].ID()+`"}`)
+			if status == http.StatusNotFound {
+				// the old version left under a fresh id: find it in the tree
+				status, body = f.switchTo("alice", "c", "first")
+			}
+			if status != http.StatusNoContent {
+				t.Fatalf("switch: %d %s", status, body)
+			}
+			if got := f.storedTexts("alice", "c"); got != "user:first assistant:You said: first user:second assistant:You said: second" {
+				t.Fatalf("after switching back: %s", got)
+			}
+			// The next turn builds on the branch now active.
+			f.chat("alice", testutil.UserMessage("c", "u3", "third"))
+			if got := f.storedTexts("alice", "c"); !strings.HasSuffix(got, "user:second assistant:You said: second user:third assistant:You said: third") {
+				t.Fatalf("a turn after the switch: %s", got)
+			}
+		})
+	}
+}
+
+// switchTo switches chat to the branch through the user message saying
+// text.
+func (f *historyFixture) switchTo(scope, chat, text string) (int, string) {
+	f.t.Helper()
+	_, body := f.do(scope, http.MethodGet, "/api/chat/"+chat+"/tree", "")
+	var tr struct {
+		Messages []struct {
+			Message struct {
+				ID, Role string
+				Parts    []struct{ Text string }
+			}
+		}
+	}
+	_ = json.Unmarshal([]byte(body), &tr)
+	for _, m := range tr.Messages {
+		if m.Message.Role == "user" && len(m.Message.Parts) > 0 && m.Message.Parts[0].Text == text {
+			return f.do(scope, http.MethodPost, "/api/chat/"+chat+"/branch", `{"id":"`+m.Message.ID+`"}`)
+		}
+	}
+	f.t.Fatalf("no user message %q in the tree: %s", text, body)
+	return 0, ""
+}
+
+// A client that switched branches on its side (assistant-ui) and sends
+// builds on the branch it shows: the server makes it the active one and
+// never appends the message to the thread the client does not show.
+func TestAClientsBranchBecomesActive(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	f.chat("alice", testutil.UserMessage("c", "u1", "first"))
+	reply := f.stored("alice", "c")[1].ID()
+	f.chat("alice", `{"id":"c","trigger":"regenerate-message","messageId":"`+reply+`","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"first"}]}]}`)
+	// The client shows the first reply again, and sends after it.
+	thread := `{"id":"c","trigger":"submit-message","messages":[` +
+		`{"id":"u1","role":"user","parts":[{"type":"text","text":"first"}]},` +
+		`{"id":"` + reply + `","role":"assistant","parts":[{"type":"text","text":"You said: first"}]},` +
+		`{"id":"u2","role":"user","parts":[{"type":"text","text":"second"}]}]}`
+	f.chat("alice", thread)
+	msgs := f.stored("alice", "c")
+	if len(msgs) != 4 || msgs[1].ID() != reply || f.storedTexts("alice", "c") != "user:first assistant:You said: first user:second assistant:You said: second" {
+		t.Fatalf("stored %s (reply %s)", f.storedTexts("alice", "c"), msgs[1].ID())
+	}
+	if items, _ := f.treeOf("alice", "c"); len(items) != 5 {
+		t.Fatalf("the other reply is not kept: %v", items)
+	}
+}
+
+// The branch route refuses what it cannot do, each with a short JSON
+// error: a bad body, a message on no branch, another scope's chat, a
+// chat whose reply is running.
+func TestBranchRouteRefusals(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	f.chat("alice", testutil.UserMessage("c", "u1", "first"))
+	for _, c := range []struct {
+		scope, body string
+		status      int
+	}{
+		{"alice", `nope`, http.StatusBadRequest},
+		{"alice", `{"id":""}`, http.StatusBadRequest},
+		{"alice", `{"id":"x\u001b"}`, http.StatusBadRequest},
+		{"alice", `{"id":"` + strings.Repeat("x", 8<<10) + `"}`, http.StatusRequestEntityTooLarge},
+		{"alice", `{"id":"nowhere"}`, http.StatusNotFound},
+		{"alice", `{"id":"u1"}`, http.StatusNotFound}, // on the active branch already
+		{"bob", `{"id":"u1"}`, http.StatusNotFound},
+	} {
+		status, body := f.do(c.scope, http.MethodPost, "/api/chat/c/branch", c.body)
+		if status != c.status || !strings.HasPrefix(body, `{"error":`) {
+			t.Errorf("%s %.40s: %d %s, want %d", c.scope, c.body, status, body, c.status)
+		}
+	}
+	resp := f.post("alice", testutil.UserMessage("c", "u2", "wait 2000 ms"))
+	defer resp.Body.Close()
+	testutil.Eventually(t, 5*time.Second, "the reply to run", func() bool {
+		status, _ := f.do("alice", http.MethodPost, "/api/chat/c/branch", `{"id":"nowhere"}`)
+		return status == http.StatusConflict
+	})
+	if status, _ := f.do("bob", http.MethodGet, "/api/chat/c/tree", ""); status != http.StatusNotFound {
+		t.Fatalf("another scope's tree: %d", status)
+	}
+}
