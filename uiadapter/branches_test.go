@@ -189,3 +189,24 @@ func TestBranchRouteRefusals(t *testing.T) {
 		t.Fatalf("another scope's tree: %d", status)
 	}
 }
+
+// A regeneration from a client that shows another branch regenerates
+// the reply on that branch: useChat's regenerate() sends the thread up
+// to the user message whose reply it replaces.
+func TestARegenerationOnTheClientsBranch(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	f.chat("alice", testutil.UserMessage("c", "u1", "first"))
+	f.chat("alice", `{"id":"c","trigger":"submit-message","wholeBranch":true,"messages":[{"id":"u1b","role":"user","parts":[{"type":"text","text":"first, again"}]}]}`)
+	if got := f.storedTexts("alice", "c"); got != "user:first, again assistant:You said: first, again" {
+		t.Fatalf("after the edit under a new id: %s", got)
+	}
+	// The client switched back to "first" on its side, and regenerates.
+	f.chat("alice", `{"id":"c","trigger":"regenerate-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"first"}]}]}`)
+	if got := f.storedTexts("alice", "c"); got != "user:first assistant:You said: first" {
+		t.Fatalf("after regenerating on the client's branch: %s", got)
+	}
+	items, _ := f.treeOf("alice", "c")
+	if len(items) != 5 { // two user versions, their three replies
+		t.Fatalf("the tree: %v", items)
+	}
+}

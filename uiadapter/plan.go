@@ -230,26 +230,49 @@ func (req *request) chatSeal() *wire.ChatSeal {
 }
 
 // onClientsBranch: a client that shows another branch than the stored
-// active one (assistant-ui switched branches, then sent) builds on it:
-// its message follows a message off the active branch, which then becomes
-// the active branch, so that the turn is planned on what the client
-// shows and never appended to a thread it does not show. The
+// active one (assistant-ui switched branches, then sent or regenerated)
+// builds on it: the message its request follows is off the active
+// branch, which then becomes the active branch, so that the turn is
+// planned on what the client shows and never on a thread it does not
+// show. A regeneration that names no reply regenerates the one after
+// the client's last message (which useChat sends without its reply). The
 // conversation is then the one that branch makes.
 func (req *request) onClientsBranch(s *run.Session, conv history.Conversation) (history.Conversation, error) {
-	parent := req.turn.ParentID
-	if parent == "" || req.turn.Intent != wire.Submit || slices.ContainsFunc(conv.Messages, func(m cmf.Message) bool { return m.ID() == parent }) {
+	t := req.turn
+	var anchor string
+	switch t.Intent {
+	case wire.Submit:
+		anchor = t.ParentID
+	case wire.Regenerate:
+		anchor = t.MessageID
+		if anchor == "" && len(t.Messages) > 0 && t.Messages[len(t.Messages)-1].Role == cmf.RoleUser {
+			anchor = t.Messages[len(t.Messages)-1].ID()
+			if stored(conv.Messages, anchor) {
+				t.MessageID = anchor
+			}
+		}
+	}
+	if anchor == "" || stored(conv.Messages, anchor) {
 		return conv, nil
 	}
 	if _, ok := req.h.cfg.store.(history.Brancher); !ok {
 		return conv, nil
 	}
-	switched, err := s.Switch(req.r.Context(), parent)
+	switched, err := s.Switch(req.r.Context(), anchor)
 	switch {
 	case errors.Is(err, history.ErrNoBranch):
-		return conv, nil // a parent the server does not have: planned as before
+		return conv, nil // a message the server does not have: planned as before
 	case err != nil:
 		return conv, wire.Unavailable("conversation history is unavailable", err)
 	}
-	req.log.Info("the client builds on another branch: it is the active one now", "parent", parent)
+	req.log.Info("the client builds on another branch: it is the active one now", "message", anchor)
+	if t.Intent == wire.Regenerate {
+		t.MessageID = anchor
+	}
 	return switched, nil
+}
+
+// stored reports whether msgs has a message with id.
+func stored(msgs []cmf.Message, id string) bool {
+	return slices.ContainsFunc(msgs, func(m cmf.Message) bool { return m.ID() == id })
 }
