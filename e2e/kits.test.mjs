@@ -192,6 +192,47 @@ describe('assistant-ui', () => {
       assert.deepEqual(await shown(page), ['user:where am i', 'assistant:You are in Paris.', 'user:three', 'assistant:You said: three']);
     }));
 
+  // Edits and regenerations keep the versions they replace: the branch
+  // picker ("‹ 1/2 ›", assistant-ui's own) switches between them, before
+  // and after a reload (the history adapter loads GET /api/chat/{id}/tree
+  // as it is), and a message sent on a branch switched back to builds on
+  // that branch: the model sees what the page shows.
+  test('with history: edits and regenerations keep branches; the picker switches them, also after a reload', () =>
+    withPage(site.url + '/?history=1', async (page) => {
+      const picker = (role, i) => page.locator(`[data-role=${role}]`).nth(i).getByTestId('branch-number');
+      await ready(page);
+      await send(page, 'one');
+      await reply(page, 'You said: one');
+      await send(page, 'two');
+      await reply(page, 'You said: two');
+      await edit(page, 1, 'three');
+      await reply(page, 'You said: three');
+      assert.equal(await picker('user', 1).innerText(), '2/2');
+      await markOld(page);
+      await page.locator('[data-role=assistant]').last().hover();
+      await page.getByTestId('regenerate').last().click();
+      await reply(page, 'You said: three');
+      assert.equal(await picker('assistant', 1).innerText(), '2/2');
+      await page.waitForURL((u) => u.searchParams.has('thread'));
+      await page.reload();
+      await ready(page);
+      await page.locator('[data-role=assistant]').filter({ hasText: 'You said: three' }).waitFor();
+      assert.deepEqual(await shown(page), ['user:one', 'assistant:You said: one', 'user:three', 'assistant:You said: three']);
+      assert.equal(await picker('user', 1).innerText(), '2/2', 'the edit\'s versions after a reload');
+      assert.equal(await picker('assistant', 1).innerText(), '2/2', 'the regeneration\'s versions after a reload');
+      await page.locator('[data-role=user]').nth(1).getByTestId('branch-previous').click();
+      await page.locator('[data-role=user]').nth(1).filter({ hasText: 'two' }).waitFor();
+      assert.deepEqual(await shown(page), ['user:one', 'assistant:You said: one', 'user:two', 'assistant:You said: two']);
+      assert.equal(await picker('user', 1).innerText(), '1/2');
+      await send(page, '/context');
+      assert.deepEqual(await context(page), ['user:one', 'assistant:You said: one', 'user:two', 'assistant:You said: two', 'user:/context']);
+      await page.reload();
+      await ready(page);
+      await page.locator('[data-role=user]').filter({ hasText: '/context' }).waitFor();
+      assert.deepEqual((await shown(page)).slice(0, 4), ['user:one', 'assistant:You said: one', 'user:two', 'assistant:You said: two']);
+      assert.equal(await picker('user', 1).innerText(), '1/2', 'the branch sent on is the active one after a reload');
+    }));
+
   // The same page on Vite's dev server, which proxies /api to agentui,
   // and with no token asked first: the browser's first API request gets
   // its scope, and reload, edit and regenerate keep the thread.

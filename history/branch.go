@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"slices"
 
 	"github.com/agentui/agentui/cmf"
@@ -25,23 +26,36 @@ type Node struct {
 	// Parent is the id of the message it follows; "" for a first
 	// message.
 	Parent string
-	// Seq orders nodes by when they left the active branch.
-	Seq int64
+	// Born is when the message first left the active branch (an edit or
+	// a regeneration replaced it, or a switch to another branch): its
+	// versions (the messages with its parent) are numbered by it, and a
+	// message that never left the branch comes after those that did.
+	Born int64
 
 	size int64 // its JSON size, where a store knows it
 }
 
+// Tree is what a Brancher keeps beside a conversation's active branch.
+type Tree struct {
+	// Nodes are the messages off the active branch, by Born.
+	Nodes []Node
+	// Born is, for a message on the active branch that was off it once
+	// (a switch brought it back), its Node.Born: a message keeps its
+	// place among its versions.
+	Born map[string]int64
+}
+
 // Brancher is a Store that keeps the branches its writes cut.
 type Brancher interface {
-	// Branches returns the conversation's messages off the active
-	// branch, in the order they left it.
-	Branches(ctx context.Context, key Key) ([]Node, error)
+	// Branches returns what the conversation keeps beside its active
+	// branch.
+	Branches(ctx context.Context, key Key) (Tree, error)
 	// Switch makes the branch through the off-branch message id the
 	// active one, if the version is expect: the root to id's parent (on
-	// the active branch now), id, then each message's newest child down
-	// to a leaf. What it replaces is kept off the branch. ErrNotFound
-	// when no message off the branch has this id; ErrConflict when the
-	// version moved.
+	// the active branch now), id, then each message's newest version
+	// down to a leaf. What it replaces is kept off the branch.
+	// ErrNoBranch when no message off the branch has this id;
+	// ErrConflict when the version moved.
 	Switch(ctx context.Context, key Key, expect Version, id string) (Version, error)
 }
 
@@ -53,15 +67,15 @@ const MaxBranchMessages = 500
 // ErrNoBranch: Switch names no message off the active branch.
 var ErrNoBranch = errors.New("history: no such branch")
 
-// CutNodes is the messages off the branch after a write that keeps keep
-// of active and adds adding, where nodes were (for a [Brancher]'s
-// Write): nodes, then active[keep:], each after the one before it. A cut
-// message whose id an added one takes (an edit under the same id) leaves
-// under a fresh id, and what follows it there, in nodes too, follows the
-// fresh id.
-func CutNodes(active []cmf.Message, keep int, adding []cmf.Message, nodes []Node, seq int64) []Node {
+// CutNodes is the tree after a write that keeps keep of active and adds
+// adding, where t was (for a [Brancher]'s Write): active[keep:] leave the
+// branch, each after the one before it, born at seq unless they were off
+// it before. A cut message whose id an added one takes (an edit under the
+// same id) leaves under a fresh id, and what follows it there, in t too,
+// follows the fresh id.
+func CutNodes(active []cmf.Message, keep int, adding []cmf.Message, t Tree, seq int64) Tree {
 	if keep >= len(active) {
-		return nodes
+		return t
 	}
 	taken := make(map[string]bool, len(adding))
 	for _, m := range adding {
@@ -71,41 +85,44 @@ func CutNodes(active []cmf.Message, keep int, adding []cmf.Message, nodes []Node
 	if keep > 0 {
 		parent = active[keep-1].ID()
 	}
+	born := maps.Clone(t.Born)
 	renamed := map[string]string{}
-	out := make([]Node, 0, len(nodes)+len(active)-keep)
+	out := slices.Grow(slices.Clone(t.Nodes), len(active)-keep)
 	for i, m := range active[keep:] {
+		b, ok := born[m.ID()]
+		if !ok {
+			b = seq<<20 + int64(i) // by the write, then along the branch
+		}
+		delete(born, m.ID())
 		if taken[m.ID()] {
 			fresh := ids.New()
 			renamed[m.ID()] = fresh
 			m = m.Clone()
 			m.SetID(fresh)
 		}
-		// Ordered by the write, then along the branch.
-		out = append(out, Node{Message: m, Parent: parent, Seq: seq<<20 + int64(i)})
+		out = append(out, Node{Message: m, Parent: parent, Born: b})
 		parent = m.ID()
 	}
-	for _, n := range nodes {
-		if to, ok := renamed[n.Parent]; ok {
-			n.Parent = to
+	for i := range out[:len(t.Nodes)] {
+		if to, ok := renamed[out[i].Parent]; ok {
+			out[i].Parent = to
 		}
-		out = append(out, n)
 	}
-	// nodes first: the order they left the branch in.
-	return append(out[len(active)-keep:], out[:len(active)-keep]...)
+	return Tree{Nodes: out, Born: born}
 }
 
 // SwitchPlan is what Switch to id does to a conversation whose active
-// branch is active and whose other messages are nodes: keep of active,
-// add after them, and the nodes that are left (what add took out, plus
-// what the cut left, at seq).
-func SwitchPlan(active []cmf.Message, nodes []Node, id string, seq int64) (keep int, add []cmf.Message, left []Node, err error) {
+// branch is active and whose tree is t: keep of active, add after them,
+// and the tree then (the old branch's messages leave it at seq).
+func SwitchPlan(active []cmf.Message, t Tree, id string, seq int64) (keep int, add []cmf.Message, after Tree, err error) {
+	nodes := t.Nodes
 	byID := make(map[string]int, len(nodes))
 	for i, n := range nodes {
 		byID[n.Message.ID()] = i
 	}
 	at, ok := byID[id]
 	if !ok {
-		return 0, nil, nil, ErrNoBranch
+		return 0, nil, Tree{}, ErrNoBranch
 	}
 	// Up from id to the active branch: the fork.
 	chain := []int{at}
@@ -113,7 +130,6 @@ func SwitchPlan(active []cmf.Message, nodes []Node, id string, seq int64) (keep 
 	for i, m := range active {
 		onActive[m.ID()] = i
 	}
-	keep = -1
 	for p := nodes[at].Parent; ; {
 		if p == "" {
 			keep = 0
@@ -125,13 +141,13 @@ func SwitchPlan(active []cmf.Message, nodes []Node, id string, seq int64) (keep 
 		}
 		j, ok := byID[p]
 		if !ok || slices.Contains(chain, j) {
-			return 0, nil, nil, ErrNoBranch // an orphan: its parent went
+			return 0, nil, Tree{}, ErrNoBranch // an orphan: its parent went
 		}
 		chain = append(chain, j)
 		p = nodes[j].Parent
 	}
 	slices.Reverse(chain)
-	// Down from id: each message's newest child.
+	// Down from id: each message's newest version.
 	children := map[string][]int{}
 	for i, n := range nodes {
 		children[n.Parent] = append(children[n.Parent], i)
@@ -143,7 +159,7 @@ func SwitchPlan(active []cmf.Message, nodes []Node, id string, seq int64) (keep 
 		}
 		newest := kids[0]
 		for _, k := range kids[1:] {
-			if nodes[k].Seq >= nodes[newest].Seq {
+			if nodes[k].Born >= nodes[newest].Born {
 				newest = k
 			}
 		}
@@ -154,30 +170,46 @@ func SwitchPlan(active []cmf.Message, nodes []Node, id string, seq int64) (keep 
 		last = newest
 	}
 	taken := make(map[int]bool, len(chain))
+	born := maps.Clone(t.Born)
+	if born == nil {
+		born = map[string]int64{}
+	}
 	for _, i := range chain {
 		add = append(add, nodes[i].Message)
+		born[nodes[i].Message.ID()] = nodes[i].Born
 		taken[i] = true
 	}
+	var left []Node
 	for i, n := range nodes {
 		if !taken[i] {
 			left = append(left, n)
 		}
 	}
-	left = CutNodes(active, keep, nil, left, seq)
-	return keep, add, left, nil
+	return keep, add, CutNodes(active, keep, nil, Tree{Nodes: left, Born: born}, seq), nil
 }
 
-// Prune is what a Brancher keeps of nodes beside the active branch
-// active: at most MaxBranchMessages, dropping those that left the active
-// branch first, and only those [Reachable] from it.
-func Prune(active []cmf.Message, nodes []Node) []Node {
+// Prune is what a Brancher keeps of t beside the active branch active:
+// at most MaxBranchMessages nodes, dropping those that left the active
+// branch first, only those [Reachable] from it, and births of messages on
+// it.
+func Prune(active []cmf.Message, t Tree) Tree {
+	nodes := t.Nodes
 	if len(nodes) > MaxBranchMessages {
 		nodes = slices.Clone(nodes)
-		slices.SortStableFunc(nodes, func(a, b Node) int { return cmp.Compare(b.Seq, a.Seq) })
+		slices.SortStableFunc(nodes, func(a, b Node) int { return cmp.Compare(b.Born, a.Born) })
 		nodes = nodes[:MaxBranchMessages]
-		slices.SortStableFunc(nodes, func(a, b Node) int { return cmp.Compare(a.Seq, b.Seq) })
+		slices.SortStableFunc(nodes, func(a, b Node) int { return cmp.Compare(a.Born, b.Born) })
 	}
-	return Reachable(active, nodes)
+	out := Tree{Nodes: Reachable(active, nodes)}
+	for _, m := range active {
+		if b, ok := t.Born[m.ID()]; ok {
+			if out.Born == nil {
+				out.Born = map[string]int64{}
+			}
+			out.Born[m.ID()] = b
+		}
+	}
+	return out
 }
 
 // Reachable is nodes without those the active branch cannot reach: a

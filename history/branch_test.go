@@ -10,7 +10,7 @@ import (
 func node(id, parent string, seq int64) Node {
 	m := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleUser, Content: []cmf.Part{cmf.Text{Text: id}}}
 	m.SetID(id)
-	return Node{Message: m, Parent: parent, Seq: seq}
+	return Node{Message: m, Parent: parent, Born: seq}
 }
 
 // A chat regenerated without end keeps its newest branches, and none
@@ -23,7 +23,7 @@ func TestPruneKeepsTheNewestReachableBranches(t *testing.T) {
 		r := fmt.Sprint("r", i)
 		nodes = append(nodes, node(r, "u1", int64(2*i)), node(r+"f", r, int64(2*i+1)))
 	}
-	got := Prune(active, nodes)
+	got := Prune(active, Tree{Nodes: nodes}).Nodes
 	if len(got) > MaxBranchMessages {
 		t.Fatalf("%d nodes kept, want at most %d", len(got), MaxBranchMessages)
 	}

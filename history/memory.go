@@ -1,9 +1,11 @@
 package history
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -36,7 +38,7 @@ type Memory struct {
 
 type memConv struct {
 	key       Key
-	nodes     []Node // off the active branch (see Brancher)
+	tree      Tree // beside the active branch (see Brancher)
 	nodeBytes int64
 	msgs      []cmf.Message
 	sizes     []int64 // each message's JSON size
@@ -166,20 +168,20 @@ func (m *Memory) Write(_ context.Context, key Key, expect Version, keep int, msg
 		c.elem = m.recent.PushFront(c)
 		m.convs[key] = c
 	}
-	nodes := c.nodes
+	tree := c.tree
 	if keep < len(c.msgs) {
-		nodes = CutNodes(c.msgs, keep, msgs, nodes, int64(c.version)+1)
+		tree = CutNodes(c.msgs, keep, msgs, tree, int64(c.version)+1)
 		for i := range len(c.msgs) - keep {
-			nodes[len(c.nodes)+i].size = c.sizes[keep+i]
+			tree.Nodes[len(c.tree.Nodes)+i].size = c.sizes[keep+i]
 		}
 	}
-	m.apply(c, keep, msgs, sizes, nodes)
+	m.apply(c, keep, msgs, sizes, tree)
 	return c.version, nil
 }
 
-// apply keeps keep of c's messages, adds msgs (of sizes), sets its other
-// branches to nodes and bumps its version.
-func (m *Memory) apply(c *memConv, keep int, msgs []cmf.Message, sizes []int64, nodes []Node) {
+// apply keeps keep of c's messages, adds msgs (of sizes), sets what it
+// keeps beside its active branch to tree and bumps its version.
+func (m *Memory) apply(c *memConv, keep int, msgs []cmf.Message, sizes []int64, tree Tree) {
 	m.cut(c, keep)
 	if c.auto == "" {
 		if t, at := Title(msgs); at >= 0 {
@@ -193,8 +195,8 @@ func (m *Memory) apply(c *memConv, keep int, msgs []cmf.Message, sizes []int64, 
 		m.bytes += n
 	}
 	m.bytes -= c.nodeBytes
-	c.nodes, c.nodeBytes = Prune(c.msgs, nodes), 0
-	for _, n := range c.nodes {
+	c.tree, c.nodeBytes = Prune(c.msgs, tree), 0
+	for _, n := range c.tree.Nodes {
 		c.nodeBytes += n.size
 	}
 	m.bytes += c.nodeBytes
@@ -203,15 +205,17 @@ func (m *Memory) apply(c *memConv, keep int, msgs []cmf.Message, sizes []int64, 
 	m.bound(c)
 }
 
-// Branches returns the conversation's messages off its active branch.
-func (m *Memory) Branches(_ context.Context, key Key) ([]Node, error) {
+// Branches returns what the conversation keeps beside its active branch.
+func (m *Memory) Branches(_ context.Context, key Key) (Tree, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.conv(key)
 	if c == nil {
-		return nil, nil
+		return Tree{}, nil
 	}
-	return slices.Clone(c.nodes), nil
+	nodes := slices.Clone(c.tree.Nodes)
+	slices.SortStableFunc(nodes, func(a, b Node) int { return cmp.Compare(a.Born, b.Born) })
+	return Tree{Nodes: nodes, Born: maps.Clone(c.tree.Born)}, nil
 }
 
 // Switch makes the branch through id the active one.
@@ -228,26 +232,25 @@ func (m *Memory) Switch(_ context.Context, key Key, expect Version, id string) (
 	if c.version != expect {
 		return 0, ErrConflict
 	}
-	keep, add, left, err := SwitchPlan(c.msgs, c.nodes, id, int64(c.version)+1)
+	keep, add, after, err := SwitchPlan(c.msgs, c.tree, id, int64(c.version)+1)
 	if err != nil {
 		return 0, err
 	}
+	size := make(map[string]int64, len(c.tree.Nodes)+len(c.msgs))
+	for _, n := range c.tree.Nodes {
+		size[n.Message.ID()] = n.size
+	}
+	for i, x := range c.msgs {
+		size[x.ID()] = c.sizes[i]
+	}
 	sizes := make([]int64, len(add))
 	for i, a := range add {
-		for _, n := range c.nodes {
-			if n.Message.ID() == a.ID() {
-				sizes[i] = n.size
-			}
-		}
+		sizes[i] = size[a.ID()]
 	}
-	for i := range left {
-		if left[i].size == 0 {
-			if j := slices.IndexFunc(c.msgs, func(x cmf.Message) bool { return x.ID() == left[i].Message.ID() }); j >= 0 {
-				left[i].size = c.sizes[j]
-			}
-		}
+	for i := range after.Nodes {
+		after.Nodes[i].size = size[after.Nodes[i].Message.ID()]
 	}
-	m.apply(c, keep, add, sizes, left)
+	m.apply(c, keep, add, sizes, after)
 	return c.version, nil
 }
 

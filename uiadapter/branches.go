@@ -1,11 +1,15 @@
 package uiadapter
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
+	"math"
 	"net/http"
+	"slices"
 
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
@@ -54,9 +58,9 @@ func (h *Handler) TreeHandler(show func([]cmf.Message) []Shown, chatID func(*htt
 		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.storeTimeout)
 		defer cancel()
 		conv, err := h.cfg.store.Load(ctx, key)
-		var nodes []history.Node
+		var t history.Tree
 		if b, ok := h.cfg.store.(history.Brancher); ok && err == nil && conv.Version > 0 {
-			nodes, err = b.Branches(ctx, key)
+			t, err = b.Branches(ctx, key)
 		}
 		if r.Context().Err() != nil {
 			return // the client left
@@ -69,30 +73,64 @@ func (h *Handler) TreeHandler(show func([]cmf.Message) []Shown, chatID func(*htt
 			wire.WriteError(w, log, &wire.Error{Status: http.StatusNotFound, Message: "no such chat"})
 			return
 		}
-		writeJSON(w, http.StatusOK, tree(conv.Messages, nodes, show))
+		writeJSON(w, http.StatusOK, tree(conv.Messages, t, show))
 	})
 }
 
-// tree renders the active branch, then every other branch down to its
-// leaf; each shown message once, after its parent.
-func tree(active []cmf.Message, nodes []history.Node, show func([]cmf.Message) []Shown) Tree {
-	out := Tree{Messages: []TreeItem{}}
-	seen := map[string]bool{}
-	add := func(path []cmf.Message) *string {
-		var parent *string
+// tree renders every branch: each shown message once, after its parent,
+// parents first, and a message's versions (the messages with its parent)
+// in the order they were written (history.Node's Born), which is how a
+// picker numbers them.
+func tree(active []cmf.Message, t history.Tree, show func([]cmf.Message) []Shown) Tree {
+	type item struct {
+		parent string // "" for a first message
+		msg    any
+	}
+	items := map[string]item{}
+	children := map[string][]string{}
+	add := func(path []cmf.Message) string {
+		parent := ""
 		for _, s := range show(path) {
-			if !seen[s.ID] {
-				seen[s.ID] = true
-				out.Messages = append(out.Messages, TreeItem{ParentID: parent, Message: s.Message})
+			if _, ok := items[s.ID]; !ok {
+				items[s.ID] = item{parent: parent, msg: s.Message}
+				children[parent] = append(children[parent], s.ID)
 			}
-			id := s.ID
-			parent = &id
+			parent = s.ID
 		}
 		return parent
 	}
-	out.HeadID = add(active)
-	for _, path := range branchPaths(active, nodes) {
+	head := add(active)
+	for _, path := range branchPaths(active, t.Nodes) {
 		add(path)
+	}
+	born := make(map[string]int64, len(t.Nodes)+len(t.Born))
+	for _, n := range t.Nodes {
+		born[n.Message.ID()] = n.Born
+	}
+	maps.Copy(born, t.Born)
+	order := func(id string) int64 {
+		if b, ok := born[id]; ok {
+			return b
+		}
+		return math.MaxInt64 // never left the active branch: the newest
+	}
+	out := Tree{Messages: make([]TreeItem, 0, len(items))}
+	var walk func(parent string)
+	walk = func(parent string) {
+		kids := children[parent]
+		slices.SortStableFunc(kids, func(a, b string) int { return cmp.Compare(order(a), order(b)) })
+		for _, id := range kids {
+			var p *string
+			if parent != "" {
+				p = &parent
+			}
+			out.Messages = append(out.Messages, TreeItem{ParentID: p, Message: items[id].msg})
+			walk(id)
+		}
+	}
+	walk("")
+	if head != "" {
+		out.HeadID = &head
 	}
 	return out
 }

@@ -81,10 +81,12 @@ func TestEditAndRegenerateKeepBranches(t *testing.T) {
 				t.Fatalf("the active branch: %s", got)
 			}
 			items, head := f.treeOf("alice", "c")
+			// Versions in the order they were written: the first message
+			// before its edit, the reply before its regeneration.
 			want := []string{
-				"user:first, edited<", "assistant:You said: first, edited<first, edited",
 				"user:first<", "assistant:You said: first<first", "user:second<You said: first",
 				"assistant:You said: second<second", "assistant:You said: second<second",
+				"user:first, edited<", "assistant:You said: first, edited<first, edited",
 			}
 			if strings.Join(items, "|") != strings.Join(want, "|") || head != "You said: first, edited" {
 				t.Fatalf("the tree:\n%s\nhead %q; want\n%s", strings.Join(items, "\n"), head, strings.Join(want, "\n"))

@@ -9,7 +9,8 @@
 //	<prefix>{<scope>:<chat>}:gen    when it was created (tells a conversation created again from the old one)
 //	<prefix>{<scope>:<chat>}:lock   the run lock's token, with an expiry
 //	<prefix>{<scope>:<chat>}:meta   a hash: title (Rename's), auto (derived) and at (auto's message)
-//	<prefix>{<scope>:<chat>}:tree   the messages off the active branch (branch.go)
+//	<prefix>{<scope>:<chat>}:tree   the messages off the active branch, and
+//	<prefix>{<scope>:<chat>}:born   when those on it left it once (branch.go)
 //	<prefix>{<scope>}:chats         the scope's chats by last write, for List
 //
 // and the chat's queue (queue.go).
@@ -154,7 +155,8 @@ end
 return {0, v}
 `
 
-// writeScript: KEYS msgs, ver, gen, meta, tree (its TTL refreshed);
+// writeScript: KEYS msgs, ver, gen, meta, tree, born (their TTLs
+// refreshed);
 // ARGV expected version, ttl
 // ms, keep (-1: all), a derived title and the index of its message among
 // the new ones (-1: none), messages…. Returns {0, new version}, {-1,
@@ -318,7 +320,7 @@ func (s *Store) Write(ctx context.Context, key history.Key, expect history.Versi
 		sizes[i] = int64(len(b))
 		args = append(args, b)
 	}
-	v, err := s.cas(ctx, "write", writeScript, key, []string{msgsKey, verKey, genKey, s.metaKey(key), s.treeKey(key)}, args)
+	v, err := s.cas(ctx, "write", writeScript, key, []string{msgsKey, verKey, genKey, s.metaKey(key), s.treeKey(key), s.bornKey(key)}, args)
 	if errors.Is(err, errCuts) {
 		// An edit or a regeneration: what it cuts becomes another branch,
 		// read and written in the steps of branch.
@@ -414,7 +416,7 @@ func (s *Store) Delete(ctx context.Context, key history.Key) error {
 	if _, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		gone = p.Del(ctx, verKey)
 		order, items := s.queueKeys(key)
-		p.Del(ctx, msgsKey, genKey, s.metaKey(key), s.treeKey(key), lockKey, order, items)
+		p.Del(ctx, msgsKey, genKey, s.metaKey(key), s.treeKey(key), s.bornKey(key), lockKey, order, items)
 		p.ZRem(ctx, s.indexKey(key.Scope), key.Chat)
 		return nil
 	}); err != nil {

@@ -756,7 +756,7 @@ func Run(t *testing.T, newStore NewStore) {
 				t.Fatal(err)
 			}
 			var out []string
-			for _, n := range ns {
+			for _, n := range ns.Nodes {
 				out = append(out, n.Message.ID()+"<"+n.Parent)
 			}
 			return out
@@ -795,7 +795,7 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 		ns, _ := b.Branches(ctx, key)
 		var old string
-		for _, n := range ns {
+		for _, n := range ns.Nodes {
 			if n.Parent == "a1" {
 				old = n.Message.ID()
 				if old == "u2" || n.Message.Content[0].(cmf.Text).Text != "more" {
@@ -824,11 +824,20 @@ func Run(t *testing.T, newStore NewStore) {
 		if got := branches(); !same(got, []string{"a2<" + old, "u2<a1"}) {
 			t.Fatalf("after switching back: %v", got)
 		}
+		// Versions keep their order: the old one, back on the branch,
+		// still comes before the edit.
+		tr, err := b.Branches(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if born, ok := tr.Born[old]; !ok || tr.Nodes[1].Born <= born {
+			t.Fatalf("the versions' births: %s %d (kept: %v), the edit %d", old, born, ok, tr.Nodes[1].Born)
+		}
 		if v, err = b.Switch(ctx, key, v, "a2"); err != nil {
 			t.Fatal(err)
 		}
 		load("u1", "a1", old, "a2")
-		if got := branches(); !same(got, []string{"u2<a1", "a2b<" + old}) {
+		if got := branches(); !same(got, []string{"a2b<" + old, "u2<a1"}) {
 			t.Fatalf("after switching replies: %v", got)
 		}
 		// An append keeps the branches, and its TTL theirs.
@@ -841,7 +850,7 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 		elapse(40 * time.Second)
 		load("u1", "a1", old, "a2", "u3", "a3")
-		if got := branches(); !same(got, []string{"u2<a1", "a2b<" + old}) {
+		if got := branches(); !same(got, []string{"a2b<" + old, "u2<a1"}) {
 			t.Fatalf("after appends: %v", got)
 		}
 		// A message added under an off-branch message's id takes it: the
