@@ -14,6 +14,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import {
   ActionBarPrimitive,
+  BranchPickerPrimitive,
   AssistantRuntimeProvider,
   AuiConfig,
   ComposerPrimitive,
@@ -75,8 +76,10 @@ const chatOptions = {
 
 const chatURL = (id) => '/api/chat/' + encodeURIComponent(id);
 
-// useAgentuiHistory loads a thread's stored messages when assistant-ui
-// opens it; agentui stores every turn itself, so append does nothing.
+// useAgentuiHistory loads a thread's stored messages, every branch of
+// them, when assistant-ui opens it: GET /api/chat/{id}/tree answers in
+// the shape withFormat's load returns. agentui stores every turn itself,
+// so append does nothing.
 function useAgentuiHistory() {
   const aui = useAui();
   return useMemo(
@@ -87,11 +90,10 @@ function useAgentuiHistory() {
         withFormat: () => ({
           async load() {
             const { remoteId } = aui.threadListItem().getState();
-            const res = await fetch(chatURL(remoteId));
+            const res = await fetch(chatURL(remoteId) + '/tree');
             if (res.status === 404) return { messages: [] };
-            if (!res.ok) throw new Error(`GET ${chatURL(remoteId)}: ${res.status}`);
-            const msgs = await res.json(); // UI messages, oldest first
-            return { headId: msgs.at(-1)?.id ?? null, messages: msgs.map((message, i) => ({ parentId: i ? msgs[i - 1].id : null, message })) };
+            if (!res.ok) throw new Error(`GET ${chatURL(remoteId)}/tree: ${res.status}`);
+            return res.json(); // {headId, messages: [{parentId, message}]}
           },
           append: async () => {},
         }),
@@ -233,6 +235,20 @@ function Thread() {
   );
 }
 
+// BranchPicker is assistant-ui's "‹ 1/2 ›" on a message that has
+// versions (an edit, a regeneration).
+function BranchPicker() {
+  return (
+    <BranchPickerPrimitive.Root hideWhenSingleBranch data-testid="branches">
+      <BranchPickerPrimitive.Previous data-testid="branch-previous">‹</BranchPickerPrimitive.Previous>
+      <span data-testid="branch-number">
+        <BranchPickerPrimitive.Number />/<BranchPickerPrimitive.Count />
+      </span>
+      <BranchPickerPrimitive.Next data-testid="branch-next">›</BranchPickerPrimitive.Next>
+    </BranchPickerPrimitive.Root>
+  );
+}
+
 function UserMessage() {
   return (
     <MessagePrimitive.Root data-role="user">
@@ -242,6 +258,7 @@ function UserMessage() {
       <ActionBarPrimitive.Root>
         <ActionBarPrimitive.Edit data-testid="edit">Edit</ActionBarPrimitive.Edit>
       </ActionBarPrimitive.Root>
+      <BranchPicker />
     </MessagePrimitive.Root>
   );
 }
@@ -255,6 +272,7 @@ function AssistantMessage() {
       <ActionBarPrimitive.Root>
         <ActionBarPrimitive.Reload data-testid="regenerate">Regenerate</ActionBarPrimitive.Reload>
       </ActionBarPrimitive.Root>
+      <BranchPicker />
     </MessagePrimitive.Root>
   );
 }
