@@ -1227,6 +1227,52 @@ test('useChat: edit a sent message and get a new answer', async () => {
   assert.equal(msgs.filter((m) => JSON.stringify(m).includes('1+1')).length, 0, 'the server dropped the old question and answer');
 });
 
+// An edit and a regeneration keep what they replaced: "‹ 1/2 ›" under
+// the message switches between its versions (the server makes that
+// branch the active one, which a reload then shows), and the next message
+// continues the branch shown.
+test('useChat: edits and regenerations keep versions; ‹ 1/2 › switches them, also after a reload', async () => {
+  await newChat();
+  await send('one');
+  await expectReply('You said: one');
+  await send('two');
+  await expectReply('You said: two');
+  const question = () => page.locator('[data-testid=message][data-role=user]').nth(1);
+  const number = (m) => m.getByTestId('version-number');
+  assert.equal(await question().getByTestId('versions').count(), 0, 'no versions before an edit');
+  await question().getByTestId('edit').click();
+  await question().getByTestId('edit-input').fill('three');
+  await question().getByTestId('edit-input').press('Enter');
+  await expectReply('You said: three');
+  await number(question()).filter({ hasText: '2/2' }).waitFor();
+  await lastAssistant().getByTestId('regenerate').click();
+  await settled();
+  await number(lastAssistant()).filter({ hasText: '2/2' }).waitFor();
+  await truthful('an edit and a regeneration');
+  await reload();
+  await number(question()).filter({ hasText: '2/2' }).waitFor();
+  assert.equal((await number(lastAssistant()).textContent()).trim(), '2/2', "the regeneration's versions after a reload");
+  await question().getByTestId('version-previous').click();
+  await question().getByTestId('text').filter({ hasText: /^two$/ }).waitFor();
+  await lastText().filter({ hasText: 'You said: two' }).waitFor();
+  assert.equal((await number(question()).textContent()).trim(), '1/2');
+  assert.equal(await lastAssistant().getByTestId('versions').count(), 0, 'the reply to the first version has no other version');
+  await truthful('a switch to the first version');
+  await send('four');
+  await expectReply('You said: four');
+  await reload();
+  await lastText().filter({ hasText: 'You said: four' }).waitFor();
+  assert.deepEqual(
+    (await stored()).map((m) => m.parts.filter((p) => p.type === 'text').map((p) => p.text).join('')),
+    ['one', 'You said: one', 'two', 'You said: two', 'four', 'You said: four'],
+    'the next message continued the branch shown',
+  );
+  assert.equal((await number(question()).textContent()).trim(), '1/2');
+  await question().getByTestId('version-next').click();
+  await question().getByTestId('text').filter({ hasText: /^three$/ }).waitFor();
+  await truthful('a switch back to the edit');
+});
+
 test('useChat: scrolled up, a button brings the latest message back', async () => {
   await send('count to 2000');
   await lastText().filter({ hasText: / 1999 2000\s*$/ }).waitFor();

@@ -1,7 +1,7 @@
 // The chat over the Vercel AI SDK UI message stream: useChat from
 // @ai-sdk/react against POST /api/chat (the default transport's path), or
 // over a WebSocket to the same path (the AI SDK 7's WebSocketChatTransport).
-import { memo, useEffect, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useRef, useState } from 'react';
 import { Chat, useChat } from '@ai-sdk/react';
 import {
   DefaultChatTransport,
@@ -27,6 +27,7 @@ import {
   UserTurn,
   Usage,
   useQueue,
+  Versions,
   useWhenIdle,
 } from './ui.jsx';
 import { Markdown } from './markdown.jsx';
@@ -36,6 +37,7 @@ import {
   errorText,
   HELD_NOTICE,
   isOffline,
+  loadVersions,
   loadConversation,
   loadStored,
   OFFLINE_LOAD,
@@ -45,6 +47,7 @@ import {
   refusalCode,
   rememberChat,
   stopChat,
+  switchBranch,
   UNKNOWN_CHAT,
   UNKNOWN_CHAT_NOTICE,
   wasKnown,
@@ -262,6 +265,24 @@ function Conversation({ chatId, transport, initialMessages, lost, resume, draft,
     });
   }, [failure?.kind, onTurnEnd]);
 
+  // The versions of messages that edits and regenerations made
+  // (loadVersions): looked at for a stored chat as it loads, and again
+  // when an edit's or a regeneration's reply has ended (branched).
+  const [versions, setVersions] = useState({});
+  const refreshVersions = useCallback(() => {
+    loadVersions(chatId).then(setVersions, () => {});
+  }, [chatId]);
+  const branched = useRef(false);
+  useEffect(() => {
+    if (initialMessages.length > 0) refreshVersions();
+  }, []); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => {
+    if (status === 'ready' && branched.current) {
+      branched.current = false;
+      refreshVersions();
+    }
+  }, [status, refreshVersions]);
+
   const [editing, setEditing] = useState(null); // the id of the user message being edited
   const busy = status === 'submitted' || status === 'streaming';
   const queue = useQueue(chatId, busy, (e) => setFailure({ kind: 'error', text: errorText(e?.message ?? String(e)) }));
@@ -278,12 +299,16 @@ function Conversation({ chatId, transport, initialMessages, lost, resume, draft,
   const live = useRef({});
   live.current = {
     busy,
+    chatId,
+    setMessages,
+    refreshVersions,
     sendMessage,
     regenerate,
     addToolApprovalResponse,
     setFailure,
     setEditing,
     continued: () => (continued.current = { id: chat.lastMessage?.id, parts: chat.lastMessage?.parts.length }),
+    branching: () => (branched.current = true),
   };
   const [actions] = useState(() => {
     const report = (p) => p.catch((e) => live.current.setFailure({ kind: 'error', text: errorText(e?.message ?? String(e)) }));
@@ -295,16 +320,32 @@ function Conversation({ chatId, transport, initialMessages, lost, resume, draft,
         report(live.current.addToolApprovalResponse({ id: approvalId, approved, reason }));
       },
       edit: (id) => live.current.setEditing(id),
+      // Another version of a message: the server makes its branch the
+      // active one, and the page shows the chat as then stored.
+      pickVersion: (id) => {
+        const { chatId: chat, setMessages: show, refreshVersions: again } = live.current;
+        live.current.setFailure(null);
+        report(
+          switchBranch(chat, id)
+            .then(() => loadConversation(chat))
+            .then((stored) => {
+              show(stored);
+              again();
+            }),
+        );
+      },
       cancelEdit: () => live.current.setEditing(null),
       // An edited message replaces the one with its id, and everything
       // after it is answered again (the server truncates its copy there).
       saveEdit: (id, text) => {
         live.current.setEditing(null);
         live.current.setFailure(null);
+        live.current.branching();
         report(live.current.sendMessage({ text, messageId: id }));
       },
       regenerate: () => {
         live.current.setFailure(null);
+        live.current.branching();
         report(live.current.regenerate());
       },
     };
@@ -346,7 +387,10 @@ function Conversation({ chatId, transport, initialMessages, lost, resume, draft,
     setFailure(null);
     if (how === 'resend' && last?.role === 'user') actions.report(sendMessage({ text: textOf(last), messageId: last.id }));
     else if (how === 'continue') actions.report(sendMessage());
-    else actions.report(regenerate());
+    else {
+      branched.current = true;
+      actions.report(regenerate());
+    }
   };
 
   // A message the running reply took shows in the reply, where it
@@ -374,6 +418,7 @@ function Conversation({ chatId, transport, initialMessages, lost, resume, draft,
           <VercelMessage
             key={m.id}
             message={m}
+            versions={versions[m.id]}
             isLast={i === shown.length - 1}
             busy={busy && i === shown.length - 1}
             anyBusy={busy}
@@ -445,11 +490,11 @@ function textOf(m) {
 
 // VercelMessage is one message; it renders again only when its message,
 // or whether it is the last or busy one, changes.
-const VercelMessage = memo(function VercelMessage({ message: m, isLast, busy, anyBusy, failed, editing, actions }) {
+const VercelMessage = memo(function VercelMessage({ message: m, isLast, busy, anyBusy, failed, editing, versions, actions }) {
   const streaming = busy && m.role === 'assistant';
   if (m.role === 'user') {
     return (
-      <UserTurn id={m.id} text={textOf(m)} editing={editing} busy={anyBusy} actions={actions}>
+      <UserTurn id={m.id} text={textOf(m)} editing={editing} busy={anyBusy} actions={actions} versions={versions}>
         {m.parts.map((part, j) => (
           <Part key={j} part={part} role="user" busy={anyBusy} current={isLast} onAnswer={actions.answer} />
         ))}
@@ -469,6 +514,7 @@ const VercelMessage = memo(function VercelMessage({ message: m, isLast, busy, an
       actions={
         done && (
           <>
+            <Versions versions={versions} busy={anyBusy} onPick={actions.pickVersion} />
             {text && <CopyButton text={text} />}
             {isLast && (
               <button type="button" className="btn btn-small btn-quiet" data-testid="regenerate" disabled={anyBusy} onClick={actions.regenerate} title="Answer the last message again">

@@ -232,6 +232,27 @@ export const deleteChat = (id) => call('DELETE', '/api/chat/' + encodeURICompone
 export const listQueued = (id) => call('GET', '/api/chat/' + encodeURIComponent(id) + '/queue').then((r) => r.queued ?? []);
 export const removeQueued = (id, message) => call('DELETE', '/api/chat/' + encodeURIComponent(id) + '/queue/' + encodeURIComponent(message));
 
+// The chat's branches (what edits and regenerations replaced): versions
+// maps a message id to {ids, index}, its versions (the messages with its
+// parent, in the order they were written) and its place among them, for
+// the messages that have more than one; switchBranch makes the branch
+// through id the active one (the conversation route then loads it).
+export async function loadVersions(chatId) {
+  const tree = await call('GET', '/api/chat/' + encodeURIComponent(chatId) + '/tree');
+  const byParent = new Map();
+  for (const { parentId, message } of tree?.messages ?? []) {
+    const group = byParent.get(parentId ?? '') ?? [];
+    group.push(message.id);
+    byParent.set(parentId ?? '', group);
+  }
+  const versions = {};
+  for (const ids of byParent.values()) {
+    if (ids.length > 1) ids.forEach((id, index) => (versions[id] = { ids, index }));
+  }
+  return versions;
+}
+export const switchBranch = (chatId, id) => call('POST', '/api/chat/' + encodeURIComponent(chatId) + '/branch', { id });
+
 // stopChat asks the server to stop the chat's run. The answer's (empty)
 // body is read to its end: a response dropped unread can be collected
 // before its body has come, and the browser then cancels the request,

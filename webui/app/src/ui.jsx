@@ -239,16 +239,19 @@ export function CopyButton({ text, label = 'Copy', testid = 'copy', className = 
 // UserTurn is a message the user sent: its content (children), or the
 // editor while it is being edited, with Edit under it. actions holds
 // edit(id), saveEdit(id, text) and cancelEdit().
-export function UserTurn({ id, text, editing, busy, actions, children }) {
+export function UserTurn({ id, text, editing, busy, actions, versions, children }) {
   return (
     <Message
       role="user"
       id={id}
       actions={
         !editing && (
-          <button type="button" className="btn btn-small btn-quiet" data-testid="edit" disabled={busy} onClick={() => actions.edit(id)}>
-            Edit
-          </button>
+          <>
+            <Versions versions={versions} busy={busy} onPick={actions.pickVersion} />
+            <button type="button" className="btn btn-small btn-quiet" data-testid="edit" disabled={busy} onClick={() => actions.edit(id)}>
+              Edit
+            </button>
+          </>
         )
       }
     >
@@ -671,5 +674,26 @@ export function Composer({ busy, onSend, onStop, status, statusText, draft, refi
         {statusText}
       </p>
     </form>
+  );
+}
+
+// Versions is "‹ 2/3 ›" on a message an edit or a regeneration replaced
+// or made: its versions ({ids, index}), the one shown, and the buttons to
+// the one before and after (onPick(id) shows that one's branch).
+export function Versions({ versions, busy, onPick }) {
+  if (!versions) return null;
+  const { ids, index } = versions;
+  return (
+    <span className="versions" data-testid="versions">
+      <button type="button" className="btn btn-small btn-quiet" data-testid="version-previous" aria-label="Previous version" disabled={busy || index === 0} onClick={() => onPick(ids[index - 1])}>
+        ‹
+      </button>
+      <span data-testid="version-number" aria-label={`Version ${index + 1} of ${ids.length}`}>
+        {index + 1}/{ids.length}
+      </span>
+      <button type="button" className="btn btn-small btn-quiet" data-testid="version-next" aria-label="Next version" disabled={busy || index === ids.length - 1} onClick={() => onPick(ids[index + 1])}>
+        ›
+      </button>
+    </span>
   );
 }
