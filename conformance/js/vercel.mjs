@@ -483,6 +483,48 @@ const flows = {
     return chat;
   },
 
+  // regenerate({messageId}) and sendMessage({messageId}) (an edit under
+  // the message's own id), as the AI SDK documents them; with history the
+  // server keeps each replaced version as another branch: the tree lists
+  // them, a switch brings one back as the chat a reload loads, and the
+  // Chat set to it goes on from there.
+  async branches() {
+    const chat = newChat();
+    await chat.sendMessage({ text: 'one' });
+    await settled(chat);
+    await chat.sendMessage({ text: 'two' });
+    await settled(chat);
+    const [u1, , u2, a2] = chat.messages;
+    await chat.regenerate({ messageId: a2.id });
+    await settled(chat);
+    assert.equal(chat.error, undefined, String(chat.error));
+    assert.notEqual(assistant(chat).id, a2.id, 'the regenerated reply has a new id');
+    await chat.sendMessage({ text: 'two, edited', messageId: u2.id });
+    await settled(chat);
+    assert.equal(chat.error, undefined, String(chat.error));
+    assert.deepEqual(chat.messages.map(texts), ['one', 'You said: one', 'two, edited', 'You said: two, edited']);
+    if (!history) return chat;
+    const tree = await (await cookieFetch(`${base}/api/chat/${chat.id}/tree`)).json();
+    const kids = (parent) => tree.messages.filter((m) => (m.parentId ?? null) === parent).map((m) => texts(m.message));
+    const a1 = chat.messages[1].id;
+    assert.deepEqual(kids(a1), ['two', 'two, edited'], "the edit's versions, the first first");
+    const old = tree.messages.find((m) => texts(m.message) === 'two').message.id;
+    assert.notEqual(old, u2.id, 'the replaced version keeps another id');
+    assert.deepEqual(kids(old), ['You said: two', 'You said: two'], "the regeneration's versions");
+    assert.equal(tree.headId, assistant(chat).id);
+    const res = await cookieFetch(`${base}/api/chat/${chat.id}/branch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: old }) });
+    assert.equal(res.status, 204, await res.text());
+    const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+    assert.deepEqual(stored.map(texts), ['one', 'You said: one', 'two', 'You said: two']);
+    assert.equal(stored[0].id, u1.id);
+    chat.messages = stored;
+    await chat.sendMessage({ text: 'three' });
+    await settled(chat);
+    const after = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+    assert.deepEqual(after.map(texts), ['one', 'You said: one', 'two', 'You said: two', 'three', 'You said: three']);
+    return chat;
+  },
+
   async count5000() {
     const chat = newChat();
     await chat.sendMessage({ text: 'count to 5000' });

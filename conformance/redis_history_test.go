@@ -9,12 +9,13 @@ import (
 	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
-// TestBusyModesWithRedisHistory runs the real clients' flows for a
+// TestRealClientsOnRedisHistory runs the real clients' flows for a
 // message sent while a reply runs (steer, queue, interrupt, and Stop then
-// send) against a server that keeps history and its queue in Redis: the
+// send), and for the branches edits and regenerations keep, against a
+// server that keeps history, its queue and its branches in Redis: the
 // AI SDK 6 and 7 Chat over HTTP, the AI SDK 7 Chat over its WebSocket
 // transport, and @ag-ui/client.
-func TestBusyModesWithRedisHistory(t *testing.T) {
+func TestRealClientsOnRedisHistory(t *testing.T) {
 	node := testutil.Node(t)
 	testutil.NodeModules(t, "js")
 	testutil.NodeModules(t, "js7")
@@ -35,7 +36,7 @@ func TestBusyModesWithRedisHistory(t *testing.T) {
 		do   func(t *testing.T) string
 	}
 	var runs []run
-	for _, flow := range []string{"steer", "queue", "interrupt", "stopThenSend", "browserQueue"} {
+	for _, flow := range []string{"steer", "queue", "interrupt", "stopThenSend", "browserQueue", "branches"} {
 		runs = append(runs,
 			run{"ai6/" + flow, func(t *testing.T) string { return runNode(t, node, env, "vercel.mjs", ts.URL, flow) }},
 			run{"ai7/" + flow, func(t *testing.T) string {
