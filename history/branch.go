@@ -13,10 +13,10 @@ import (
 
 // Branches. A conversation is a tree of messages, each following its
 // parent; the active branch runs from the root to the newest message and
-// is what Load returns and what the model sees. A write that cuts
-// messages (an edit, a regeneration) leaves them as another branch rather
-// than deleting them, in a store that keeps branches ([Brancher]): the
-// person can go back to them. The active branch stays a plain list, so a
+// is what Load returns and what the model sees. An edit or a regeneration
+// (Brancher.Branch) leaves the messages it cuts as another branch rather
+// than deleting them, in a store that keeps branches: the person can go
+// back to them. The active branch stays a plain list, so a
 // turn costs what it cost before branches; the others are read only when
 // asked for.
 
@@ -45,8 +45,13 @@ type Tree struct {
 	Born map[string]int64
 }
 
-// Brancher is a Store that keeps the branches its writes cut.
+// Brancher is a Store that keeps branches: what an edit or a
+// regeneration cuts stays, off the active branch.
 type Brancher interface {
+	// Branch is Write for an edit or a regeneration: what it cuts stays
+	// off the active branch, each message after its parent (see
+	// [CutNodes]).
+	Branch(ctx context.Context, key Key, expect Version, keep int, msgs ...cmf.Message) (Version, error)
 	// Branches returns what the conversation keeps beside its active
 	// branch.
 	Branches(ctx context.Context, key Key) (Tree, error)
@@ -59,6 +64,15 @@ type Brancher interface {
 	Switch(ctx context.Context, key Key, expect Version, id string) (Version, error)
 }
 
+// WriteBranch is s.Branch when s is a Brancher, else s.Write: the write
+// of a turn that edits or regenerates.
+func WriteBranch(ctx context.Context, s Store, key Key, expect Version, keep int, msgs ...cmf.Message) (Version, error) {
+	if b, ok := s.(Brancher); ok {
+		return b.Branch(ctx, key, expect, keep, msgs...)
+	}
+	return s.Write(ctx, key, expect, keep, msgs...)
+}
+
 // MaxBranchMessages bounds the messages a conversation keeps off its
 // active branch: past it, those that left it first go (with what follows
 // them there).
@@ -68,7 +82,7 @@ const MaxBranchMessages = 500
 var ErrNoBranch = errors.New("history: no such branch")
 
 // CutNodes is the tree after a write that keeps keep of active and adds
-// adding, where t was (for a [Brancher]'s Write): active[keep:] leave the
+// adding, where t was (for a [Brancher]'s Branch): active[keep:] leave the
 // branch, each after the one before it, born at seq unless they were off
 // it before. A cut message whose id an added one takes (an edit under the
 // same id) leaves under a fresh id, and what follows it there, in t too,
@@ -201,6 +215,9 @@ func Prune(active []cmf.Message, t Tree) Tree {
 		slices.SortStableFunc(nodes, func(a, b Node) int { return cmp.Compare(a.Born, b.Born) })
 	}
 	out := Tree{Nodes: Reachable(active, nodes)}
+	if len(t.Born) == 0 {
+		return out
+	}
 	for _, m := range active {
 		if b, ok := t.Born[m.ID()]; ok {
 			if out.Born == nil {
@@ -217,9 +234,19 @@ func Prune(active []cmf.Message, t Tree) Tree {
 // one whose id a message on the active branch has (one id, one
 // message), with what follows them.
 func Reachable(active []cmf.Message, nodes []Node) []Node {
-	on := make(map[string]bool, len(active))
+	if len(nodes) == 0 {
+		return nodes
+	}
+	// Only the ids the nodes name are looked for on the active branch:
+	// the branch may be thousands of messages long, the nodes few.
+	on := make(map[string]bool, 2*len(nodes))
+	for _, n := range nodes {
+		on[n.Message.ID()], on[n.Parent] = false, false
+	}
 	for _, m := range active {
-		on[m.ID()] = true
+		if _, named := on[m.ID()]; named {
+			on[m.ID()] = true
+		}
 	}
 	byID := make(map[string]int, len(nodes))
 	for i, n := range nodes {

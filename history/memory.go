@@ -139,6 +139,15 @@ func cloneAll(msgs []cmf.Message) []cmf.Message {
 // Write keeps the first keep messages and adds msgs, if the version is
 // expect.
 func (m *Memory) Write(_ context.Context, key Key, expect Version, keep int, msgs ...cmf.Message) (Version, error) {
+	return m.write(key, expect, keep, msgs, false)
+}
+
+// Branch is Write that keeps what it cuts as another branch.
+func (m *Memory) Branch(_ context.Context, key Key, expect Version, keep int, msgs ...cmf.Message) (Version, error) {
+	return m.write(key, expect, keep, msgs, true)
+}
+
+func (m *Memory) write(key Key, expect Version, keep int, msgs []cmf.Message, branch bool) (Version, error) {
 	sizes, err := encodedSizes(msgs)
 	if err != nil {
 		return 0, err
@@ -168,20 +177,54 @@ func (m *Memory) Write(_ context.Context, key Key, expect Version, keep int, msg
 		c.elem = m.recent.PushFront(c)
 		m.convs[key] = c
 	}
-	tree := c.tree
-	if keep < len(c.msgs) {
-		tree = CutNodes(c.msgs, keep, msgs, tree, int64(c.version)+1)
+	tree, reshaped := c.tree, false
+	switch {
+	case keep < len(c.msgs) && branch:
+		tree, reshaped = CutNodes(c.msgs, keep, msgs, tree, int64(c.version)+1), true
 		for i := range len(c.msgs) - keep {
 			tree.Nodes[len(c.tree.Nodes)+i].size = c.sizes[keep+i]
 		}
+	case keep < len(c.msgs):
+		reshaped = names(tree, c.msgs[keep:]) // what hangs off the cut goes
 	}
-	m.apply(c, keep, msgs, sizes, tree)
+	m.apply(c, keep, msgs, sizes, tree, reshaped || takesNodeID(tree.Nodes, msgs))
 	return c.version, nil
 }
 
+// names reports whether t names a message of msgs: a node's parent, or
+// a birth.
+func names(t Tree, msgs []cmf.Message) bool {
+	for _, m := range msgs {
+		if _, ok := t.Born[m.ID()]; ok {
+			return true
+		}
+		for _, n := range t.Nodes {
+			if n.Parent == m.ID() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// takesNodeID reports whether a message of msgs has the id of a node:
+// the node then goes (one id, one message). An append to a chat without
+// branches costs nothing more.
+func takesNodeID(nodes []Node, msgs []cmf.Message) bool {
+	for _, n := range nodes {
+		for _, m := range msgs {
+			if n.Message.ID() == m.ID() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // apply keeps keep of c's messages, adds msgs (of sizes), sets what it
-// keeps beside its active branch to tree and bumps its version.
-func (m *Memory) apply(c *memConv, keep int, msgs []cmf.Message, sizes []int64, tree Tree) {
+// keeps beside its active branch to tree (pruned when reshaped: an
+// append leaves the tree as it was) and bumps its version.
+func (m *Memory) apply(c *memConv, keep int, msgs []cmf.Message, sizes []int64, tree Tree, reshaped bool) {
 	m.cut(c, keep)
 	if c.auto == "" {
 		if t, at := Title(msgs); at >= 0 {
@@ -194,12 +237,14 @@ func (m *Memory) apply(c *memConv, keep int, msgs []cmf.Message, sizes []int64, 
 		c.bytes += n
 		m.bytes += n
 	}
-	m.bytes -= c.nodeBytes
-	c.tree, c.nodeBytes = Prune(c.msgs, tree), 0
-	for _, n := range c.tree.Nodes {
-		c.nodeBytes += n.size
+	if reshaped {
+		m.bytes -= c.nodeBytes
+		c.tree, c.nodeBytes = Prune(c.msgs, tree), 0
+		for _, n := range c.tree.Nodes {
+			c.nodeBytes += n.size
+		}
+		m.bytes += c.nodeBytes
 	}
-	m.bytes += c.nodeBytes
 	c.version++
 	m.touch(c)
 	m.bound(c)
@@ -250,7 +295,7 @@ func (m *Memory) Switch(_ context.Context, key Key, expect Version, id string) (
 	for i := range after.Nodes {
 		after.Nodes[i].size = size[after.Nodes[i].Message.ID()]
 	}
-	m.apply(c, keep, add, sizes, after)
+	m.apply(c, keep, add, sizes, after, true)
 	return c.version, nil
 }
 

@@ -91,6 +91,11 @@ func TestEditAndRegenerateKeepBranches(t *testing.T) {
 			if strings.Join(items, "|") != strings.Join(want, "|") || head != "You said: first, edited" {
 				t.Fatalf("the tree:\n%s\nhead %q; want\n%s", strings.Join(items, "\n"), head, strings.Join(want, "\n"))
 			}
+			// AG-UI's reconnect shows the active branch alone.
+			status, snap := f.do("alice", http.MethodPost, "/api/agui/connect", `{"threadId":"c","runId":"r","protocolVersion":"1.0","messages":[]}`)
+			if status != http.StatusOK || !strings.Contains(snap, `"MESSAGES_SNAPSHOT"`) || !strings.Contains(snap, "first, edited") || strings.Contains(snap, `"second"`) {
+				t.Fatalf("the AG-UI snapshot: %d %s", status, snap)
+			}
 			// Back to the first version: its branch down its newest reply.
 			status, body := f.do("alice", http.MethodPost, "/api/chat/c/branch", `{"id":"`+msgs[0].ID()+`"}`)
 			if status == http.StatusNotFound {

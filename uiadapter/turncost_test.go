@@ -2,6 +2,7 @@ package uiadapter_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/internal/server"
@@ -48,16 +50,53 @@ func BenchmarkTurnCost(b *testing.B) {
 	}
 	for _, st := range stores {
 		for _, n := range turnCostSizes {
-			b.Run(st.name+"/"+strconv.Itoa(n), func(b *testing.B) { benchTurn(b, st.open(b), n) })
+			b.Run(st.name+"/"+strconv.Itoa(n), func(b *testing.B) { benchTurn(b, st.open(b), n, 0) })
 		}
 	}
 }
 
-func benchTurn(b *testing.B, store history.Store, n int) {
+// BenchmarkTurnCostBranched: BenchmarkTurnCost's turn on a chat of 2,000
+// messages, linear and with history.MaxBranchMessages more off its active
+// branch (edits and regenerations kept: what the tree adds to a turn),
+// side by side, on memory and Redis. Branches are read only when asked
+// for, so a turn should cost what it does on the linear chat.
+func BenchmarkTurnCostBranched(b *testing.B) {
+	for name, open := range map[string]func(b *testing.B) history.Store{
+		"memory": func(*testing.B) history.Store { return history.NewMemory() },
+		"redis": func(b *testing.B) history.Store {
+			rdb := testutil.Redis(b)
+			prefix := testutil.KeyPrefix()
+			testutil.DeleteKeysOnCleanup(b, rdb, prefix)
+			return redisstore.New(rdb, redisstore.WithPrefix(prefix))
+		},
+	} {
+		for _, shape := range []struct {
+			name     string
+			branches int
+		}{{"linear", 0}, {"branched", history.MaxBranchMessages}} {
+			b.Run(name+"/"+shape.name, func(b *testing.B) { benchTurn(b, open(b), 2000, shape.branches) })
+		}
+	}
+}
+
+// benchTurn measures a turn on a chat of n messages, with branches more
+// off its active branch (its last two messages replaced again and again,
+// as regenerations do).
+func benchTurn(b *testing.B, store history.Store, n, branches int) {
 	ctx := context.Background()
 	key := history.Key{Scope: "single", Chat: "c"} // uiadapter.SingleScope's scope
-	if _, err := store.Write(ctx, key, 0, history.KeepAll, conversation(n)...); err != nil {
+	msgs := conversation(n)
+	v, err := store.Write(ctx, key, 0, history.KeepAll, msgs...)
+	if err != nil {
 		b.Fatal(err)
+	}
+	for i := 0; i < branches; i += 2 {
+		again := []cmf.Message{msgs[n-2].Clone(), msgs[n-1].Clone()}
+		again[0].SetID(fmt.Sprintf("v%d-0", i))
+		again[1].SetID(fmt.Sprintf("v%d-1", i))
+		if v, err = store.(history.Brancher).Branch(ctx, key, v, n-2, again...); err != nil {
+			b.Fatal(err)
+		}
 	}
 	h := testutil.Must(vercelai.Handler(testutil.DemoLoopWith(b), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope),
 		uiadapter.WithInstructions(server.Instructions)))
@@ -72,7 +111,7 @@ func benchTurn(b *testing.B, store history.Store, n int) {
 		}
 	}
 	// A turn writes twice (the user message, then the reply).
-	version, err := store.Write(ctx, key, 1, n)
+	version, err := store.Write(ctx, key, v, n)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -172,9 +172,13 @@ func (s *Store) Switch(ctx context.Context, key history.Key, expect history.Vers
 	return s.rewrite(ctx, key, expect, keep, add, had, history.Prune(append(active[:keep:keep], add...), after), "switch")
 }
 
-// branch is Write for a write that cuts: what it cuts is kept off the
-// active branch.
-func (s *Store) branch(ctx context.Context, key history.Key, expect history.Version, keep int, msgs []cmf.Message) (history.Version, error) {
+// Branch is Write that keeps what it cuts off the active branch: the
+// conversation and its tree are read, and one script writes both if the
+// version has not moved. One that cuts nothing is a Write.
+func (s *Store) Branch(ctx context.Context, key history.Key, expect history.Version, keep int, msgs ...cmf.Message) (history.Version, error) {
+	if keep == history.KeepAll {
+		return s.Write(ctx, key, expect, keep, msgs...)
+	}
 	active, had, v, err := s.tree(ctx, key)
 	if err != nil {
 		return 0, err
@@ -184,6 +188,9 @@ func (s *Store) branch(ctx context.Context, key history.Key, expect history.Vers
 	}
 	if keep > len(active) {
 		return 0, fmt.Errorf("history/redisstore: write keeps %d messages of %d", keep, len(active))
+	}
+	if keep == len(active) {
+		return s.Write(ctx, key, expect, keep, msgs...)
 	}
 	want := history.CutNodes(active, keep, msgs, history.Prune(active, had), int64(v)+1)
 	return s.rewrite(ctx, key, expect, keep, msgs, had, history.Prune(append(active[:keep:keep], msgs...), want), "write")

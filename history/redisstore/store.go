@@ -114,10 +114,6 @@ func storeError(op string, err error) error {
 	return fmt.Errorf("history/redisstore: %s: %w", op, err)
 }
 
-// errCuts: the write script was asked to cut messages, which a write
-// does as a branch (branch.go).
-var errCuts = errors.New("history/redisstore: the write cuts messages")
-
 // errCorrupt: Redis answered a load with something that is not a stored
 // conversation.
 var errCorrupt = errors.New("history/redisstore: load: corrupt reply")
@@ -156,13 +152,12 @@ return {0, v}
 `
 
 // writeScript: KEYS msgs, ver, gen, meta, tree, born (their TTLs
-// refreshed);
-// ARGV expected version, ttl
-// ms, keep (-1: all), a derived title and the index of its message among
-// the new ones (-1: none), messages…. Returns {0, new version}, {-1,
+// refreshed); ARGV expected version, ttl ms, keep (-1: all), a derived
+// title and the index of its message among the new ones (-1: none), then
+// each new message's id and JSON (an off-branch message with one of
+// those ids goes: one id, one message). Returns {0, new version}, {-1,
 // current version} when the version moved, or {-2, length} when keep is
-// more than the conversation holds, {-3, length} when keep is less (a
-// cut is written as a branch, by branchScript). Creating a conversation stamps gen
+// more than the conversation holds. Creating a conversation stamps gen
 // with the server's clock in microseconds, so a conversation deleted (or
 // expired) and created again is told apart from the old one even though
 // its versions start again at 1. A derived title whose message is cut
@@ -174,16 +169,23 @@ local n = redis.call('LLEN', KEYS[1])
 local keep = tonumber(ARGV[3])
 if keep < 0 then keep = n end
 if keep > n then return {-2, n} end
-if keep < n then return {-3, n} end
 if v == 0 then
   local t = redis.call('TIME')
   redis.call('SET', KEYS[3], t[1] .. string.format('%06d', tonumber(t[2])))
+end
+if keep < n then
+  if keep == 0 then redis.call('DEL', KEYS[1]) else redis.call('LTRIM', KEYS[1], 0, keep - 1) end
+  local at = tonumber(redis.call('HGET', KEYS[4], 'at') or '-1')
+  if at >= 0 and keep <= at then redis.call('HDEL', KEYS[4], 'auto', 'at') end
 end
 local at = tonumber(ARGV[5])
 if at >= 0 and redis.call('HEXISTS', KEYS[4], 'auto') == 0 then
   redis.call('HSET', KEYS[4], 'auto', ARGV[4], 'at', keep + at)
 end
-for i = 6, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
+for i = 6, #ARGV, 2 do
+  redis.call('HDEL', KEYS[5], ARGV[i])
+  redis.call('RPUSH', KEYS[1], ARGV[i + 1])
+end
 ` + bumpVersion)
 
 // renameScript: KEYS ver, meta; ARGV title ("": remove). The hash expires
@@ -306,7 +308,7 @@ func (s *Store) load(ctx context.Context, key history.Key, token string, ttl tim
 func (s *Store) Write(ctx context.Context, key history.Key, expect history.Version, keep int, msgs ...cmf.Message) (history.Version, error) {
 	msgsKey, verKey, genKey, _ := s.keys(key)
 	title, at := history.Title(msgs)
-	args := make([]any, 0, len(msgs)+5)
+	args := make([]any, 0, 2*len(msgs)+5)
 	args = append(args, int64(expect), s.ttl.Milliseconds(), keep, title, at)
 	sizes := make([]int64, len(msgs))
 	for i := range msgs {
@@ -318,14 +320,9 @@ func (s *Store) Write(ctx context.Context, key history.Key, expect history.Versi
 			return 0, err
 		}
 		sizes[i] = int64(len(b))
-		args = append(args, b)
+		args = append(args, msgs[i].ID(), b)
 	}
 	v, err := s.cas(ctx, "write", writeScript, key, []string{msgsKey, verKey, genKey, s.metaKey(key), s.treeKey(key), s.bornKey(key)}, args)
-	if errors.Is(err, errCuts) {
-		// An edit or a regeneration: what it cuts becomes another branch,
-		// read and written in the steps of branch.
-		return s.branch(ctx, key, expect, keep, msgs)
-	}
 	if err != nil {
 		s.cache.drop(key)
 		return 0, err
@@ -400,8 +397,6 @@ func (s *Store) cas(ctx context.Context, op string, script *goredis.Script, key 
 	case 0:
 	case -2:
 		return 0, fmt.Errorf("history/redisstore: %s keeps more messages than the conversation's %d", op, res[1])
-	case -3:
-		return 0, errCuts
 	default:
 		return 0, history.ErrConflict
 	}

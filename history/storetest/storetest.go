@@ -777,7 +777,7 @@ func Run(t *testing.T, newStore NewStore) {
 			t.Fatalf("a conversation that was never cut has branches: %v", got)
 		}
 		// A regeneration: the reply it replaces is a sibling of the new one.
-		if v, err = st.Write(ctx, key, v, 3, reply("a2b", "also sure")); err != nil {
+		if v, err = b.Branch(ctx, key, v, 3, reply("a2b", "also sure")); err != nil {
 			t.Fatal(err)
 		}
 		load("u1", "a1", "u2", "a2b")
@@ -786,7 +786,7 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 		// An edit under the same id: the old version leaves under a fresh
 		// id, with what followed it.
-		if v, err = st.Write(ctx, key, v, 2, msg("u2", "edited")); err != nil {
+		if v, err = b.Branch(ctx, key, v, 2, msg("u2", "edited")); err != nil {
 			t.Fatal(err)
 		}
 		c := load("u1", "a1", "u2")
@@ -861,6 +861,16 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 		if got := branches(); !same(got, []string{"a2b<" + old}) {
 			t.Fatalf("after a message took an off-branch id: %v", got)
+		}
+		// A plain Write that cuts keeps nothing of what it cuts, and
+		// what followed the cut messages on other branches goes too.
+		c = load("u1", "a1", old, "a2", "u3", "a3", "u2")
+		if _, err = st.Write(ctx, key, c.Version, 2); err != nil {
+			t.Fatal(err)
+		}
+		load("u1", "a1")
+		if got := branches(); len(got) != 0 {
+			t.Fatalf("after a plain cut: %v", got)
 		}
 		if err := st.Delete(ctx, key); err != nil {
 			t.Fatal(err)

@@ -204,13 +204,22 @@ func (s *Session) commit() {
 		// leaves its message in the conversation.
 		ctx, cancel := context.WithTimeout(context.Background(), s.e.cfg.StoreTimeout)
 		defer cancel()
-		v, err := s.e.cfg.Store.Write(ctx, s.Key, s.version, p.Keep, p.Add...)
+		v, err := s.write(ctx, s.version, p.Keep, p.Add)
 		if err != nil {
 			s.commitErr = err
 			return
 		}
 		s.version = v
 	}()
+}
+
+// write stores a turn's messages: a write that cuts (an edit, a
+// regeneration) keeps what it cuts as another branch (history.Brancher).
+func (s *Session) write(ctx context.Context, expect history.Version, keep int, msgs []cmf.Message) (history.Version, error) {
+	if keep != history.KeepAll && keep < s.stored {
+		return history.WriteBranch(ctx, s.e.cfg.Store, s.Key, expect, keep, msgs...)
+	}
+	return s.e.cfg.Store.Write(ctx, s.Key, expect, keep, msgs...)
 }
 
 func (s *Session) heldAt() time.Time { return time.Unix(0, s.held.Load()) }
@@ -383,7 +392,7 @@ func (s *Session) attempt(w *write, deadline time.Time) (saveOutcome, error) {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	v, err := s.e.cfg.Store.Write(ctx, s.Key, w.version, w.keep, w.msgs...)
+	v, err := s.write(ctx, w.version, w.keep, w.msgs)
 	if err == nil {
 		w.version = v
 		return saved, nil
