@@ -1,15 +1,18 @@
 package uiadapter_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -222,5 +225,37 @@ func TestQueueRoutesBadInput(t *testing.T) {
 		if got := queuedIDs(f.queue("c")); got != "u2" {
 			t.Fatalf("the queue after bad requests: %q", got)
 		}
+	})
+}
+
+// queueingFlakyStore is flakyStore with the memory store's queue.
+type queueingFlakyStore struct {
+	*flakyStore
+	history.Queue
+}
+
+// A run whose save outlasts its stream (the store did not answer in
+// time: the chat stays locked while the server goes on saving) runs the
+// queue once it lets the chat go, so a message queued behind it runs
+// even when its own client has left and nobody lists the queue.
+func TestQueueRunsAfterALateSave(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := history.NewMemory()
+		store := &queueingFlakyStore{flakyStore: &flakyStore{lockingStore: mem, lostUntil: 5}, Queue: mem}
+		f := newBubbleFixture(t, store, uiadapter.WithStoreTimeout(50*time.Millisecond))
+		first, _, replyID := startReply(t, f, "wait 400 ms")
+		queued := f.post("alice", queuedBody(replyID, "u2", "hello"))
+		if _, err := testutil.NewSSEReader(queued.Body).Next(); err != nil { // queued
+			t.Fatal(err)
+		}
+		queued.Body.Close() // its client leaves: the message stays queued
+		if e := testutil.ParseChunks(t, first.Body).Find("error"); e == nil || e["errorText"] != wire.SaveUncertainMessage {
+			t.Fatalf("the first reply's save was not late")
+		}
+		first.Body.Close()
+		testutil.Eventually(t, 10*time.Second, "the queued message to run once the late save let the chat go", func() bool {
+			conv, err := mem.Load(context.Background(), history.Key{Scope: "alice", Chat: "c"})
+			return err == nil && roles(conv.Messages) == "user,assistant,user,assistant"
+		})
 	})
 }

@@ -108,9 +108,14 @@ func (rn *Run) main() {
 	e, sess, log := rn.env, rn.sess, rn.spec.Log
 	defer rn.exit()
 	defer rn.stopTimer()
-	if rn.spec.Ended != nil {
-		defer rn.spec.Ended()
-	}
+	// Ended runs once the run has let go of the chat: at the end of main,
+	// or after finishLater releases the lock.
+	ended := rn.spec.Ended
+	defer func() {
+		if ended != nil {
+			ended()
+		}
+	}()
 	sess.commit()
 	sess.keepLock(func() { rn.cancel(errLockLost) })
 	res := rn.spec.Producer.run(rn.ctx, true, rn.publish, rn.cancel)
@@ -134,7 +139,8 @@ func (rn *Run) main() {
 		if !sharedEnded {
 			m = rn.mirror
 		}
-		sess.finishLater(w, m) // keeps the lock until it knows
+		sess.finishLater(w, m, ended) // keeps the lock until it knows
+		ended = nil
 	} else {
 		// Unlock before the client sees the end of the reply: useChat may
 		// send the next request (an automatic continuation) the moment it

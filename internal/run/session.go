@@ -429,9 +429,10 @@ func (s *Session) attempt(w *write, deadline time.Time) (saveOutcome, error) {
 // finishLater goes on, in the background, with what the end of a run
 // could not finish in time, for as long as its lock lasts, holding the
 // lock meanwhile: saving w (the stream ended with SaveUncertainMessage)
-// and ending the shared log (m). Then it logs what became of them and
-// releases the lock. Either may be nil.
-func (s *Session) finishLater(w *write, m *mirror) {
+// and ending the shared log (m). Then it logs what became of them,
+// releases the lock, and calls then (the run's Ended: what waited for
+// the chat, a queue, may go on). Any may be nil.
+func (s *Session) finishLater(w *write, m *mirror, then func()) {
 	s.e.Go(func() {
 		until := time.Now().Add(s.e.cfg.LockTTL)
 		if w != nil {
@@ -447,6 +448,9 @@ func (s *Session) finishLater(w *write, m *mirror) {
 			m.endLater(until)
 		}
 		s.Release()
+		if then != nil {
+			then()
+		}
 	})
 }
 
