@@ -94,6 +94,15 @@ func (h *Handler) serveQueued(w http.ResponseWriter, req *request) {
 		case err != nil && !errors.Is(err, runlog.ErrNoRun):
 			req.log.Warn("a queued message's request cannot read its chat's runs", "error", err)
 		}
+		if h.runs.Closing() {
+			// This replica is shutting down: it starts nothing more. The
+			// message stays queued, for another replica or the next start.
+			enc := h.proto.NewEncoder(sse, t, wire.Trusted{Begun: true})
+			enc.Fail(wire.QueuedAtShutdownMessage)
+			enc.Close()
+			_ = sse.Flush()
+			return
+		}
 		rn, sub, left, err := req.runHead(ctx, key, mine)
 		switch {
 		case rn != nil && sub.queuedID == mine:
@@ -167,6 +176,9 @@ func (h *Handler) trustedBefore(ctx context.Context, key history.Key, hdr runlog
 // A chat that is busy starts nothing.
 func (req *request) runHead(ctx context.Context, key history.Key, mine string) (rn *run.Run, sub *request, left bool, err error) {
 	h := req.h
+	if h.runs.Closing() {
+		return nil, nil, true, nil // shutting down: nothing new starts here
+	}
 	s, conv, err := h.runs.Open(ctx, key, req.log)
 	if run.IsBusy(err) {
 		return nil, nil, true, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/internal/wire"
+	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -257,5 +258,52 @@ func TestQueueRunsAfterALateSave(t *testing.T) {
 			conv, err := mem.Load(context.Background(), history.Key{Scope: "alice", Chat: "c"})
 			return err == nil && roles(conv.Messages) == "user,assistant,user,assistant"
 		})
+	})
+}
+
+// A replica that shuts down starts no queued message: the request
+// waiting for one is told it is still queued, and it stays in the queue
+// for another replica or the next start. In a synctest bubble, so the
+// running reply's 400 ms end within the grace period.
+func TestShutdownLeavesTheQueueQueued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := history.NewMemory()
+		h := testutil.Must(vercelai.Handler(testutil.DemoLoopWith(t), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope)))
+		srv := testutil.InMemoryServer(t, h)
+		post := func(body string) *http.Response {
+			resp, err := srv.Client().Post(srv.URL, "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { resp.Body.Close() })
+			return resp
+		}
+		first := post(userBody("c", "wait 400 ms"))
+		start, err := testutil.NewSSEReader(first.Body).Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s struct{ MessageID string }
+		_ = json.Unmarshal(start, &s)
+		queued := post(queuedBody(s.MessageID, "u2", "hello"))
+		if _, err := testutil.NewSSEReader(queued.Body).Next(); err != nil { // queued
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Fatalf("Shutdown = %v", err)
+		}
+		rest := testutil.ParseChunks(t, queued.Body)
+		if e := rest.Find("error"); e == nil || e["errorText"] != wire.QueuedAtShutdownMessage || strings.Contains(rest.Text(), "hello") {
+			t.Fatalf("the waiting request's stream: %v", rest)
+		}
+		key := history.Key{Scope: "single", Chat: "c"}
+		if qs, err := store.Queued(context.Background(), key); err != nil || len(qs) != 1 || qs[0].ID() != "u2" {
+			t.Fatalf("the queue after the shutdown: %v %v", qs, err)
+		}
+		if conv, _ := store.Load(context.Background(), key); roles(conv.Messages) != "user,assistant" {
+			t.Fatalf("stored %s: a queued message ran during the shutdown", roles(conv.Messages))
+		}
 	})
 }

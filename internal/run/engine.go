@@ -68,6 +68,14 @@ func (e *Engine) Enter(cancel context.CancelCauseFunc) (uint64, bool) {
 	return f.add(cancel), true
 }
 
+// Closing reports whether Shutdown has begun: nothing new may start.
+func (e *Engine) Closing() bool {
+	f := &e.inflight
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closing
+}
+
 // enterRun registers a run detached from its request, which Shutdown
 // waits for and cuts like a request. The request that starts it is still
 // registered, so this cannot race with Shutdown's wait.

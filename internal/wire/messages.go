@@ -61,3 +61,8 @@ const (
 // ShutdownMessage ends a stream that the handler's Shutdown cut: what the run produced
 // until then is kept (with history, stored with stop reason aborted).
 const ShutdownMessage = "The reply was cut short: the server is restarting."
+
+// QueuedAtShutdownMessage ends the stream of a request whose queued
+// message had not run when its server began to shut down: the message
+// stays queued, and another replica or the next start runs it.
+const QueuedAtShutdownMessage = "The server is restarting: your message is still queued and will be answered."
