@@ -90,7 +90,7 @@ FUZZ_TARGETS = \
 	./agent/gemini:FuzzStream ./agent/gemini:FuzzReplay ./agent/gemini:FuzzSpan ./agent/gemini:FuzzCallID \
 	./internal/wire:FuzzCheckID ./telemetry:FuzzClean \
 	./edge:FuzzNormalizeHost ./uiadapter:FuzzWebSocketFrame \
-	./internal/wire:FuzzOpenSealed
+	./internal/wire:FuzzOpenSealed ./files:FuzzSignedQuery
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t%%:*} $${t##*:}"; \

@@ -27,6 +27,7 @@ func TestPackagesKeepToTheirLayer(t *testing.T) {
 		"agent":              {"uiadapter", "protocols", "history", "runlog", "telemetry"},
 		"limit":              {"agent", "uiadapter", "protocols", "history", "runlog"},
 		"history":            {"uiadapter", "protocols", "telemetry"},
+		"files":              {"uiadapter", "protocols", "history", "runlog", "telemetry"},
 		"history/redisstore": {"uiadapter", "protocols", "telemetry"},
 		"runlog":             {"uiadapter", "protocols", "telemetry"},
 		"telemetry":          {"uiadapter", "protocols", "history"},
