@@ -69,21 +69,26 @@ const (
 	ContentDocument         ContentType = "document"
 )
 
-// SourceType says how media bytes are carried: by URL or inline as base64.
+// SourceType says how media bytes are carried: by URL, inline as base64,
+// or by reference to a file the server keeps.
 type SourceType string
 
-// The two media source types.
+// The three media source types.
 const (
 	SourceURL    SourceType = "url"
 	SourceBase64 SourceType = "base64"
+	// SourceFile is a file the server keeps (package files): Data is its
+	// id, and the bytes are read from the store when a model needs them.
+	// History holds files so, never their bytes.
+	SourceFile SourceType = "file"
 )
 
-var sourceTypes = map[SourceType]bool{SourceURL: true, SourceBase64: true}
+var sourceTypes = map[SourceType]bool{SourceURL: true, SourceBase64: true, SourceFile: true}
 
-// Valid reports whether s is "url" or "base64".
+// Valid reports whether s is "url", "base64" or "file".
 func (s SourceType) Valid() bool { return sourceTypes[s] }
 
-// UnmarshalText rejects anything but "url" and "base64".
+// UnmarshalText rejects anything but "url", "base64" and "file".
 func (s *SourceType) UnmarshalText(b []byte) error {
 	return decodeEnum(s, b, sourceTypes, "source type")
 }

@@ -536,10 +536,10 @@ func TestPromptResultMessagesAreValidated(t *testing.T) {
 	}
 }
 
-// A media source is a URL or base64 data: no other source type (nor another
-// spelling of these) decodes or validates.
-func TestMediaSourceTypeIsURLOrBase64(t *testing.T) {
-	for _, typ := range []string{"s3", "file", "", "URL", "data"} {
+// A media source is a URL, base64 data or a kept file's id: no other
+// source type (nor another spelling of these) decodes or validates.
+func TestMediaSourceTypeIsURLBase64OrFile(t *testing.T) {
+	for _, typ := range []string{"s3", "File", "", "URL", "data"} {
 		src := `{"content_type":"image","type":"` + typ + `","data":"x"}`
 		if _, err := UnmarshalPart([]byte(src)); err == nil {
 			t.Errorf("source type %q accepted", typ)
@@ -549,10 +549,16 @@ func TestMediaSourceTypeIsURLOrBase64(t *testing.T) {
 			t.Errorf("Validate accepted source type %q", typ)
 		}
 	}
-	for _, typ := range []SourceType{SourceURL, SourceBase64} {
+	for _, typ := range []SourceType{SourceURL, SourceBase64, SourceFile} {
 		if err := (Audio{MediaSource: MediaSource{Type: typ, Data: "AAAA"}}).Validate(); err != nil {
 			t.Errorf("%s rejected: %v", typ, err)
 		}
+	}
+	if _, err := UnmarshalPart([]byte(`{"content_type":"image","type":"file","data":"sha256-ab","media_type":"image/png"}`)); err != nil {
+		t.Errorf("a file source: %v", err)
+	}
+	if (Image{MediaSource{Type: SourceFile}}).Validate() == nil {
+		t.Error("a file source without its id validated")
 	}
 }
 

@@ -268,11 +268,12 @@ func validateTimed(s MediaSource, d *int64) error {
 	return nil
 }
 
-// validate accepts a "url" source with a non-empty URL, or a "base64" source
-// whose data decodes as standard base64 (padded or not).
+// validate accepts a "url" source with a non-empty URL, a "file" source
+// with a non-empty id, or a "base64" source whose data decodes as standard
+// base64 (padded or not).
 func (s MediaSource) validate() error {
 	if !s.Type.Valid() {
-		return invalid("type", "must be \"url\" or \"base64\", got "+strconv.Quote(string(s.Type)))
+		return invalid("type", "must be \"url\", \"base64\" or \"file\", got "+strconv.Quote(string(s.Type)))
 	}
 	if s.Data == "" {
 		return invalid("data", "required")

@@ -73,7 +73,8 @@ func (h *Handler) TreeHandler(show func([]cmf.Message) []Shown, chatID func(*htt
 			wire.WriteError(w, log, &wire.Error{Status: http.StatusNotFound, Message: "no such chat"})
 			return
 		}
-		writeJSON(w, http.StatusOK, tree(conv.Messages, t, show))
+		shown := func(msgs []cmf.Message) []Shown { return show(h.shownFiles(key.Scope, msgs)) }
+		writeJSON(w, http.StatusOK, tree(conv.Messages, t, shown))
 	})
 }
 

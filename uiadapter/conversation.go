@@ -34,7 +34,7 @@ func (h *Handler) ConversationHandler(dump func([]cmf.Message) any, chatID func(
 			wire.WriteError(w, log, &wire.Error{Status: http.StatusNotFound, Message: "no such chat"})
 			return
 		}
-		writeJSON(w, http.StatusOK, dump(conv.Messages))
+		writeJSON(w, http.StatusOK, dump(h.shownFiles(key.Scope, conv.Messages)))
 	})
 }
 

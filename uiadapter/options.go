@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/files"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/turn"
 	"github.com/agentui/agentui/internal/wire"
@@ -33,6 +34,7 @@ type config struct {
 	store           history.Store
 	locker          history.Locker
 	queue           history.Queue // the store's, when it keeps one
+	files           *files.Handler
 	scope           func(*http.Request) (string, error)
 	lockTTL         time.Duration
 	storeTimeout    time.Duration

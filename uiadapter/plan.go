@@ -89,8 +89,25 @@ func (req *request) planStored() (*run.Session, *agent.Input, error) {
 	s.Plan = p
 	kept := conv.Messages[:p.Keep:p.Keep]
 	// Encoders bring a client whose copy differs back in line with these.
-	req.trusted = wire.Trusted{History: kept, Added: p.Add}
+	req.trusted = wire.Trusted{History: h.shownFiles(req.who.scope, kept), Added: h.shownFiles(req.who.scope, p.Add)}
 	return s, req.input(kept, p.Add, p.Resume), nil
+}
+
+// fileBytes gives the model what in holds: kept files read from the
+// store, once the policies have seen the turn and its messages are set
+// to be stored (as references).
+func (req *request) fileBytes(in *agent.Input) error {
+	ctx := req.r.Context()
+	history, err := req.withFileBytes(ctx, in.History)
+	if err != nil {
+		return err
+	}
+	added, err := req.withFileBytes(ctx, in.Messages)
+	if err != nil {
+		return err
+	}
+	in.History, in.Messages = history, added
+	return nil
 }
 
 // showsReply says whether the request shows the reply its chat is

@@ -165,7 +165,7 @@ func (h *Handler) trustedBefore(ctx context.Context, key history.Key, hdr runlog
 	if n < 0 || len(before) < n {
 		return wire.Trusted{Begun: true}
 	}
-	return wire.Trusted{History: before, Added: hdr.Turn, Begun: true}
+	return wire.Trusted{History: before, Added: h.shownFiles(key.Scope, hdr.Turn), Begun: true}
 }
 
 // runHead runs the head of key's queue if the chat is free: it returns
@@ -218,6 +218,10 @@ func (req *request) runHead(ctx context.Context, key history.Key, mine string) (
 		}
 		return nil, nil, left, nil
 	}
+	if err := sub.fileBytes(in); err != nil {
+		s.Release()
+		return nil, nil, left, err // the store did not answer: tried again
+	}
 	if err := h.cfg.runLimits.take(sub.limitKey(), sub.who.addr); err != nil {
 		sub.log.Info("a queued message waits: too many runs at once", "error", err)
 		s.Release()
@@ -267,7 +271,7 @@ func (req *request) planQueued(s *run.Session, conv history.Conversation) (*agen
 	}
 	s.Plan = p
 	kept := conv.Messages[:p.Keep:p.Keep]
-	req.trusted = wire.Trusted{History: kept, Added: p.Add}
+	req.trusted = wire.Trusted{History: h.shownFiles(req.who.scope, kept), Added: h.shownFiles(req.who.scope, p.Add)}
 	return req.input(kept, p.Add, p.Resume), nil
 }
 

@@ -239,7 +239,7 @@ func (h *Handler) ConnectHandler() http.Handler {
 			// own turn comes from its header: its store may not be done.
 			before := min(max(hdr.Base-len(hdr.Turn), 0), len(conv.Messages))
 			t := &wire.Turn{ChatID: key.Chat, RunID: hdr.Run, Intent: wire.Submit, ProtocolVersion: turn.ProtocolVersion, Messages: turn.Messages}
-			tr := wire.Trusted{History: append(conv.Messages[:before:before], hdr.Turn...), Added: []cmf.Message{}}
+			tr := wire.Trusted{History: h.shownFiles(key.Scope, append(conv.Messages[:before:before], hdr.Turn...)), Added: []cmf.Message{}}
 			var state []agent.Event
 			if after == 0 { // a reader that resumes holds the state it saw
 				state = storedState(conv.Messages[:before])
@@ -248,7 +248,7 @@ func (h *Handler) ConnectHandler() http.Handler {
 			return
 		}
 		t := &wire.Turn{ChatID: key.Chat, RunID: ids.New(), Intent: wire.Submit, ProtocolVersion: turn.ProtocolVersion, Messages: turn.Messages}
-		tr := wire.Trusted{History: conv.Messages, Added: []cmf.Message{}}
+		tr := wire.Trusted{History: h.shownFiles(key.Scope, conv.Messages), Added: []cmf.Message{}}
 		sse := h.startStream(w, false)
 		w.WriteHeader(http.StatusOK)
 		enc := h.proto.NewEncoder(sse, t, tr)
@@ -313,5 +313,5 @@ func (h *Handler) storedBefore(ctx context.Context, key history.Key, hdr runlog.
 		return nil
 	}
 	n := min(hdr.Base, len(conv.Messages))
-	return conv.Messages[:n:n]
+	return h.shownFiles(key.Scope, conv.Messages[:n:n])
 }

@@ -103,6 +103,10 @@ func (h *Handler) prepare(w http.ResponseWriter, req *request) (*agent.Input, *r
 			return nil, nil, err
 		}
 		req.slot = key
+		if err = req.keepFiles(r.Context()); err != nil {
+			req.giveSlot()
+			return nil, nil, err
+		}
 		s, in, err = req.planStored()
 		req.body = nil // the t is all it needs, and req lasts as long as the stream
 		if req.steered != nil || req.queued != nil {
@@ -121,7 +125,10 @@ func (h *Handler) prepare(w http.ResponseWriter, req *request) (*agent.Input, *r
 		if s != nil {
 			// What the t adds, as the policies left it (a client's
 			// greeting they denied is left out), is what is stored.
-			s.Plan.Add, req.trusted.Added = in.Messages, in.Messages
+			s.Plan.Add, req.trusted.Added = in.Messages, h.shownFiles(req.who.scope, in.Messages)
+			if err == nil {
+				err = req.fileBytes(in)
+			}
 		}
 	}
 	if err == nil && stateless {

@@ -34,6 +34,11 @@ func (req *request) whenBusy(key history.Key) (*run.Session, history.Conversatio
 		req.log.Info("a message sent while the reply ran interrupts it")
 		return h.runs.Supersede(ctx, key, req.log, func(runlog.Header) bool { return true })
 	case !newUserMessage(t):
+	case (t.Busy == wire.BusySteer || t.ParentRunID != "") && keepsFiles(t.Messages[len(t.Messages)-1]):
+		// A running model takes a steered message as the chat stores it,
+		// where its files are references: it waits for its own turn.
+		req.log.Info("a steering message with files is queued instead")
+		return nil, history.Conversation{}, req.enqueue(key)
 	case t.Busy == wire.BusySteer || t.ParentRunID != "":
 		return req.steer(key)
 	case t.Busy == wire.BusyQueue:
