@@ -86,12 +86,18 @@ func (r Route) Pattern() string { return r.Method + " " + r.Path }
 //	POST   {prefix}/agui/connect       AG-UI reconnect: the thread and its running reply
 //	POST   {prefix}/agui/{id}/stop     stop an AG-UI reply
 //
+// With files (uiadapter.WithFiles, its files.WithPrefix at {prefix}/files):
+//
+//	POST   {prefix}/files              upload a file (multipart/form-data)
+//	GET    {prefix}/files/{id}         read one, through a URL signed for the scope
+//	DELETE {prefix}/files/{id}         delete one
+//
 // Without history (no uiadapter.WithStore) the routes over stored chats
 // answer 404 with {"error": …}. Routes panics when prefix does not start
 // with "/" (or is not ""), as a bad ServeMux pattern does.
 func (a *API) Routes(prefix string) []Route {
 	p := cleanPrefix(prefix)
-	return []Route{
+	routes := []Route{
 		{http.MethodPost, p + "/chat", a.chat},
 		{http.MethodGet, p + "/chat", a.chat.WebSocketHandler()},
 		{http.MethodGet, p + "/chat/{id}", vercelai.ConversationHandler(a.chat, nil)},
@@ -109,6 +115,13 @@ func (a *API) Routes(prefix string) []Route {
 		{http.MethodPost, p + "/agui/connect", a.agui.ConnectHandler()},
 		{http.MethodPost, p + "/agui/{id}/stop", a.agui.StopHandler(nil)},
 	}
+	if fh := a.chat.Files(); fh != nil {
+		routes = append(routes,
+			Route{http.MethodPost, p + "/files", fh.UploadHandler()},
+			Route{http.MethodGet, p + "/files/{id}", fh.ServeHandler()},
+			Route{http.MethodDelete, p + "/files/{id}", fh.DeleteHandler()})
+	}
+	return routes
 }
 
 // Mount registers every route under prefix on mux (see Routes).

@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentui/agentui/edge"
 	"github.com/agentui/agentui/internal/wire"
 )
 
@@ -20,6 +23,7 @@ import (
 // URLs signed for the reader's scope.
 type Handler struct {
 	store    Store
+	prefix   string // the read route's path, before /{id}
 	scope    func(*http.Request) (string, error)
 	sign     signer
 	maxBytes int64
@@ -60,6 +64,10 @@ func WithURLTTL(d time.Duration) Option { return func(h *Handler) { h.sign.ttl =
 // WithClock sets the clock signed URLs are checked against (for tests).
 func WithClock(now func() time.Time) Option { return func(h *Handler) { h.sign.now = now } }
 
+// WithPrefix is the path the read route is mounted at, before /{id}
+// (default "/api/files"): the URLs Handler signs are on it.
+func WithPrefix(p string) Option { return func(h *Handler) { h.prefix = strings.TrimSuffix(p, "/") } }
+
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(h *Handler) { h.log = l } }
 
@@ -74,7 +82,7 @@ func NewHandler(store Store, secret []byte, scope func(*http.Request) (string, e
 		return nil, errors.New("files: the signing secret must be at least 32 bytes")
 	}
 	h := &Handler{store: store, scope: scope, sign: signer{key: secret, ttl: DefaultURLTTL, now: time.Now},
-		maxBytes: DefaultMaxBytes, maxFiles: DefaultMaxFiles, types: DefaultTypes, log: slog.Default()}
+		maxBytes: DefaultMaxBytes, maxFiles: DefaultMaxFiles, types: DefaultTypes, log: slog.Default(), prefix: "/api/files"}
 	for _, o := range opts {
 		o(h)
 	}
@@ -97,9 +105,12 @@ type Uploaded struct {
 // whose "file" part is the file (what a browser's FormData sends). 201
 // with Uploaded; 413 past the size bound; 415 for a type not accepted,
 // or a file whose bytes are not the type its part says; 409 once the
-// scope holds its bound of files; 400 for a body that is not such a form.
+// scope holds its bound of files; 400 for a body that is not such a form;
+// 403 from a page on another origin (unless edge.CORS allows it).
 func (h *Handler) UploadHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// A form post is a request any page may send without a preflight:
+	// one from a page on another origin is refused (edge.RefuseCrossSite).
+	return edge.RefuseCrossSite(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scope, ok := h.scopeOf(w, r)
 		if !ok {
 			return
@@ -128,7 +139,7 @@ func (h *Handler) UploadHandler() http.Handler {
 				return
 			}
 		}
-	})
+	}))
 }
 
 // put stores one uploaded file and answers for it.
@@ -136,33 +147,75 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, scope string, part
 	io.Reader
 	FileName() string
 }, declared string) {
-	ctx := r.Context()
-	if n, err := h.store.Count(ctx, scope); err != nil {
-		h.refuse(w, wire.Unavailable("the file store is unavailable", err))
-		return
-	} else if n >= h.maxFiles {
-		h.refuse(w, wire.Conflict("you have "+strconv.Itoa(n)+" files, the most kept: delete some first"))
+	f, err := h.Keep(r.Context(), scope, part, declared)
+	if err != nil {
+		h.refuse(w, err)
 		return
 	}
-	f, err := h.store.Put(ctx, scope, part, h.maxBytes)
+	writeJSON(w, http.StatusCreated, Uploaded{File: f, Name: part.FileName(), URL: h.URL(scope, f.ID)})
+}
+
+// Keep stores r's bytes for scope as an upload does, whatever brought
+// them (a form, or a chat message that carried them inline): within the
+// bounds, of a type accepted and the one declared ("" or
+// application/octet-stream: any). Its refusals are *wire.Error (413, 415,
+// 409, 503), with nothing stored.
+func (h *Handler) Keep(ctx context.Context, scope string, r io.Reader, declared string) (File, error) {
+	if n, err := h.store.Count(ctx, scope); err != nil {
+		return File{}, wire.Unavailable("the file store is unavailable", err)
+	} else if n >= h.maxFiles {
+		return File{}, wire.Conflict("you have " + strconv.Itoa(n) + " files, the most kept: delete some first")
+	}
+	f, err := h.store.Put(ctx, scope, r, h.maxBytes)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.Is(err, ErrTooLarge) || errors.As(err, &tooBig):
-		h.refuse(w, &wire.Error{Status: http.StatusRequestEntityTooLarge, Message: "the file is larger than " + strconv.FormatInt(h.maxBytes>>20, 10) + " MiB"})
-		return
+		return File{}, &wire.Error{Status: http.StatusRequestEntityTooLarge, Message: "the file is larger than " + strconv.FormatInt(h.maxBytes>>20, 10) + " MiB"}
 	case err != nil:
-		h.refuse(w, wire.Unavailable("the file store is unavailable", err))
-		return
+		return File{}, wire.Unavailable("the file store is unavailable", err)
 	}
 	if why := h.unaccepted(f.MediaType, declared); why != "" {
 		if err := h.store.Delete(context.WithoutCancel(ctx), scope, f.ID); err != nil && !errors.Is(err, ErrNotFound) {
 			h.log.Warn("a refused upload could not be deleted", "error", err)
 		}
-		h.refuse(w, &wire.Error{Status: http.StatusUnsupportedMediaType, Message: why})
-		return
+		return File{}, &wire.Error{Status: http.StatusUnsupportedMediaType, Message: why}
 	}
-	base := strings.TrimSuffix(r.URL.Path, "/")
-	writeJSON(w, http.StatusCreated, Uploaded{File: f, Name: part.FileName(), URL: base + "/" + f.ID + "?" + h.sign.sign(scope, f.ID)})
+	return f, nil
+}
+
+// URL is the path that reads scope's file id until it expires (signed
+// for that scope).
+func (h *Handler) URL(scope, id string) string {
+	return h.prefix + "/" + id + "?" + h.sign.sign(scope, id)
+}
+
+// IDOf is the id of the file a URL of this handler reads (relative, or
+// on any host; signed or not, expired or not), and whether raw is one.
+// A client that shows a file and sends it back (an edit, a regeneration,
+// a thread it holds) sends such a URL: it names the file, nothing is
+// fetched.
+func (h *Handler) IDOf(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", false
+	}
+	id, ok := strings.CutPrefix(u.Path, h.prefix+"/")
+	return id, ok && ValidID(id)
+}
+
+// Read returns scope's file id whole (bounded by the size bound, as it
+// was kept): what a model is given. ErrNotFound when it is gone.
+func (h *Handler) Read(ctx context.Context, scope, id string) ([]byte, File, error) {
+	rc, f, err := h.store.Open(ctx, scope, id)
+	if err != nil {
+		return nil, File{}, err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, max(h.maxBytes, f.Size)+1))
+	if err != nil {
+		return nil, File{}, fmt.Errorf("files: %w", err)
+	}
+	return b, f, nil
 }
 
 // unaccepted says why a file whose bytes read as sniffed, and which the
@@ -226,7 +279,7 @@ func (h *Handler) ServeHandler() http.Handler {
 // DeleteHandler serves DELETE {prefix}/files/{id}: the scope's file goes
 // (204; 404 when it has none). id is the ServeMux path value "id".
 func (h *Handler) DeleteHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return edge.RefuseCrossSite(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scope, ok := h.scopeOf(w, r)
 		if !ok {
 			return
@@ -239,7 +292,7 @@ func (h *Handler) DeleteHandler() http.Handler {
 		default:
 			w.WriteHeader(http.StatusNoContent)
 		}
-	})
+	}))
 }
 
 // scopeOf is the request's scope; false when it has none (answered).

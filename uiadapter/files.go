@@ -25,6 +25,10 @@ import (
 // shown read the files.
 func WithFiles(h *files.Handler) Option { return func(c *config) { c.files = h } }
 
+// Files is the file handler WithFiles gave (nil: none), whose routes an
+// API mounts beside the chat's.
+func (h *Handler) Files() *files.Handler { return h.cfg.files }
+
 // keepFiles moves the files the turn's new message carries to the file
 // store: inline bytes are kept (the store's bounds and type checks
 // refuse a file with a 4xx, nothing stored), and a URL of the file

@@ -52,7 +52,7 @@ type options struct {
 	addr, model, history, historyPrefix, secret, logLevel, debugAddr, corsOrigins string
 	models, anthropicThinking                                                     string
 	rateLimit, tokenLimit, gcMinHeap, scopeLimit, allowedHosts, maxRunOutput      string
-	addressRateLimit, addressTokenLimit, trustedProxies                           string
+	addressRateLimit, addressTokenLimit, trustedProxies, files                    string
 	runsPerUser, runsPerAddress, runsTotal, maxResumes                            int
 	maxRunTime, bearerTTL                                                         time.Duration
 	historyTTL, demoDelay                                                         time.Duration
@@ -111,6 +111,7 @@ func newFlags() (*flag.FlagSet, *options, error) {
 	declareModelFlags(str, o)
 	str(&o.history, "history", "memory", "where conversations are kept: memory, none, redis://host:port/db, rediss://…, redis+cluster://host:port,host:port")
 	str(&o.historyPrefix, "history-prefix", "agentui:", "prefix of the Redis keys")
+	str(&o.files, "files", "", "directory where files that messages carry are kept by reference (with history; replicas share it); empty: a temporary one, removed at exit; none: files stay inline")
 	str(&o.secret, "secret", "", "key that signs approval requests and scope cookies; random per process when empty")
 	str(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	str(&o.debugAddr, "debug-addr", "", "serve /debug/pprof and /debug/vars on this address; off when empty")
@@ -255,7 +256,7 @@ func run(args []string) error {
 	}
 	srv, err := server.New(server.Config{
 		Page: webui.Handler(), Model: model, Models: models, AnthropicThinking: o.anthropicThinking,
-		History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix,
+		History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix, Files: o.files,
 		Secret: o.secret, DemoDelay: o.demoDelay, Logger: logger,
 		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL, RunRetention: o.runRetention, MaxResumes: maxResumes,
 		CORSOrigins: splitList(o.corsOrigins), Limits: limits, Telemetry: otelProviders != nil,

@@ -5,6 +5,8 @@ package server
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +23,7 @@ import (
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/edge"
+	"github.com/agentui/agentui/files"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/internal/turn"
@@ -56,6 +59,11 @@ type Config struct {
 	HistoryPrefix string
 	Secret        string        // signs approval requests and scope cookies; random when empty
 	DemoDelay     time.Duration // pause between words of the demo model's prose
+	// Files is where files that messages carry are kept (with history):
+	// "" a temporary directory removed at Close (as the in-memory
+	// history, they last as long as the process), a path a directory
+	// kept there, "none" no files (a file part is then kept inline).
+	Files string
 	// AISDK7 sends AI SDK 7's additional chunks on /api/chat
 	// (vercelai.WithAISDK7); AI SDK 6 clients, the chat page among them,
 	// fail on them. The conformance tests use it; the binary does not.
@@ -222,6 +230,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	if store != nil {
 		opts = append(opts, uiadapter.WithStore(store), uiadapter.WithRunLog(s.runLog))
+		fh, err := s.newFiles(cfg, key, scope.scope)
+		if err != nil {
+			return nil, err
+		}
+		if fh != nil {
+			opts = append(opts, uiadapter.WithFiles(fh))
+		}
 	}
 	if cfg.LockTTL > 0 {
 		opts = append(opts, uiadapter.WithLockTTL(cfg.LockTTL))
@@ -291,6 +306,30 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.handler = e
 	return s, nil
+}
+
+// newFiles is the file handler cfg.Files asks for (nil: "none"), its
+// URLs signed with a key derived from the server's secret.
+func (s *Server) newFiles(cfg Config, secret []byte, scope func(*http.Request) (string, error)) (*files.Handler, error) {
+	dir := cfg.Files
+	switch dir {
+	case "none":
+		return nil, nil
+	case "":
+		tmp, err := os.MkdirTemp("", "agentui-files-")
+		if err != nil {
+			return nil, fmt.Errorf("-files: %w", err)
+		}
+		s.closers = append(s.closers, func() error { return os.RemoveAll(tmp) })
+		dir = tmp
+	}
+	store, err := files.NewDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("-files: %w", err)
+	}
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte("agentui files"))
+	return files.NewHandler(store, mac.Sum(nil), scope, files.WithLogger(cfg.Logger))
 }
 
 // Handler serves every route.
