@@ -332,6 +332,13 @@ func (d *decoder) userContent(raw json.RawMessage) ([]cmf.Part, error) {
 		switch cp.Type {
 		case "text":
 			out = append(out, cmf.Text{Text: cp.Text})
+		case "binary":
+			// The legacy shape: its kind is its MIME type's.
+			src, kind, err := binarySource(&cp)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, mediaPart(kind, src, cp.Filename))
 		case "image", "audio", "video", "document":
 			if cp.Source == nil {
 				return nil, errors.New(cp.Type + ` part without "source"`)
@@ -340,21 +347,52 @@ func (d *decoder) userContent(raw json.RawMessage) ([]cmf.Part, error) {
 			if !ok {
 				return nil, errors.New("unknown source type " + strconv.Quote(cp.Source.Type))
 			}
-			switch cp.Type {
-			case "image":
-				out = append(out, cmf.Image{MediaSource: src})
-			case "audio":
-				out = append(out, cmf.Audio{MediaSource: src})
-			case "video":
-				out = append(out, cmf.Video{MediaSource: src})
-			default:
-				out = append(out, cmf.Document{MediaSource: src})
-			}
+			out = append(out, mediaPart(cp.Type, src, ""))
 		default:
 			d.skip("an unknown content part", cp.Type)
 		}
 	}
 	return out, nil
+}
+
+// binarySource maps a legacy binary part (one of data, url and id) to a
+// source, and the kind of part its MIME type makes it.
+func binarySource(cp *ContentPart) (cmf.MediaSource, string, error) {
+	if cp.MimeType == "" {
+		return cmf.MediaSource{}, "", errors.New(`binary part without "mimeType"`)
+	}
+	var src *Source
+	switch {
+	case cp.Data != "":
+		src = &Source{Type: "data", Value: cp.Data, MimeType: cp.MimeType}
+	case cp.URL != "":
+		src = &Source{Type: "url", Value: cp.URL, MimeType: cp.MimeType}
+	case cp.ID != "":
+		src = &Source{Type: "file", Value: cp.ID, MimeType: cp.MimeType}
+	default:
+		return cmf.MediaSource{}, "", errors.New(`binary part without "data", "url" or "id"`)
+	}
+	s, _ := mediaSource(src)
+	kind := "document"
+	for _, k := range []string{"image", "audio", "video"} {
+		if strings.HasPrefix(cp.MimeType, k+"/") {
+			kind = k
+		}
+	}
+	return s, kind, nil
+}
+
+// mediaPart is a media part of kind (image, audio, video, document).
+func mediaPart(kind string, src cmf.MediaSource, title string) cmf.Part {
+	switch kind {
+	case "image":
+		return cmf.Image{MediaSource: src}
+	case "audio":
+		return cmf.Audio{MediaSource: src}
+	case "video":
+		return cmf.Video{MediaSource: src}
+	}
+	return cmf.Document{MediaSource: src, Title: title}
 }
 
 // mediaSource maps an AG-UI source. A provider's file handle becomes a

@@ -107,6 +107,21 @@ func TestDecodeDetails(t *testing.T) {
 	if audio := mm.Content[3].(cmf.Audio); audio.Data != "provider-file://openai/file-abc123" {
 		t.Fatalf("file source = %+v", audio)
 	}
+	// The legacy binary part (0.0.x clients): inline data, a URL or an id,
+	// its kind its MIME type's.
+	legacy := decode(t, []byte(`{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":[
+		{"type":"binary","mimeType":"image/png","data":"iVBORw0KGgo="},
+		{"type":"binary","mimeType":"application/pdf","url":"https://example.com/a.pdf","filename":"a.pdf"},
+		{"type":"binary","mimeType":"audio/wav","id":"file-1"}]}]}`)).Messages[0]
+	if img, ok := legacy.Content[0].(cmf.Image); !ok || img.Type != cmf.SourceBase64 || img.MediaType != "image/png" {
+		t.Fatalf("binary data = %#v", legacy.Content[0])
+	}
+	if doc, ok := legacy.Content[1].(cmf.Document); !ok || doc.Type != cmf.SourceURL || doc.Title != "a.pdf" {
+		t.Fatalf("binary url = %#v", legacy.Content[1])
+	}
+	if audio, ok := legacy.Content[2].(cmf.Audio); !ok || audio.Data != "provider-file://unknown/file-1" {
+		t.Fatalf("binary id = %#v", legacy.Content[2])
+	}
 	full := decode(t, sample(t, "full-history"))
 	if th := full.Messages[3].Content[0].(cmf.Thinking); th.Opaque != nil || th.Text == "" {
 		t.Fatalf("reasoning = %+v: a client's encryptedValue never becomes a provider value", th)
@@ -171,22 +186,24 @@ func TestResumePayloads(t *testing.T) {
 
 func TestDecodeErrors(t *testing.T) {
 	for name, body := range map[string]string{
-		"not JSON":           `{"threadId":`,
-		"no threadId":        `{"runId":"r","messages":[]}`,
-		"no runId":           `{"threadId":"t","messages":[]}`,
-		"no messages":        `{"threadId":"t","runId":"r"}`,
-		"null messages":      `{"threadId":"t","runId":"r","messages":null}`,
-		"messages not list":  `{"threadId":"t","runId":"r","messages":{}}`,
-		"message without id": `{"threadId":"t","runId":"r","messages":[{"role":"user","content":"hi"}]}`,
-		"bad user content":   `{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":7}]}`,
-		"tool without call":  `{"threadId":"t","runId":"r","messages":[{"id":"x","role":"tool","content":"hi"}]}`,
-		"call without name":  `{"threadId":"t","runId":"r","messages":[{"id":"a","role":"assistant","toolCalls":[{"id":"c","type":"function","function":{"arguments":"{}"}}]}]}`,
-		"media without src":  `{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":[{"type":"image"}]}]}`,
-		"bad source type":    `{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":[{"type":"image","source":{"type":"s3","value":"x"}}]}]}`,
-		"bad resume status":  `{"threadId":"t","runId":"r","messages":[],"resume":[{"interruptId":"i","status":"later"}]}`,
-		"resume without id":  `{"threadId":"t","runId":"r","messages":[],"resume":[{"status":"cancelled"}]}`,
-		"tool without name":  `{"threadId":"t","runId":"r","messages":[],"tools":[{"description":"x"}]}`,
-		"state wrong type":   `{"threadId":7,"runId":"r","messages":[]}`,
+		"not JSON":            `{"threadId":`,
+		"no threadId":         `{"runId":"r","messages":[]}`,
+		"no runId":            `{"threadId":"t","messages":[]}`,
+		"no messages":         `{"threadId":"t","runId":"r"}`,
+		"null messages":       `{"threadId":"t","runId":"r","messages":null}`,
+		"messages not list":   `{"threadId":"t","runId":"r","messages":{}}`,
+		"message without id":  `{"threadId":"t","runId":"r","messages":[{"role":"user","content":"hi"}]}`,
+		"bad user content":    `{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":7}]}`,
+		"tool without call":   `{"threadId":"t","runId":"r","messages":[{"id":"x","role":"tool","content":"hi"}]}`,
+		"call without name":   `{"threadId":"t","runId":"r","messages":[{"id":"a","role":"assistant","toolCalls":[{"id":"c","type":"function","function":{"arguments":"{}"}}]}]}`,
+		"media without src":   `{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":[{"type":"image"}]}]}`,
+		"bad source type":     `{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":[{"type":"image","source":{"type":"s3","value":"x"}}]}]}`,
+		"binary without type": `{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":[{"type":"binary","data":"AAAA"}]}]}`,
+		"empty binary":        `{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":[{"type":"binary","mimeType":"image/png"}]}]}`,
+		"bad resume status":   `{"threadId":"t","runId":"r","messages":[],"resume":[{"interruptId":"i","status":"later"}]}`,
+		"resume without id":   `{"threadId":"t","runId":"r","messages":[],"resume":[{"status":"cancelled"}]}`,
+		"tool without name":   `{"threadId":"t","runId":"r","messages":[],"tools":[{"description":"x"}]}`,
+		"state wrong type":    `{"threadId":7,"runId":"r","messages":[]}`,
 	} {
 		_, err := New().Decode(httptest.NewRequest("POST", "/", nil), []byte(body))
 		var e *wire.Error

@@ -62,6 +62,13 @@ type ContentPart struct {
 	Type   string  `json:"type"`
 	Text   string  `json:"text,omitempty"`
 	Source *Source `json:"source,omitempty"`
+	// The legacy binary part's (0.0.x clients): one of Data (base64),
+	// URL and ID, with its MimeType.
+	MimeType string `json:"mimeType,omitempty"`
+	Data     string `json:"data,omitempty"`
+	URL      string `json:"url,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Filename string `json:"filename,omitempty"`
 }
 
 // Source locates media: inline data (base64), a URL, or a provider's file
