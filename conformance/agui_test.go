@@ -14,7 +14,7 @@ func TestAGUI(t *testing.T) {
 	node := testutil.Node(t)
 	testutil.NodeModules(t, "js")
 	flows := []string{"samples", "chat", "reasoning", "serverTool", "streamingTool", "frontendTool", "approve", "deny", "cancel",
-		"editArgs", "ambiguous", "state", "modelError", "abort", "abortThenSend", "steer", "queue", "duplicateCallIds", "copilotKitDeny", "copilotKitApprove",
+		"editArgs", "ambiguous", "state", "files", "modelError", "abort", "abortThenSend", "steer", "queue", "duplicateCallIds", "copilotKitDeny", "copilotKitApprove",
 		"reload", "reattach"}
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
@@ -41,7 +41,7 @@ func TestAGUILegacyClient(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			ts, _ := startServer(t, server.Config{History: mode.history})
-			for _, flow := range []string{"chat", "frontendTool", "state", "reload", "reattach"} {
+			for _, flow := range []string{"chat", "frontendTool", "state", "reload", "reattach", "files"} {
 				t.Run(flow, func(t *testing.T) {
 					t.Parallel()
 					t.Log(runNode(t, node, mode.env, "agui.mjs", ts.URL+"/api/agui", flow, "legacy"))

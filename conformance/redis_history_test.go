@@ -36,7 +36,7 @@ func TestRealClientsOnRedisHistory(t *testing.T) {
 		do   func(t *testing.T) string
 	}
 	var runs []run
-	for _, flow := range []string{"steer", "queue", "interrupt", "stopThenSend", "browserQueue", "branches"} {
+	for _, flow := range []string{"steer", "queue", "interrupt", "stopThenSend", "browserQueue", "branches", "files"} {
 		runs = append(runs,
 			run{"ai6/" + flow, func(t *testing.T) string { return runNode(t, node, env, "vercel.mjs", ts.URL, flow) }},
 			run{"ai7/" + flow, func(t *testing.T) string {
@@ -48,7 +48,7 @@ func TestRealClientsOnRedisHistory(t *testing.T) {
 			return runNodeIn(t, "js7", node22, env, append(symlinked, "websocket.mjs", ts7.URL, flow)...)
 		}})
 	}
-	for _, flow := range []string{"steer", "queue", "abortThenSend"} {
+	for _, flow := range []string{"steer", "queue", "abortThenSend", "files"} {
 		runs = append(runs, run{"agui/" + flow, func(t *testing.T) string { return runNode(t, node, env, "agui.mjs", ts.URL+"/api/agui", flow) }})
 	}
 	for _, r := range runs {

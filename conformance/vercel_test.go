@@ -71,7 +71,7 @@ func runNodeIn(t *testing.T, dir, node string, env []string, args ...string) str
 
 // vercelFlows are the flows of js/vercel.mjs.
 var vercelFlows = []string{"chat", "metadata", "reasoning", "serverTool", "streamingTool", "approvalGranted", "approvalDenied",
-	"clientTool", "regenerate", "branches", "count5000", "modelError", "clientAbort", "stopThenSend", "steer", "queue", "interrupt", "browserQueue", "duplicateCallIds", "resume", "concurrentResumes", "resumeAfterDrop"}
+	"clientTool", "regenerate", "branches", "files", "count5000", "modelError", "clientAbort", "stopThenSend", "steer", "queue", "interrupt", "browserQueue", "duplicateCallIds", "resume", "concurrentResumes", "resumeAfterDrop"}
 
 // TestVercelAISDK runs useChat's Chat class through every flow the demo
 // model supports; see js/vercel.mjs for what each flow asserts.

@@ -172,6 +172,33 @@ const flows = {
     else assert.deepEqual(fin.usage, [{ model: 'agentui-demo', inputTokens: 2, outputTokens: 4, totalTokens: 6 }]);
   },
 
+  // Files in a message: AG-UI 1.0's typed part (data source) and the
+  // legacy binary part (a 0.0.x client's only shape). The model is given
+  // their bytes; with history the thread the server sends back (a
+  // reconnect's MESSAGES_SNAPSHOT) carries a URL that reads the file.
+  async files() {
+    const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ';
+    const agent = newAgent();
+    const image = legacy ? { type: 'binary', mimeType: 'image/png', data: PNG } : { type: 'image', source: { type: 'data', value: PNG, mimeType: 'image/png' } };
+    agent.messages = [user([{ type: 'text', text: '/context' }, image])];
+    await agent.runAgent();
+    assert.match(lastAssistant(agent), /"parts":\["text","image:base64"\]/);
+    if (!history || legacy) return;
+    const connect = await cookieFetch(url + '/connect', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ threadId: agent.threadId, runId: 'r-files', messages: [], tools: [], context: [], state: {}, forwardedProps: {} }),
+    });
+    const text = await connect.text();
+    const snapshot = JSON.parse(text.split('\n').find((l) => l.startsWith('data: ') && l.includes('"MESSAGES_SNAPSHOT"')).slice(6));
+    const part = snapshot.messages[0].content.find((p) => p.type === 'image');
+    assert.equal(part.source.type, 'url');
+    assert.match(part.source.value, /^\/api\/files\/sha256-[0-9a-f]{64}\?exp=/);
+    assert.ok(!text.includes(PNG), 'the snapshot carries no bytes');
+    const file = await cookieFetch(new URL(url).origin + part.source.value);
+    assert.equal(file.status, 200);
+  },
+
   async reasoning() {
     const agent = newAgent();
     agent.messages = [user('think about it')];

@@ -30,6 +30,8 @@ const v7Chunks = process.env.AISDK7 === '1';
 const checks = [];
 const sent = []; // the request bodies the Chat posted
 // What the fake model of lineBreaks_test.go sends (lineBreaks flow).
+// A one-pixel PNG's first bytes (what the server sniffs as image/png).
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ';
 const ODD = 'Ber\nlin\r\n\u2028x';
 const ODD_TEXT = 'Line one\nline two\r\nthree\u2028four';
 
@@ -522,6 +524,32 @@ const flows = {
     await settled(chat);
     const after = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
     assert.deepEqual(after.map(texts), ['one', 'You said: one', 'two', 'You said: two', 'three', 'You said: three']);
+    return chat;
+  },
+
+  // A file sent with a message (useChat's files, a data URL): the model is
+  // given its bytes; with history the server keeps it by reference, a
+  // reload shows a URL that reads it, and a thread resent from that
+  // reload carries the URL, not the bytes again.
+  async files() {
+    const chat = newChat();
+    await chat.sendMessage({ text: '/context', files: [{ type: 'file', mediaType: 'image/png', filename: 'cat.png', url: 'data:image/png;base64,' + PNG }] });
+    await settled(chat);
+    assert.equal(chat.error, undefined, String(chat.error));
+    assert.match(texts(assistant(chat)), /"parts":\["image:base64","text"\]/);
+    if (!history) return chat;
+    const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+    const file = stored[0].parts.find((p) => p.type === 'file');
+    assert.match(file.url, /^\/api\/files\/sha256-[0-9a-f]{64}\?exp=\d+&sig=/);
+    const res = await cookieFetch(base + file.url);
+    assert.equal(res.status, 200);
+    assert.equal(Buffer.from(await res.arrayBuffer()).toString('base64'), PNG);
+    chat.messages = stored;
+    await chat.sendMessage({ text: '/context' });
+    await settled(chat);
+    assert.equal(chat.error, undefined, String(chat.error));
+    assert.ok(!JSON.stringify(sent.at(-1)).includes(PNG), 'the resent thread carries no bytes');
+    assert.match(texts(assistant(chat)), /"parts":\["image:base64","text"\]/, 'the model is given the file again');
     return chat;
   },
 
