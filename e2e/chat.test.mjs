@@ -1273,6 +1273,40 @@ test('useChat: edits and regenerations keep versions; ‹ 1/2 › switches them,
   await truthful('a switch back to the edit');
 });
 
+// A person attaches an image (the 📎 button): it uploads, with a
+// preview, and is sent with the message; the model is given its bytes
+// (the demo's /context says so), the message shows the image, and so
+// does a reload (the history holds the file by reference and serves it
+// through a signed URL). A file the server does not accept says why
+// beside its chip, and nothing is sent.
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+test('useChat: an attached image is sent, given to the model, and shown after a reload', async () => {
+  await newChat();
+  await page.getByTestId('attach-input').setInputFiles({ name: 'dot.png', mimeType: 'image/png', buffer: PNG });
+  await page.locator('[data-testid=attachment][data-ready=true]').waitFor();
+  await input().fill('/context');
+  await input().press('Enter');
+  await lastText().filter({ hasText: 'image:base64' }).waitFor();
+  await settled();
+  assert.equal(await page.getByTestId('attachment').count(), 0, 'the chip went with the message');
+  const shown = () => lastUser().locator('[data-testid=attached-image] img');
+  await page.waitForFunction(() => document.querySelector('[data-testid=message][data-role=user]:last-of-type [data-testid=attached-image] img, [data-testid=attached-image] img')?.naturalWidth > 0);
+  await truthful('an attached image');
+  const stored = (await page.evaluate(async (id) => (await fetch('/api/chat/' + id)).json(), chatId()))[0];
+  assert.match(stored.parts.find((p) => p.type === 'file').url, /^\/api\/files\/sha256-/, 'history holds the file by reference');
+  await reload();
+  await shown().waitFor();
+  assert.ok(await shown().evaluate((img) => img.complete && img.naturalWidth > 0), 'the image loads after a reload');
+  // The browser logs the refusal itself (a 415): nothing else.
+  await allowing(/^console\.error: Failed to load resource: the server responded with a status of 415/, async () => {
+    await page.getByTestId('attach-input').setInputFiles({ name: 'page.png', mimeType: 'image/png', buffer: Buffer.from('<script>alert(1)</script>') });
+    await page.getByTestId('attachment-error').filter({ hasText: /not accepted|not what its type says/ }).waitFor();
+  });
+  assert.equal(await page.getByTestId('send').isDisabled(), true, 'nothing to send');
+  await page.getByTestId('attachment-remove').click();
+  await page.getByTestId('attachment').waitFor({ state: 'detached' });
+});
+
 test('useChat: scrolled up, a button brings the latest message back', async () => {
   await send('count to 2000');
   await lastText().filter({ hasText: / 1999 2000\s*$/ }).waitFor();

@@ -360,7 +360,7 @@ function Conversation({ chatId, transport, initialMessages, lost, resume, draft,
   };
   // send sends a message; whileBusy ('steer' | 'queue' | 'interrupt')
   // says what it is for when a reply is running (the server's "busy").
-  const send = (text, whileBusy) => {
+  const send = (text, whileBusy, files = []) => {
     // A chat the server no longer has takes no more messages: this one
     // starts a new chat (sent there at once).
     if (failure?.kind === 'unknown') {
@@ -368,7 +368,8 @@ function Conversation({ chatId, transport, initialMessages, lost, resume, draft,
       return;
     }
     setFailure(null);
-    actions.report(sendMessage({ text }, whileBusy ? { body: { busy: whileBusy } } : undefined));
+    const message = files.length ? { ...(text ? { text } : {}), files } : { text };
+    actions.report(sendMessage(message, whileBusy ? { body: { busy: whileBusy } } : undefined));
     if (whileBusy === 'queue' && wire instanceof WebSocketChatTransport) queue.soon();
   };
   // A new chat started with a message sends it at once.
@@ -439,6 +440,7 @@ function Conversation({ chatId, transport, initialMessages, lost, resume, draft,
         refill={refill}
         statusText={busy ? 'The assistant is replying…' : last?.role === 'assistant' ? 'The reply is finished.' : ''}
         onSend={send}
+        canAttach
         onStop={() => actions.report(stopRun())}
       />
     </>
@@ -561,8 +563,15 @@ function Part({ part, role, busy, streaming, current, onAnswer }) {
     case 'source-document':
       return <span className="source">{part.title}</span>;
     case 'file':
+      if (part.mediaType?.startsWith('image/')) {
+        return (
+          <a className="attached-image" href={part.url} target="_blank" rel="noreferrer noopener" data-testid="attached-image">
+            <img src={part.url} alt={part.filename || 'an attached image'} loading="lazy" />
+          </a>
+        );
+      }
       return (
-        <a className="source" href={part.url} download={part.filename} target="_blank" rel="noreferrer noopener">
+        <a className="source" href={part.url} download={part.filename} target="_blank" rel="noreferrer noopener" data-testid="attached-file">
           {part.filename || part.mediaType || 'file'}
         </a>
       );

@@ -2,7 +2,7 @@
 // reasoning, the composer, the error box and the empty chat. Every
 // element a test needs carries a data-testid.
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
-import { listQueued, removeQueued } from './api.js';
+import { errorText as refusalSentence, listQueued, removeQueued } from './api.js';
 
 const STATE_LABELS = {
   'input-streaming': 'receiving input',
@@ -594,10 +594,12 @@ export function useQueue(chatId, active, onError) {
 const QUEUE_POLL_MS = 1500;
 const QUEUE_SOON_MS = [50, 150, 400, 800];
 
-export function Composer({ busy, onSend, onStop, status, statusText, draft, refill }) {
+export function Composer({ busy, onSend, onStop, status, statusText, draft, refill, canAttach }) {
   const [text, setText] = useState(draft ?? '');
   const [whileBusy, setWhileBusy] = useState('steer');
   const input = useRef(null);
+  const files = useAttachments();
+  const picker = useRef(null);
   useEffect(() => {
     if (refill?.text) setText((t) => (t.trim() ? t : refill.text));
   }, [refill]);
@@ -617,16 +619,33 @@ export function Composer({ busy, onSend, onStop, status, statusText, draft, refi
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
   }, [busy]);
+  const ready = files.items.filter((f) => f.part);
+  const sendable = (text.trim() || ready.length > 0) && !files.uploading;
   const submit = (e) => {
     e?.preventDefault();
     const t = text.trim();
-    if (!t) return;
-    if (busy) onSend(t, whileBusy);
-    else onSend(t);
+    if (!sendable) return;
+    const parts = ready.map((f) => f.part);
+    if (busy) onSend(t, whileBusy, parts);
+    else onSend(t, undefined, parts);
     setText('');
+    files.clear();
   };
+  const attach = canAttach ? files.add : undefined;
   return (
-    <form className="composer" onSubmit={submit} data-testid="composer" data-status={status}>
+    <form
+      className="composer"
+      onSubmit={submit}
+      data-testid="composer"
+      data-status={status}
+      onDragOver={(e) => attach && e.dataTransfer.types.includes('Files') && e.preventDefault()}
+      onDrop={(e) => {
+        if (!attach || e.dataTransfer.files.length === 0) return;
+        e.preventDefault();
+        attach(e.dataTransfer.files);
+      }}
+    >
+      {files.items.length > 0 && <Attachments items={files.items} onRemove={files.remove} />}
       <label htmlFor="chat-input" className="visually-hidden">
         Message
       </label>
@@ -643,7 +662,33 @@ export function Composer({ busy, onSend, onStop, status, statusText, draft, refi
         onKeyDown={(e) => {
           if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) submit(e);
         }}
+        onPaste={(e) => {
+          if (!attach || e.clipboardData.files.length === 0) return;
+          e.preventDefault();
+          attach(e.clipboardData.files);
+        }}
       />
+      {attach && (
+        <>
+          <input
+            ref={picker}
+            type="file"
+            multiple
+            hidden
+            accept={ACCEPTED_FILES}
+            data-testid="attach-input"
+            onChange={(e) => {
+              attach(e.target.files);
+              e.target.value = '';
+            }}
+          />
+          <button type="button" className="btn btn-quiet attach" data-testid="attach" aria-label="Attach files" title="Attach images, PDFs or text files" onClick={() => picker.current?.click()}>
+            <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" strokeLinejoin="round">
+              <path d="M21 11.5l-8.5 8.5a5 5 0 0 1-7-7l8.5-8.5a3.5 3.5 0 0 1 5 5L10.5 18a2 2 0 0 1-3-3l7.5-7.5" />
+            </svg>
+          </button>
+        </>
+      )}
       {busy ? (
         <>
           {text.trim() && (
@@ -666,7 +711,7 @@ export function Composer({ busy, onSend, onStop, status, statusText, draft, refi
           </button>
         </>
       ) : (
-        <button type="submit" className="btn btn-primary" data-testid="send" disabled={!text.trim()}>
+        <button type="submit" className="btn btn-primary" data-testid="send" disabled={!sendable}>
           Send
         </button>
       )}
@@ -695,5 +740,84 @@ export function Versions({ versions, busy, onPick }) {
         ›
       </button>
     </span>
+  );
+}
+
+// The files the page attaches: what the server accepts (files.DefaultTypes).
+const ACCEPTED_FILES = 'image/png,image/jpeg,image/gif,image/webp,application/pdf,text/plain';
+
+// useAttachments uploads the files a person attaches (POST /api/files,
+// with progress) and keeps them until the message is sent: {items:
+// [{key, name, preview, progress, error, part}], add, remove, clear,
+// uploading}. part is the useChat file part once uploaded: its URL, which
+// the server maps back to the file it keeps.
+function useAttachments() {
+  const [items, setItems] = useState([]);
+  const next = useRef(0);
+  const update = (key, patch) => setItems((xs) => xs.map((x) => (x.key === key ? { ...x, ...patch } : x)));
+  const add = (fileList) => {
+    for (const file of Array.from(fileList)) {
+      const key = ++next.current;
+      const preview = file.type.startsWith('image/') ? URL.createObjectURL(file) : null;
+      setItems((xs) => [...xs, { key, name: file.name, preview, progress: 0 }]);
+      uploadFile(file, (progress) => update(key, { progress }))
+        .then((up) => update(key, { progress: 1, part: { type: 'file', mediaType: up.mediaType, filename: up.name || file.name, url: up.url } }))
+        .catch((e) => update(key, { error: e.message }));
+    }
+  };
+  const remove = (key) =>
+    setItems((xs) => {
+      const gone = xs.find((x) => x.key === key);
+      if (gone?.preview) URL.revokeObjectURL(gone.preview);
+      return xs.filter((x) => x.key !== key);
+    });
+  const clear = () => setItems([]);
+  return { items, add, remove, clear, uploading: items.some((x) => !x.part && !x.error) };
+}
+
+// uploadFile posts file as a form, reporting progress (0…1), and resolves
+// with the server's answer ({id, url, mediaType, size, name}); a refusal
+// rejects with its sentence.
+function uploadFile(file, onProgress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', '/api/files');
+    xhr.responseType = 'text';
+    xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
+    xhr.onload = () => {
+      if (xhr.status === 201) {
+        resolve(JSON.parse(xhr.responseText));
+        return;
+      }
+      reject(new Error(refusalSentence(xhr.responseText, xhr.status)));
+    };
+    xhr.onerror = () => reject(new Error('The file could not be sent: the server cannot be reached.'));
+    const form = new FormData();
+    form.append('file', file, file.name);
+    xhr.send(form);
+  });
+}
+
+// Attachments lists the files attached to the message being written: an
+// image's preview or a file's name, its upload's progress, a refusal's
+// sentence, and Remove.
+function Attachments({ items, onRemove }) {
+  return (
+    <ul className="attachments" data-testid="attachments">
+      {items.map((f) => (
+        <li key={f.key} className={'attachment-chip' + (f.error ? ' attachment-failed' : '')} data-testid="attachment" data-ready={f.part ? 'true' : 'false'}>
+          {f.preview ? <img src={f.preview} alt="" className="attachment-preview" /> : <span className="attachment-name">{f.name}</span>}
+          {!f.part && !f.error && <progress max={1} value={f.progress} aria-label={'Uploading ' + f.name} />}
+          {f.error && (
+            <span className="attachment-error" role="alert" data-testid="attachment-error">
+              {f.error}
+            </span>
+          )}
+          <button type="button" className="btn btn-small btn-quiet" data-testid="attachment-remove" aria-label={'Remove ' + f.name} onClick={() => onRemove(f.key)}>
+            ×
+          </button>
+        </li>
+      ))}
+    </ul>
   );
 }
