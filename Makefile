@@ -51,12 +51,18 @@ vet:
 # Code with dependencies the core does not take (OPA in an example, the
 # AG-UI Go SDK as a benchmark peer) lives in modules of its own: vetted
 # and tested here too.
-OWN_MODULES = examples/policy bench/peers
+OWN_MODULES = examples/policy bench/peers files/s3store
 
-unit:
+# versitygw, an S3 gateway over a directory: the real S3-compatible server
+# files/s3store's tests start. Built here once (pinned).
+VERSITYGW = $(CURDIR)/.tools/versitygw
+$(VERSITYGW):
+	GOBIN=$(CURDIR)/.tools $(GO) install github.com/versity/versitygw/cmd/versitygw@v1.8.0
+
+unit: $(VERSITYGW)
 	$(GO) test -race -count=1 ./...
 	@set -e; for m in $(OWN_MODULES); do \
-		echo "go test $$m"; (cd $$m && $(GO) vet ./... && $(GO) test -race -count=1 ./...); \
+		echo "go test $$m"; (cd $$m && $(GO) vet ./... && VERSITYGW=$(VERSITYGW) $(GO) test -race -count=1 ./...); \
 	done
 
 cover-cmf:
