@@ -203,6 +203,11 @@ func (h *Handler) IDOf(raw string) (string, bool) {
 	return id, ok && ValidID(id)
 }
 
+// Delete removes scope's file id: ErrNotFound when there is none.
+func (h *Handler) Delete(ctx context.Context, scope, id string) error {
+	return h.store.Delete(ctx, scope, id)
+}
+
 // Read returns scope's file id whole (bounded by the size bound, as it
 // was kept): what a model is given. ErrNotFound when it is gone.
 func (h *Handler) Read(ctx context.Context, scope, id string) ([]byte, File, error) {

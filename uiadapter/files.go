@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"strings"
 
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/files"
+	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/wire"
 )
 
@@ -193,4 +195,77 @@ func keepsFiles(m cmf.Message) bool {
 		}
 	}
 	return false
+}
+
+// keptFiles are the files key's chat refers to, on every branch (none
+// without a file store).
+func (h *Handler) keptFiles(ctx context.Context, key history.Key) map[string]bool {
+	if h.cfg.files == nil {
+		return nil
+	}
+	conv, err := h.cfg.store.Load(ctx, key)
+	if err != nil {
+		return nil
+	}
+	msgs := conv.Messages
+	if b, ok := h.cfg.store.(history.Brancher); ok {
+		if t, err := b.Branches(ctx, key); err == nil {
+			for _, n := range t.Nodes {
+				msgs = append(msgs[:len(msgs):len(msgs)], n.Message)
+			}
+		}
+	}
+	return fileRefs(msgs, nil)
+}
+
+// fileRefs adds the files msgs refer to to into (made when nil).
+func fileRefs(msgs []cmf.Message, into map[string]bool) map[string]bool {
+	for i := range msgs {
+		for _, p := range msgs[i].Content {
+			if src, ok := cmf.Media(p); ok && src.Type == cmf.SourceFile {
+				if into == nil {
+					into = map[string]bool{}
+				}
+				into[src.Data] = true
+			}
+		}
+	}
+	return into
+}
+
+// dropUnreferenced deletes the files of a deleted chat that no other chat
+// of scope refers to (a file sent in two chats stays with the other),
+// each store call bounded by the store timeout; a file it cannot tell
+// about stays.
+func (h *Handler) dropUnreferenced(scope string, ids map[string]bool, log *slog.Logger) {
+	ctx := context.Background()
+	lctx, cancel := context.WithTimeout(ctx, h.cfg.storeTimeout)
+	chats, err := h.cfg.store.List(lctx, scope, 0)
+	cancel()
+	if err != nil {
+		log.Warn("the deleted chat's files stay: its scope's chats could not be listed", "error", err)
+		return
+	}
+	for _, c := range chats {
+		for id := range h.keptFilesWithin(ctx, history.Key{Scope: scope, Chat: c.Chat}) {
+			delete(ids, id)
+		}
+		if len(ids) == 0 {
+			return
+		}
+	}
+	for id := range ids {
+		dctx, cancel := context.WithTimeout(ctx, h.cfg.storeTimeout)
+		if err := h.cfg.files.Delete(dctx, scope, id); err != nil && !errors.Is(err, files.ErrNotFound) {
+			log.Warn("a deleted chat's file could not be deleted", "file", id, "error", err)
+		}
+		cancel()
+	}
+}
+
+// keptFilesWithin is keptFiles bounded by the store timeout.
+func (h *Handler) keptFilesWithin(ctx context.Context, key history.Key) map[string]bool {
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.storeTimeout)
+	defer cancel()
+	return h.keptFiles(ctx, key)
 }

@@ -145,3 +145,41 @@ func TestFileRefusals(t *testing.T) {
 		t.Fatalf("the model was given %s", reply.Text())
 	}
 }
+
+// Deleting a chat deletes its files that no other chat of the scope
+// refers to: a file sent in two chats stays until both are gone.
+func TestFilesGoWithTheirLastChat(t *testing.T) {
+	f, dir := newFilesFixture(t)
+	png := dataURL("image/png", filestest.PNG)
+	f.chat("alice", fileMessage("c1", "u1", png, "image/png", "one"))
+	f.chat("alice", fileMessage("c2", "u1", png, "image/png", "two"))
+	f.chat("alice", fileMessage("c3", "u1", dataURL("text/plain", []byte("only here")), "text/plain", "three"))
+	count := func() int {
+		n, err := dir.Count(context.Background(), "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n != 2 {
+		t.Fatalf("alice has %d files, want 2", n)
+	}
+	del := func(chat string) {
+		t.Helper()
+		if status, body := f.do("alice", http.MethodDelete, "/api/chat/"+chat, ""); status != http.StatusNoContent {
+			t.Fatalf("delete %s: %d %s", chat, status, body)
+		}
+	}
+	del("c3")
+	if n := count(); n != 1 {
+		t.Fatalf("after the text file's only chat went: %d files", n)
+	}
+	del("c1")
+	if n := count(); n != 1 {
+		t.Fatalf("c2 still shows the picture, yet %d files are left", n)
+	}
+	del("c2")
+	if n := count(); n != 0 {
+		t.Fatalf("after the picture's last chat went: %d files", n)
+	}
+}

@@ -143,6 +143,7 @@ func (h *Handler) DeleteHandler(chatID func(*http.Request) string) http.Handler 
 			wire.WriteError(w, log, wire.Unavailable("conversation history is unavailable", err))
 			return
 		}
+		kept := h.keptFiles(ctx, key)
 		switch err := h.cfg.store.Delete(ctx, key); {
 		case errors.Is(err, history.ErrNotFound):
 			wire.WriteError(w, log, &wire.Error{Status: http.StatusNotFound, Message: "no such chat"})
@@ -150,6 +151,10 @@ func (h *Handler) DeleteHandler(chatID func(*http.Request) string) http.Handler 
 			wire.WriteError(w, log, wire.Unavailable("conversation history is unavailable", err))
 		default:
 			log.Info("chat deleted")
+			if len(kept) > 0 {
+				// Before the answer: once it has come, the files are gone.
+				h.dropUnreferenced(key.Scope, kept, log)
+			}
 			w.WriteHeader(http.StatusNoContent)
 		}
 	})
