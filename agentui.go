@@ -89,6 +89,8 @@ func (r Route) Pattern() string { return r.Method + " " + r.Path }
 // With files (uiadapter.WithFiles, its files.WithPrefix at {prefix}/files):
 //
 //	POST   {prefix}/files              upload a file (multipart/form-data)
+//	POST   {prefix}/files/presign      sign an upload straight to the store (an S3 bucket)
+//	POST   {prefix}/files/finalize     keep what such an upload put
 //	GET    {prefix}/files/{id}         read one, through a URL signed for the scope
 //	DELETE {prefix}/files/{id}         delete one
 //
@@ -118,6 +120,8 @@ func (a *API) Routes(prefix string) []Route {
 	if fh := a.chat.Files(); fh != nil {
 		routes = append(routes,
 			Route{http.MethodPost, p + "/files", fh.UploadHandler()},
+			Route{http.MethodPost, p + "/files/presign", fh.PresignHandler()},
+			Route{http.MethodPost, p + "/files/finalize", fh.FinalizeHandler()},
 			Route{http.MethodGet, p + "/files/{id}", fh.ServeHandler()},
 			Route{http.MethodDelete, p + "/files/{id}", fh.DeleteHandler()})
 	}

@@ -1,6 +1,7 @@
 package files
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -166,19 +167,27 @@ func (h *Handler) Keep(ctx context.Context, scope string, r io.Reader, declared 
 	} else if n >= h.maxFiles {
 		return File{}, wire.Conflict("you have " + strconv.Itoa(n) + " files, the most kept: delete some first")
 	}
-	f, err := h.store.Put(ctx, scope, r, h.maxBytes)
+	// The type is read from the first bytes before anything is stored:
+	// a refused file never touches the store (nor the same bytes kept
+	// before, under another claim).
+	br := bufio.NewReaderSize(r, 512)
+	head, err := br.Peek(512)
 	var tooBig *http.MaxBytesError
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		if errors.As(err, &tooBig) {
+			return File{}, &wire.Error{Status: http.StatusRequestEntityTooLarge, Message: "the file is larger than " + strconv.FormatInt(h.maxBytes>>20, 10) + " MiB"}
+		}
+		return File{}, wire.BadRequest("the file could not be read")
+	}
+	if why := h.unaccepted(Sniff(head), declared); why != "" {
+		return File{}, &wire.Error{Status: http.StatusUnsupportedMediaType, Message: why}
+	}
+	f, err := h.store.Put(ctx, scope, br, h.maxBytes)
 	switch {
 	case errors.Is(err, ErrTooLarge) || errors.As(err, &tooBig):
 		return File{}, &wire.Error{Status: http.StatusRequestEntityTooLarge, Message: "the file is larger than " + strconv.FormatInt(h.maxBytes>>20, 10) + " MiB"}
 	case err != nil:
 		return File{}, wire.Unavailable("the file store is unavailable", err)
-	}
-	if why := h.unaccepted(f.MediaType, declared); why != "" {
-		if err := h.store.Delete(context.WithoutCancel(ctx), scope, f.ID); err != nil && !errors.Is(err, ErrNotFound) {
-			h.log.Warn("a refused upload could not be deleted", "error", err)
-		}
-		return File{}, &wire.Error{Status: http.StatusUnsupportedMediaType, Message: why}
 	}
 	return f, nil
 }

@@ -223,3 +223,16 @@ func TestHandlerRefusesBadConfiguration(t *testing.T) {
 		}
 	}
 }
+
+// A refused upload touches nothing: the same bytes kept before, under
+// a claim that was true, stay.
+func TestARefusedUploadLeavesTheSameFileKept(t *testing.T) {
+	f := newFixture(t)
+	_, up, _ := f.upload("alice", "cat.png", "image/png", filestest.PNG)
+	if status, _, raw := f.upload("alice", "cat.txt", "text/plain", filestest.PNG); status != http.StatusUnsupportedMediaType {
+		t.Fatalf("the same bytes said to be text: %d %s", status, raw)
+	}
+	if resp, b := f.get("alice", up.URL); resp.StatusCode != http.StatusOK || !bytes.Equal(b, filestest.PNG) {
+		t.Fatalf("the file kept before: %d", resp.StatusCode)
+	}
+}
