@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
 )
 
 // Dir is a Store in a directory: a subdirectory per scope (named by the
@@ -18,16 +20,77 @@ import (
 // never sees half a file.
 type Dir struct {
 	root string
+	ttl  time.Duration // 0: files never expire
+	now  func() time.Time
+
+	mu        sync.Mutex
+	nextSweep time.Time
 }
 
 var _ Store = (*Dir)(nil)
 
+// DirOption configures a Dir.
+type DirOption func(*Dir)
+
+// WithExpiry makes files expire ttl after they were last kept or read,
+// as conversations expire after their last write (give both the same
+// ttl: a chat in use reads its files every turn, so they outlive it by
+// no more than ttl). Expired files go as later puts sweep them, at most
+// once a minute.
+func WithExpiry(ttl time.Duration) DirOption { return func(d *Dir) { d.ttl = ttl } }
+
+// WithDirClock sets the clock expiry is measured by (for tests).
+func WithDirClock(now func() time.Time) DirOption { return func(d *Dir) { d.now = now } }
+
 // NewDir returns a store in root, which it creates (0700) when missing.
-func NewDir(root string) (*Dir, error) {
+func NewDir(root string, opts ...DirOption) (*Dir, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("files: %w", err)
 	}
-	return &Dir{root: root}, nil
+	d := &Dir{root: root, now: time.Now}
+	for _, o := range opts {
+		o(d)
+	}
+	return d, nil
+}
+
+// touch marks a file used now: its expiry starts again.
+func (d *Dir) touch(path string) {
+	if d.ttl > 0 {
+		now := d.now()
+		_ = os.Chtimes(path, now, now)
+	}
+}
+
+// sweep deletes the files (and abandoned uploads) last used before the
+// expiry, at most once a minute.
+func (d *Dir) sweep() {
+	if d.ttl <= 0 {
+		return
+	}
+	now := d.now()
+	d.mu.Lock()
+	if now.Before(d.nextSweep) {
+		d.mu.Unlock()
+		return
+	}
+	d.nextSweep = now.Add(min(d.ttl, time.Minute))
+	d.mu.Unlock()
+	Expire(d.root, now.Add(-d.ttl))
+}
+
+// Expire deletes the files under root last used before cutoff (Dir's
+// sweep; exported for a tool that cleans a directory no server runs on).
+func Expire(root string, cutoff time.Time) {
+	_ = filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return nil
+		}
+		if info, err := e.Info(); err == nil && info.ModTime().Before(cutoff) {
+			_ = os.Remove(path)
+		}
+		return nil
+	})
 }
 
 func (d *Dir) scopeDir(scope string) string {
@@ -59,9 +122,12 @@ func (d *Dir) Put(ctx context.Context, scope string, r io.Reader, max int64) (Fi
 		return File{}, ErrTooLarge
 	}
 	f := File{ID: idOf(h.Sum(nil)), MediaType: Sniff(head.b), Size: n}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, f.ID)); err != nil {
+	final := filepath.Join(dir, f.ID)
+	if err := os.Rename(tmp.Name(), final); err != nil {
 		return File{}, fmt.Errorf("files: %w", err)
 	}
+	d.touch(final)
+	d.sweep()
 	return f, nil
 }
 
@@ -70,7 +136,8 @@ func (d *Dir) Open(_ context.Context, scope, id string) (io.ReadCloser, File, er
 	if !ValidID(id) {
 		return nil, File{}, ErrNotFound
 	}
-	fh, err := os.Open(filepath.Join(d.scopeDir(scope), id))
+	path := filepath.Join(d.scopeDir(scope), id)
+	fh, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, File{}, ErrNotFound
 	}
@@ -92,6 +159,7 @@ func (d *Dir) Open(_ context.Context, scope, id string) (io.ReadCloser, File, er
 		fh.Close()
 		return nil, File{}, fmt.Errorf("files: %w", err)
 	}
+	d.touch(path)
 	return fh, File{ID: id, MediaType: Sniff(head[:k]), Size: st.Size()}, nil
 }
 

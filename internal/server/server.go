@@ -323,7 +323,11 @@ func (s *Server) newFiles(cfg Config, secret []byte, scope func(*http.Request) (
 		s.closers = append(s.closers, func() error { return os.RemoveAll(tmp) })
 		dir = tmp
 	}
-	store, err := files.NewDir(dir)
+	var opts []files.DirOption
+	if cfg.HistoryTTL > 0 {
+		opts = append(opts, files.WithExpiry(cfg.HistoryTTL)) // files go as their chats do
+	}
+	store, err := files.NewDir(dir, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("-files: %w", err)
 	}
