@@ -103,6 +103,30 @@ function useAgentuiHistory() {
   );
 }
 
+// agentuiAttachments uploads each attached file to agentui's file route
+// as the message is sent (assistant-ui's AttachmentAdapter): the message
+// carries the URL the server answered with, which it maps back to the
+// file it keeps, not the bytes. (The URL is made absolute: the AI SDK
+// runtime takes anything else for base64.)
+const agentuiAttachments = {
+  accept: 'image/png,image/jpeg,image/gif,image/webp,application/pdf,text/plain',
+  async add({ file }) {
+    const type = file.type.startsWith('image/') ? 'image' : 'file';
+    return { id: crypto.randomUUID(), type, name: file.name, file, contentType: file.type, content: [], status: { type: 'requires-action', reason: 'composer-send' } };
+  },
+  async send(a) {
+    const form = new FormData();
+    form.append('file', a.file, a.name);
+    const res = await fetch('/api/files', { method: 'POST', body: form });
+    const up = await res.json();
+    if (!res.ok) throw new Error(up.error);
+    const url = new URL(up.url, location.href).href;
+    const content = a.type === 'image' ? [{ type: 'image', image: url, filename: a.name }] : [{ type: 'file', mimeType: up.mediaType, filename: a.name, data: url }];
+    return { ...a, status: { type: 'complete' }, content };
+  },
+  async remove() {},
+};
+
 const agentuiThreads = {
   async list() {
     const res = await fetch('/api/chats');
@@ -172,7 +196,7 @@ function useResumableThread() {
     });
     return { transport, storage };
   }, [aui]);
-  const runtime = useChatRuntime({ ...chatOptions, transport });
+  const runtime = useChatRuntime({ ...chatOptions, transport, adapters: { attachments: agentuiAttachments } });
   useEffect(() => {
     if (!refused) return;
     const id = aui.threadListItem().getState().remoteId;
@@ -227,6 +251,8 @@ function Thread() {
       </ThreadPrimitive.Viewport>
       {notice && <p data-testid="notice">{notice}</p>}
       <ComposerPrimitive.Root>
+        <ComposerPrimitive.Attachments components={{ Attachment: () => <span data-testid="attachment">attached</span> }} />
+        <ComposerPrimitive.AddAttachment data-testid="attach">Attach</ComposerPrimitive.AddAttachment>
         <ComposerPrimitive.Input data-testid="composer" placeholder="Message" />
         <ComposerPrimitive.Send data-testid="send">Send</ComposerPrimitive.Send>
         <ComposerPrimitive.Cancel data-testid="stop">Stop</ComposerPrimitive.Cancel>
