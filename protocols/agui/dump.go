@@ -16,7 +16,9 @@ import (
 // reason, creation time, the application's), as 1.0 clients receive it.
 func Dump(msgs []cmf.Message) []Message { return dump(msgs, true) }
 
-// dump is Dump, with metadata or (for clients before 1.0) without.
+// dump is Dump, with metadata and typed media parts, or (for clients
+// before 1.0, metadata false) without metadata and with media as the
+// binary parts those clients know.
 func dump(msgs []cmf.Message, metadata bool) []Message {
 	out := make([]Message, 0, len(msgs))
 	for i := range msgs {
@@ -25,7 +27,7 @@ func dump(msgs []cmf.Message, metadata bool) []Message {
 		case cmf.RoleSystem, cmf.RoleDeveloper:
 			out = append(out, Message{ID: m.ID(), Role: string(m.Role), Content: jsonText(m.Text())})
 		case cmf.RoleUser:
-			u := Message{ID: m.ID(), Role: "user", Content: userContent(m)}
+			u := Message{ID: m.ID(), Role: "user", Content: userContent(m, !metadata)}
 			var md wire.ReplyMetadata
 			if metadata && md.AddLabels(m) {
 				u.Metadata, _ = json.Marshal(md)
@@ -115,7 +117,10 @@ func contentText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-func userContent(m *cmf.Message) json.RawMessage {
+// userContent is a user message's content: its text alone, or parts;
+// legacy asks for media as binary parts (clients before 1.0 know no
+// other).
+func userContent(m *cmf.Message, legacy bool) json.RawMessage {
 	onlyText := true
 	for _, p := range m.Content {
 		if _, ok := p.(cmf.Text); !ok {
@@ -142,6 +147,22 @@ func userContent(m *cmf.Message) json.RawMessage {
 		} else if rest, ok := strings.CutPrefix(src.Data, wire.SchemeProviderFile+"://"); ok {
 			provider, id, _ := strings.Cut(rest, "/")
 			s = &Source{Type: "file", Value: id, Provider: provider, MimeType: src.MediaType}
+		}
+		if legacy {
+			b := ContentPart{Type: "binary", MimeType: s.MimeType}
+			switch s.Type {
+			case "data":
+				b.Data = s.Value
+			case "file":
+				b.ID = s.Value
+			default:
+				b.URL = s.Value
+			}
+			if d, ok := p.(cmf.Document); ok {
+				b.Filename = d.Title
+			}
+			parts = append(parts, b)
+			continue
 		}
 		parts = append(parts, ContentPart{Type: kind, Source: s})
 	}
