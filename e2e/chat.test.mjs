@@ -1307,6 +1307,33 @@ test('useChat: an attached image is sent, given to the model, and shown after a 
   await page.getByTestId('attachment').waitFor({ state: 'detached' });
 });
 
+// Drag and drop onto the message box, and paste into it, attach as the
+// button does.
+test('useChat: files dropped on or pasted into the message box are attached', async () => {
+  await newChat();
+  const attach = (event) =>
+    page.evaluate(
+      ([event, b64]) => {
+        const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+        const dt = new DataTransfer();
+        dt.items.add(new File([bytes], event + '.png', { type: 'image/png' }));
+        const target = event === 'drop' ? document.querySelector('[data-testid=composer]') : document.querySelector('[data-testid=input]');
+        const e = event === 'drop' ? new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }) : new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true });
+        target.dispatchEvent(e);
+      },
+      [event, PNG.toString('base64')],
+    );
+  await attach('drop');
+  await attach('paste');
+  await page.locator('[data-testid=attachment][data-ready=true]').nth(1).waitFor();
+  assert.equal(await page.getByTestId('attachment').count(), 2, 'one attachment each');
+  await input().fill('/context');
+  await input().press('Enter');
+  await lastText().filter({ hasText: '"parts":["image:base64","image:base64","text"]' }).waitFor();
+  await settled();
+  await truthful('dropped and pasted files');
+});
+
 test('useChat: scrolled up, a button brings the latest message back', async () => {
   await send('count to 2000');
   await lastText().filter({ hasText: / 1999 2000\s*$/ }).waitFor();
