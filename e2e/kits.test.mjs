@@ -233,6 +233,27 @@ describe('assistant-ui', () => {
       assert.equal(await picker('user', 1).innerText(), '1/2', 'the branch sent on is the active one after a reload');
     }));
 
+  // assistant-ui's attachment adapter (its AttachmentAdapter, in the
+  // page) uploads an image to agentui's file route; the message carries
+  // its URL, not the bytes, and the model is given the image.
+  test('with history: an attached image is uploaded, sent by reference and given to the model', () =>
+    withPage(site.url + '/?history=1', async (page) => {
+      const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+      const posted = [];
+      page.on('request', (r) => r.method() === 'POST' && new URL(r.url()).pathname === '/api/chat' && posted.push(r.postData() ?? ''));
+      await ready(page);
+      const chooser = page.waitForEvent('filechooser');
+      await page.getByTestId('attach').click();
+      await (await chooser).setFiles({ name: 'dot.png', mimeType: 'image/png', buffer: Buffer.from(png, 'base64') });
+      await page.getByTestId('attachment').waitFor();
+      const uploaded = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/files' && r.status() === 201);
+      await send(page, '/context');
+      await uploaded;
+      assert.match(await reply(page, 'image:'), /image:base64/, 'the model was given the image');
+      assert.ok(posted.length > 0 && posted.every((b) => !b.includes(png.slice(0, 40))), 'the chat request carried no bytes');
+      assert.ok(posted.some((b) => b.includes('/api/files/sha256-')), "the chat request carried the file's URL");
+    }));
+
   // The same page on Vite's dev server, which proxies /api to agentui,
   // and with no token asked first: the browser's first API request gets
   // its scope, and reload, edit and regenerate keep the thread.
