@@ -1436,6 +1436,24 @@ test('AG-UI: the protocol switch runs the chat over HttpAgent', async () => {
   assert.match(await lastAssistant().getByTestId('reasoning').textContent(), /Thinking about: think about hello/);
 });
 
+test('AG-UI: an attached image is sent as a typed part, given to the model, and shown after a reload', async () => {
+  if ((await page.getByTestId('app').getAttribute('data-protocol')) !== 'agui') await switchProtocol('agui');
+  else await newChat();
+  await page.getByTestId('attach-input').setInputFiles({ name: 'dot.png', mimeType: 'image/png', buffer: PNG });
+  await page.locator('[data-testid=attachment][data-ready=true]').waitFor();
+  await input().fill('/context');
+  await input().press('Enter');
+  await lastText().filter({ hasText: '"parts":["text","image:base64"]' }).waitFor();
+  await settled();
+  const shown = () => page.locator('[data-testid=message][data-role=user] [data-testid=attached-image] img').last();
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=attached-image] img')].some((img) => img.naturalWidth > 0));
+  await truthful('an attached image over AG-UI');
+  await reload();
+  await shown().waitFor();
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=attached-image] img')].some((img) => img.complete && img.naturalWidth > 0));
+  await truthful('a reload of a chat with an image over AG-UI');
+});
+
 test('AG-UI: a server tool call, one line, collapsed', async () => {
   await send('weather in Paris');
   await expectReply('The weather in Paris is sunny, 21°C.');

@@ -280,7 +280,7 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
   // While a run goes on, whileBusy says what the message is for:
   // 'interrupt' stops the run, then sends it; 'steer' gives it to the run
   // (steer).
-  const send = (text, whileBusy) => {
+  const send = (text, whileBusy, files = []) => {
     // A chat the server no longer has takes no more messages: this one
     // starts a new chat (sent there at once).
     if (failure?.kind === 'unknown') {
@@ -288,7 +288,7 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
       return;
     }
     if (whileBusy === 'interrupt') {
-      stop().then(() => send(text));
+      stop().then(() => send(text, undefined, files));
       return;
     }
     if (whileBusy === 'steer') {
@@ -300,7 +300,7 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
       return;
     }
     const open = interrupts;
-    agent.addMessage({ id: generateId(), role: 'user', content: text });
+    agent.addMessage({ id: generateId(), role: 'user', content: files.length ? withFiles(text, files) : text });
     setMessages([...agent.messages]);
     if (open.length === 0) {
       run();
@@ -508,6 +508,7 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
         refill={refill}
         statusText={showsRun ? 'The assistant is replying…' : lastTurn?.role === 'assistant' ? 'The reply is finished.' : ''}
         onSend={send}
+        canAttach
         onStop={stop}
       />
     </>
@@ -564,7 +565,7 @@ const AguiTurn = memo(
       const text = userText(turn.messages[0].content);
       return (
         <UserTurn id={turn.id} text={text} editing={editing} busy={running} actions={actions}>
-          <UserText text={text} />
+          <UserContent content={turn.messages[0].content} />
         </UserTurn>
       );
     }
@@ -657,6 +658,41 @@ function groupTurns(messages) {
   return turns;
 }
 
+// withFiles is a user message's AG-UI 1.0 content: its text, then each
+// uploaded file (a useChat file part from the composer) as a typed part
+// whose URL the server maps to the file it keeps.
+function withFiles(text, files) {
+  const parts = text ? [{ type: 'text', text }] : [];
+  for (const f of files) {
+    const kind = f.mediaType.startsWith('image/') ? 'image' : 'document';
+    parts.push({ type: kind, source: { type: 'url', value: new URL(f.url, location.href).href, mimeType: f.mediaType } });
+  }
+  return parts;
+}
+
+// UserContent shows a user message: its text, and its images and files.
+function UserContent({ content }) {
+  const media = Array.isArray(content) ? content.filter((p) => p.source?.type === 'url' || p.type === 'binary') : [];
+  return (
+    <>
+      {media.map((p, i) => {
+        const url = p.source?.value ?? p.url;
+        const type = p.source?.mimeType ?? p.mimeType ?? '';
+        return type.startsWith('image/') ? (
+          <a key={i} className="attached-image" href={url} target="_blank" rel="noreferrer noopener" data-testid="attached-image">
+            <img src={url} alt="an attached image" loading="lazy" />
+          </a>
+        ) : (
+          <a key={i} className="source" href={url} target="_blank" rel="noreferrer noopener" data-testid="attached-file">
+            {type || 'file'}
+          </a>
+        );
+      })}
+      <UserText text={userText(content)} />
+    </>
+  );
+}
+
 function userText(content) {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) return content.filter((p) => p.type === 'text').map((p) => p.text).join('');
@@ -683,7 +719,7 @@ function parseContent(raw) {
 function AguiMessage({ message: m, results, progress, interrupts, answers, decisions, running, streaming, onAnswer }) {
   switch (m.role) {
     case 'user':
-      return <UserText text={userText(m.content)} />;
+      return <UserContent content={m.content} />;
     case 'reasoning':
       return <Reasoning text={m.content} streaming={streaming} />;
     case 'tool':
