@@ -49,13 +49,8 @@ const maxPresignBody = 16 << 10
 // signed. 404 when the store takes no direct uploads.
 func (h *Handler) PresignHandler() http.Handler {
 	return edge.RefuseCrossSite(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scope, ok := h.scopeOf(w, r)
+		scope, p, ok := h.presigner(w, r)
 		if !ok {
-			return
-		}
-		p, ok := h.store.(Presigner)
-		if !ok {
-			h.refuse(w, &wire.Error{Status: http.StatusNotFound, Message: "this server takes no direct uploads: POST the file to the upload route"})
 			return
 		}
 		var req struct {
@@ -98,13 +93,8 @@ func (h *Handler) PresignHandler() http.Handler {
 // Uploaded. A key never uploaded to, or another scope's, is 404.
 func (h *Handler) FinalizeHandler() http.Handler {
 	return edge.RefuseCrossSite(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scope, ok := h.scopeOf(w, r)
+		scope, p, ok := h.presigner(w, r)
 		if !ok {
-			return
-		}
-		p, ok := h.store.(Presigner)
-		if !ok {
-			h.refuse(w, &wire.Error{Status: http.StatusNotFound, Message: "this server takes no direct uploads"})
 			return
 		}
 		var req struct {
@@ -137,6 +127,21 @@ func (h *Handler) FinalizeHandler() http.Handler {
 		}
 		writeJSON(w, http.StatusCreated, Uploaded{File: f, Name: req.Name, URL: h.URL(scope, f.ID)})
 	}))
+}
+
+// presigner is the request's scope and the store as a Presigner; false
+// (answered) without a scope, or for a store that takes no direct uploads.
+func (h *Handler) presigner(w http.ResponseWriter, r *http.Request) (string, Presigner, bool) {
+	scope, ok := h.scopeOf(w, r)
+	if !ok {
+		return "", nil, false
+	}
+	p, ok := h.store.(Presigner)
+	if !ok {
+		h.refuse(w, &wire.Error{Status: http.StatusNotFound, Message: "this server takes no direct uploads: POST the file to the upload route"})
+		return "", nil, false
+	}
+	return scope, p, true
 }
 
 // readJSON reads a small JSON body into v; false when it is not one.

@@ -62,15 +62,7 @@ func (h *Handler) TreeHandler(show func([]cmf.Message) []Shown, chatID func(*htt
 		if b, ok := h.cfg.store.(history.Brancher); ok && err == nil && conv.Version > 0 {
 			t, err = b.Branches(ctx, key)
 		}
-		if r.Context().Err() != nil {
-			return // the client left
-		}
-		if err != nil {
-			wire.WriteError(w, log, wire.Unavailable("conversation history is unavailable", err))
-			return
-		}
-		if conv.Version == 0 {
-			wire.WriteError(w, log, &wire.Error{Status: http.StatusNotFound, Message: "no such chat"})
+		if !loaded(w, r, log, conv, err) {
 			return
 		}
 		shown := func(msgs []cmf.Message) []Shown { return show(h.shownFiles(key.Scope, msgs)) }

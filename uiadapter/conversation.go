@@ -2,9 +2,11 @@ package uiadapter
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 
 	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/wire"
 )
 
@@ -23,19 +25,27 @@ func (h *Handler) ConversationHandler(dump func([]cmf.Message) any, chatID func(
 		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.storeTimeout)
 		defer cancel()
 		conv, err := h.cfg.store.Load(ctx, key)
-		if r.Context().Err() != nil {
-			return // the client left
+		if loaded(w, r, log, conv, err) {
+			writeJSON(w, http.StatusOK, dump(h.shownFiles(key.Scope, conv.Messages)))
 		}
-		if err != nil {
-			wire.WriteError(w, log, wire.Unavailable("conversation history is unavailable", err))
-			return
-		}
-		if conv.Version == 0 {
-			wire.WriteError(w, log, &wire.Error{Status: http.StatusNotFound, Message: "no such chat"})
-			return
-		}
-		writeJSON(w, http.StatusOK, dump(h.shownFiles(key.Scope, conv.Messages)))
 	})
+}
+
+// loaded answers a read of a stored chat that failed (503), found none
+// (404) or whose client left (nothing), and reports whether the chat
+// was loaded.
+func loaded(w http.ResponseWriter, r *http.Request, log *slog.Logger, conv history.Conversation, err error) bool {
+	switch {
+	case r.Context().Err() != nil:
+		return false // the client left
+	case err != nil:
+		wire.WriteError(w, log, wire.Unavailable("conversation history is unavailable", err))
+		return false
+	case conv.Version == 0:
+		wire.WriteError(w, log, &wire.Error{Status: http.StatusNotFound, Message: "no such chat"})
+		return false
+	}
+	return true
 }
 
 // Protocol is the protocol the handler speaks, so that a protocol's own

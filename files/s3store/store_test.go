@@ -45,17 +45,13 @@ func gateway(t *testing.T) *s3.Client {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	testutil.Eventually(t, 30*time.Second, "versitygw on "+addr+" to answer", func() bool {
 		resp, err := http.Get("http://" + addr + "/")
 		if err == nil {
 			resp.Body.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("versitygw on %s did not answer: %v", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	})
 	return s3.New(s3.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String("http://" + addr),

@@ -133,16 +133,7 @@ if v ~= tonumber(ARGV[1]) then return {-1, v} end
 local n = redis.call('LLEN', KEYS[1])
 local keep = tonumber(ARGV[3])
 if keep > n then return {-2, n} end
-if keep < n then
-  if keep == 0 then redis.call('DEL', KEYS[1]) else redis.call('LTRIM', KEYS[1], 0, keep - 1) end
-  local at = tonumber(redis.call('HGET', KEYS[4], 'at') or '-1')
-  if at >= 0 and keep <= at then redis.call('HDEL', KEYS[4], 'auto', 'at') end
-end
-local at = tonumber(ARGV[5])
-if at >= 0 and redis.call('HEXISTS', KEYS[4], 'auto') == 0 then
-  redis.call('HSET', KEYS[4], 'auto', ARGV[4], 'at', keep + at)
-end
-local i = 7
+` + cutAndTitle + `local i = 7
 for j = 1, tonumber(ARGV[6]) do redis.call('RPUSH', KEYS[1], ARGV[i]); i = i + 1 end
 local r = tonumber(ARGV[i]); i = i + 1
 for j = 1, r do redis.call('HDEL', KEYS[5], ARGV[i]); i = i + 1 end

@@ -140,6 +140,22 @@ func (s *Store) indexKey(scope string) string {
 	return s.prefix + "{" + keyEscaper.Replace(scope) + "}:chats"
 }
 
+// cutAndTitle is the part of the write scripts that keeps keep of the
+// messages (KEYS[1]) and minds the derived title (KEYS[4]: one whose
+// message is cut goes; ARGV[4] at ARGV[5] among the new ones is kept
+// unless one already is).
+const cutAndTitle = `
+if keep < n then
+  if keep == 0 then redis.call('DEL', KEYS[1]) else redis.call('LTRIM', KEYS[1], 0, keep - 1) end
+  local at = tonumber(redis.call('HGET', KEYS[4], 'at') or '-1')
+  if at >= 0 and keep <= at then redis.call('HDEL', KEYS[4], 'auto', 'at') end
+end
+local at = tonumber(ARGV[5])
+if at >= 0 and redis.call('HEXISTS', KEYS[4], 'auto') == 0 then
+  redis.call('HSET', KEYS[4], 'auto', ARGV[4], 'at', keep + at)
+end
+`
+
 // bumpVersion ends every write script: bump the version, refresh the TTL
 // (ARGV[2], ms; 0 none) of the data keys (KEYS), reply {0, new version}.
 const bumpVersion = `
@@ -173,16 +189,7 @@ if v == 0 then
   local t = redis.call('TIME')
   redis.call('SET', KEYS[3], t[1] .. string.format('%06d', tonumber(t[2])))
 end
-if keep < n then
-  if keep == 0 then redis.call('DEL', KEYS[1]) else redis.call('LTRIM', KEYS[1], 0, keep - 1) end
-  local at = tonumber(redis.call('HGET', KEYS[4], 'at') or '-1')
-  if at >= 0 and keep <= at then redis.call('HDEL', KEYS[4], 'auto', 'at') end
-end
-local at = tonumber(ARGV[5])
-if at >= 0 and redis.call('HEXISTS', KEYS[4], 'auto') == 0 then
-  redis.call('HSET', KEYS[4], 'auto', ARGV[4], 'at', keep + at)
-end
-for i = 6, #ARGV, 2 do
+` + cutAndTitle + `for i = 6, #ARGV, 2 do
   redis.call('HDEL', KEYS[5], ARGV[i])
   redis.call('RPUSH', KEYS[1], ARGV[i + 1])
 end
