@@ -85,6 +85,8 @@ func (r Route) Pattern() string { return r.Method + " " + r.Path }
 //	POST   {prefix}/agui               AG-UI (HttpAgent, CopilotKit)
 //	POST   {prefix}/agui/connect       AG-UI reconnect: the thread and its running reply
 //	POST   {prefix}/agui/{id}/stop     stop an AG-UI reply
+//	GET    {prefix}/agui/{id}/tree     the thread's messages on every branch, as AG-UI messages
+//	POST   {prefix}/agui/{id}/branch   make one branch the active one: {"id": "<message id>"}
 //
 // With files (uiadapter.WithFiles, its files.WithPrefix at {prefix}/files):
 //
@@ -116,6 +118,8 @@ func (a *API) Routes(prefix string) []Route {
 		{http.MethodPost, p + "/agui", a.agui},
 		{http.MethodPost, p + "/agui/connect", a.agui.ConnectHandler()},
 		{http.MethodPost, p + "/agui/{id}/stop", a.agui.StopHandler(nil)},
+		{http.MethodGet, p + "/agui/{id}/tree", agui.TreeHandler(a.agui, nil)},
+		{http.MethodPost, p + "/agui/{id}/branch", a.agui.BranchHandler(nil)},
 	}
 	if fh := a.chat.Files(); fh != nil {
 		routes = append(routes,

@@ -1231,7 +1231,8 @@ test('useChat: edit a sent message and get a new answer', async () => {
 // the message switches between its versions (the server makes that
 // branch the active one, which a reload then shows), and the next message
 // continues the branch shown.
-test('useChat: edits and regenerations keep versions; ‹ 1/2 › switches them, also after a reload', async () => {
+test('useChat: edits and regenerations keep versions; ‹ 1/2 › switches them, also after a reload', keepsVersions);
+async function keepsVersions() {
   await newChat();
   await send('one');
   await expectReply('You said: one');
@@ -1271,7 +1272,7 @@ test('useChat: edits and regenerations keep versions; ‹ 1/2 › switches them,
   await question().getByTestId('version-next').click();
   await question().getByTestId('text').filter({ hasText: /^three$/ }).waitFor();
   await truthful('a switch back to the edit');
-});
+}
 
 // A person attaches an image (the 📎 button): it uploads, with a
 // preview, and is sent with the message; the model is given its bytes
@@ -1452,6 +1453,14 @@ test('AG-UI: an attached image is sent as a typed part, given to the model, and 
   await shown().waitFor();
   await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=attached-image] img')].some((img) => img.complete && img.naturalWidth > 0));
   await truthful('a reload of a chat with an image over AG-UI');
+});
+
+// The same over AG-UI: HttpAgent sends the thread as it now stands, the
+// server branches where it diverges from its copy, and the AG-UI tree
+// and branch routes carry "‹ 1/2 ›".
+test('AG-UI: edits and regenerations keep versions; ‹ 1/2 › switches them, also after a reload', async () => {
+  if ((await page.getByTestId('app').getAttribute('data-protocol')) !== 'agui') await switchProtocol('agui');
+  await keepsVersions();
 });
 
 test('AG-UI: a server tool call, one line, collapsed', async () => {

@@ -217,3 +217,60 @@ func TestARegenerationOnTheClientsBranch(t *testing.T) {
 		t.Fatalf("the tree: %v", items)
 	}
 }
+
+// An AG-UI client edits by sending the thread as it now stands, and
+// regenerates by sending it up to its last message, unchanged: the
+// server keeps the old versions, the AG-UI tree route lists them as AG-UI
+// messages, and the branch route brings one back for the next reconnect's
+// snapshot.
+func TestAGUIEditKeepsBranches(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	run := func(messages string) {
+		t.Helper()
+		status, body := f.do("alice", http.MethodPost, "/api/agui", `{"threadId":"c","runId":"r","protocolVersion":"1.0","messages":`+messages+`}`)
+		if status != http.StatusOK || !strings.Contains(body, "RUN_FINISHED") {
+			t.Fatalf("run: %d %s", status, body)
+		}
+	}
+	run(`[{"id":"u1","role":"user","content":"first"}]`)
+	run(`[{"id":"u1","role":"user","content":"first, edited"}]`)
+	run(`[{"id":"u1","role":"user","content":"first, edited"}]`)
+	type item struct {
+		ParentID *string
+		Message  struct{ ID, Role, Content string }
+	}
+	var tr struct {
+		HeadID   *string
+		Messages []item
+	}
+	status, body := f.do("alice", http.MethodGet, "/api/agui/c/tree", "")
+	if status != http.StatusOK {
+		t.Fatalf("tree: %d %s", status, body)
+	}
+	if err := json.Unmarshal([]byte(body), &tr); err != nil {
+		t.Fatal(err)
+	}
+	children := map[string][]item{}
+	for _, m := range tr.Messages {
+		if m.ParentID == nil {
+			children[""] = append(children[""], m)
+		} else {
+			children[*m.ParentID] = append(children[*m.ParentID], m)
+		}
+	}
+	firsts := children[""]
+	if len(tr.Messages) != 5 || len(firsts) != 2 || firsts[0].Message.Content != "first" || firsts[1].Message.Content != "first, edited" ||
+		len(children["u1"]) != 2 || tr.HeadID == nil || *tr.HeadID != children["u1"][1].Message.ID {
+		t.Fatalf("the AG-UI tree: %s", body)
+	}
+	if status, body := f.do("alice", http.MethodPost, "/api/agui/c/branch", `{"id":"`+firsts[0].Message.ID+`"}`); status != http.StatusNoContent {
+		t.Fatalf("switch: %d %s", status, body)
+	}
+	_, snap := f.do("alice", http.MethodPost, "/api/agui/connect", `{"threadId":"c","runId":"r2","protocolVersion":"1.0","messages":[]}`)
+	if !strings.Contains(snap, `"You said: first"`) || strings.Contains(snap, "edited") {
+		t.Fatalf("the snapshot after the switch: %s", snap)
+	}
+	if status, _ := f.do("bob", http.MethodGet, "/api/agui/c/tree", ""); status != http.StatusNotFound {
+		t.Fatalf("another scope's tree: %d", status)
+	}
+}

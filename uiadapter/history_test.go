@@ -100,6 +100,8 @@ func serveHistoryFixture(t testing.TB, store history.Store, loop *agent.Loop, in
 	f.mux.Handle("DELETE /api/chat/{id}/queue/{message}", chat.QueueHandler(nil))
 	f.mux.Handle("GET /api/chat/{id}/tree", vercelai.TreeHandler(chat, nil))
 	f.mux.Handle("POST /api/chat/{id}/branch", chat.BranchHandler(nil))
+	f.mux.Handle("GET /api/agui/{id}/tree", agui.TreeHandler(ag, nil))
+	f.mux.Handle("POST /api/agui/{id}/branch", ag.BranchHandler(nil))
 	if inMemory {
 		srv := testutil.InMemoryServer(t, f.mux)
 		f.url, f.client = srv.URL, srv.Client()

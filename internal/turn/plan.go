@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -189,6 +190,14 @@ func planStoredTurn(stored []cmf.Message, t *wire.Turn, policy *Policy) (Plan, F
 		}
 		if stored[i].Role != cmf.RoleUser {
 			return Plan{}, findings, wire.Conflict("a message with this id already exists in this chat")
+		}
+		// The message as stored, sent again as the thread's last: a
+		// regeneration of its reply from a client with no word for one
+		// (AG-UI, which sends the thread up to it).
+		if sameContent(stored[i], user) {
+			p.note(slog.LevelDebug, "the client sent its last message again unchanged: its reply is regenerated")
+			p.Keep = i + 1
+			return p, findings, nil
 		}
 		p.Keep, abandoned = i, nil
 		break
@@ -597,4 +606,11 @@ func FindCall(msgs []cmf.Message, id string) (cmf.ToolCall, bool) {
 		}
 	}
 	return cmf.ToolCall{}, false
+}
+
+// sameContent reports whether two messages say the same thing.
+func sameContent(a, b cmf.Message) bool {
+	x, errA := json.Marshal(a.Content)
+	y, errB := json.Marshal(b.Content)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
 }

@@ -8,7 +8,7 @@ import { memo, useCallback, useEffect, useRef, useState } from 'react';
 import * as agui from '@ag-ui/client';
 import { agentuiAgent } from './agentuiAgent.js';
 import { generateId } from './ids.js';
-import { Composer, CopyButton, FailureBox, Message, MessageList, NoReply, Pending, QueuedList, Reasoning, STOP_WAIT_MS, ToolCard, UserText, UserTurn, Usage, useQueue, useWhenIdle } from './ui.jsx';
+import { Composer, CopyButton, FailureBox, Message, MessageList, NoReply, Pending, QueuedList, Reasoning, STOP_WAIT_MS, ToolCard, UserText, UserTurn, Usage, useQueue, useWhenIdle, Versions } from './ui.jsx';
 import { Markdown } from './markdown.jsx';
 import {
   BACK_ONLINE,
@@ -17,6 +17,7 @@ import {
   HELD_NOTICE,
   isOffline,
   loadStored,
+  loadVersions,
   OFFLINE_LOAD,
   OFFLINE_REPLY,
   OFFLINE_SEND,
@@ -24,6 +25,7 @@ import {
   rememberChat,
   UNKNOWN_CHAT,
   UNKNOWN_CHAT_NOTICE,
+  switchBranch,
   wasKnown,
   whenReachable,
 } from './api.js';
@@ -72,6 +74,14 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
   const stopping = useRef(false);
   const lastRun = useRef({}); // the last run's parameters, for Retry
   const queue = useQueue(chatId, running || queuedRunning, (e) => setFailure({ kind: 'error', text: errorText(e?.message ?? String(e)) }));
+  // The versions of messages that edits and regenerations made (the
+  // server keeps every branch; its AG-UI tree route lists them with the
+  // ids this thread has): looked at when a stored thread loads and when an
+  // edit's or a regeneration's run has ended.
+  const [versions, setVersions] = useState({});
+  const refreshVersions = useCallback(() => {
+    loadVersions(chatId, '/api/agui').then(setVersions, () => {});
+  }, [chatId]);
 
   useEffect(() => {
     // Streamed events change the thread many times a frame: show the
@@ -149,15 +159,17 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
           return;
         }
         if (thrown) return;
-        if (agent.messages.length > 0) rememberChat(chatId);
-        else if (wasKnown(chatId)) {
+        if (agent.messages.length > 0) {
+          rememberChat(chatId);
+          refreshVersions();
+        } else if (wasKnown(chatId)) {
           setFailure({ kind: 'unknown', text: UNKNOWN_CHAT_NOTICE, draft: '' });
           return;
         }
         const stored = storedFailure(agent.messages);
         if (stored) setFailure((f) => f ?? stored);
       });
-  }, [agent, chatId]);
+  }, [agent, chatId, refreshVersions]);
   // A thread the page did not just make may have all of that.
   useEffect(() => {
     if (!fresh) connect();
@@ -408,7 +420,7 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
     if (i < 0) return;
     agent.setMessages(agent.messages.slice(0, i + 1));
     setMessages([...agent.messages]);
-    run();
+    run().finally(refreshVersions);
   };
 
   // Retry does again what failed.
@@ -430,7 +442,16 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
     agent.setMessages(agent.messages.slice(0, i));
     agent.addMessage({ id, role: 'user', content: text });
     setMessages([...agent.messages]);
-    run();
+    run().finally(refreshVersions);
+  };
+
+  // Another version of a message: the server makes its branch the active
+  // one, and the reconnect's snapshot shows the thread as then stored.
+  const pickVersion = (id) => {
+    setFailure(null);
+    switchBranch(chatId, id, '/api/agui')
+      .then(connect)
+      .catch((e) => setFailure({ kind: 'error', text: errorText(e?.message ?? String(e)) }));
   };
 
   // Every open interrupt must be answered in one resume.
@@ -444,13 +465,14 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
     }
   };
   const live = useRef({});
-  live.current = { answer, regenerate, saveEdit, setEditing, send };
+  live.current = { answer, regenerate, saveEdit, setEditing, send, pickVersion };
   const [actions] = useState(() => ({
     answer: (...a) => live.current.answer(...a),
     regenerate: () => live.current.regenerate(),
     saveEdit: (id, text) => live.current.saveEdit(id, text),
     edit: (id) => live.current.setEditing(id),
     cancelEdit: () => live.current.setEditing(null),
+    pickVersion: (id) => live.current.pickVersion(id),
   }));
 
   // A new chat started with a message sends it at once.
@@ -491,6 +513,7 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
               usage={usage[turn.id]}
               failed={!!failedTurns[turn.id]}
               editing={editing === turn.id}
+              versions={versionsOf(turn, versions)}
               canRegenerate={isLast && interrupts.length === 0}
               actions={actions}
             />
@@ -560,11 +583,11 @@ function lastAssistantTurn(messages) {
 // place change. (The results and interrupts maps are new per render, so
 // a finished turn is compared by its messages' identities.)
 const AguiTurn = memo(
-  function AguiTurn({ turn, isLast, streaming, running, results, progress, interrupts, answers, decisions, usage, failed, editing, canRegenerate, actions }) {
+  function AguiTurn({ turn, isLast, streaming, running, results, progress, interrupts, answers, decisions, usage, failed, editing, versions, canRegenerate, actions }) {
     if (turn.role === 'user') {
       const text = userText(turn.messages[0].content);
       return (
-        <UserTurn id={turn.id} text={text} editing={editing} busy={running} actions={actions}>
+        <UserTurn id={turn.id} text={text} editing={editing} busy={running} actions={actions} versions={versions}>
           <UserContent content={turn.messages[0].content} />
         </UserTurn>
       );
@@ -586,6 +609,7 @@ const AguiTurn = memo(
         actions={
           !streaming && (
             <>
+              <Versions versions={versions} busy={running} onPick={actions.pickVersion} />
               {text && <CopyButton text={text} />}
               {isLast && (
                 <button type="button" className="btn btn-small btn-quiet" data-testid="regenerate" disabled={running || !canRegenerate} onClick={actions.regenerate} title="Answer the last message again">
@@ -622,11 +646,22 @@ const AguiTurn = memo(
     a.usage === b.usage &&
     a.failed === b.failed &&
     a.editing === b.editing &&
+    a.versions === b.versions &&
     a.running === b.running &&
     a.decisions === b.decisions,
 );
 
 const EMPTY = new Map();
+
+// versionsOf is a turn's versions: a reply's are its first stored
+// message's (a live reply may begin with reasoning, which a stored thread
+// does not carry).
+function versionsOf(turn, versions) {
+  for (const m of turn.messages) {
+    if (versions[m.id]) return versions[m.id];
+  }
+  return undefined;
+}
 
 // storedUsage sums the usage the server sent with a turn's messages (AG-UI
 // 1.0 message metadata, one step each), or is undefined when it sent none.

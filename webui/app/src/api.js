@@ -236,9 +236,11 @@ export const removeQueued = (id, message) => call('DELETE', '/api/chat/' + encod
 // maps a message id to {ids, index}, its versions (the messages with its
 // parent, in the order they were written) and its place among them, for
 // the messages that have more than one; switchBranch makes the branch
-// through id the active one (the conversation route then loads it).
-export async function loadVersions(chatId) {
-  const tree = await call('GET', '/api/chat/' + encodeURIComponent(chatId) + '/tree');
+// through id the active one (the conversation route, or AG-UI's connect,
+// then loads it). api is the protocol's routes: '/api/chat' (useChat's UI
+// messages) or '/api/agui' (AG-UI messages, whose ids the AG-UI page has).
+export async function loadVersions(chatId, api = '/api/chat') {
+  const tree = await call('GET', api + '/' + encodeURIComponent(chatId) + '/tree');
   const byParent = new Map();
   for (const { parentId, message } of tree?.messages ?? []) {
     const group = byParent.get(parentId ?? '') ?? [];
@@ -251,7 +253,7 @@ export async function loadVersions(chatId) {
   }
   return versions;
 }
-export const switchBranch = (chatId, id) => call('POST', '/api/chat/' + encodeURIComponent(chatId) + '/branch', { id });
+export const switchBranch = (chatId, id, api = '/api/chat') => call('POST', api + '/' + encodeURIComponent(chatId) + '/branch', { id });
 
 // stopChat asks the server to stop the chat's run. The answer's (empty)
 // body is read to its end: a response dropped unread can be collected
