@@ -66,4 +66,6 @@ func Example() {
 	// POST /api/agui
 	// POST /api/agui/connect
 	// POST /api/agui/{id}/stop
+	// GET /api/agui/{id}/tree
+	// POST /api/agui/{id}/branch
 }
