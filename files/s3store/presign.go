@@ -17,8 +17,9 @@ import (
 
 var _ files.Presigner = (*Store)(nil)
 
-// stagingDir is scope's prefix for uploads not yet finalized. A bucket
-// lifecycle rule on "<prefix>staging/" expires those never finalized.
+// stagingDir is scope's prefix for uploads not yet finalized. WithExpiry's
+// sweep removes those never finalized (without it, a bucket lifecycle rule
+// on "<prefix>staging/" can).
 func (s *Store) stagingDir(scope string) string {
 	return s.prefix + "staging/" + strings.TrimPrefix(s.scopeDir(scope), s.prefix)
 }

@@ -2,11 +2,14 @@ package s3store_test
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,4 +82,71 @@ func TestStoreOnAnS3Server(t *testing.T) {
 		}
 		return s3store.New(client, bucket, "")
 	})
+}
+
+// With expiry, a file goes once unused for its ttl (and the renewal step),
+// a file read meanwhile stays, and a presigned upload never finalized
+// goes after the ttl: on a real S3-compatible server, with the store's
+// clock moved on (the server's own clock stays behind it, as a renewal
+// can only make an object newer).
+func TestExpiryOnAnS3Server(t *testing.T) {
+	client := gateway(t)
+	ctx := context.Background()
+	bucket := "agentui-expiry"
+	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	clock := func() time.Time { return now }
+	store := s3store.New(client, bucket, "", s3store.WithExpiry(time.Hour), s3store.WithClock(clock))
+	put := func(body string) files.File {
+		t.Helper()
+		f, err := store.Put(ctx, "alice", strings.NewReader(body), 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	read, unread := put("read later"), put("never read")
+	staged, err := store.PresignUpload(ctx, "alice", "text/plain", 3, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPut, staged.URL, strings.NewReader("abc"))
+	for k, v := range staged.Headers {
+		req.Header.Set(k, v)
+	}
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the presigned PUT: %v %v", resp, err)
+	}
+
+	now = now.Add(50 * time.Minute)
+	body, _, err := store.Open(ctx, "alice", read.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, body)
+	body.Close()                    // renews its time of use
+	now = now.Add(30 * time.Minute) // 80 minutes after the puts: past 1.1×ttl for the unread file
+	if err := store.Expire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.Open(ctx, "alice", unread.ID); !errors.Is(err, files.ErrNotFound) {
+		t.Fatalf("the file never read: %v, want it expired", err)
+	}
+	if body, _, err := store.Open(ctx, "alice", read.ID); err != nil {
+		t.Fatalf("the file read 30 minutes ago: %v", err)
+	} else {
+		body.Close()
+	}
+	if _, err := store.OpenStaged(ctx, "alice", staged.Key); !errors.Is(err, files.ErrNotFound) {
+		t.Fatalf("the upload never finalized: %v, want it expired", err)
+	}
+	now = now.Add(2 * time.Hour)
+	if err := store.Expire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := store.Count(ctx, "alice"); err != nil || n != 0 {
+		t.Fatalf("after two more hours: %d files (%v)", n, err)
+	}
 }
