@@ -75,7 +75,7 @@ var (
 	reResearch = regexp.MustCompile(`(?i)^\s*research (.+?)\s*$`)
 	reDelete   = regexp.MustCompile(`(?i)\bdelete (\S+)`)
 	reWhere    = regexp.MustCompile(`(?i)\bwhere am i\b`)
-	reCall     = regexp.MustCompile(`(?i)^\s*call (\S+)\s*$`)
+	reCall     = regexp.MustCompile(`(?is)^\s*call (\S+)\s*(\{.*\})?\s*$`)
 )
 
 // Stream answers the last user message. See docs/demo-model.md.
@@ -244,6 +244,23 @@ func (s *stream) answer(t turn, req *agent.Request) {
 		}
 	case lower == "fail at once":
 		s.fail(ErrUnreachable)
+	case reCall.MatchString(t.text) && isOffered(req, reCall.FindStringSubmatch(t.text)[1]):
+		name := reCall.FindStringSubmatch(t.text)[1]
+		if r, ok := t.results[name]; ok {
+			if r.IsError {
+				s.say(name + " failed: " + errorText(r))
+			} else {
+				s.say(name + " returned: " + string(r.Content))
+			}
+			return
+		}
+		var args any = map[string]any{}
+		if raw := reCall.FindStringSubmatch(t.text)[2]; json.Valid([]byte(raw)) {
+			args = json.RawMessage(raw)
+		} else if raw != "" {
+			args = raw // not an object: the loop refuses it, as it would a real model's
+		}
+		s.callTool(name, args)
 	case reSet.MatchString(t.text):
 		g := reSet.FindStringSubmatch(t.text)
 		s.setState(req.State, g[1], g[2])
@@ -288,17 +305,6 @@ func (s *stream) answer(t turn, req *agent.Request) {
 		s.tool(t, "get_location", map[string]string{}, func(out map[string]any) string {
 			return "You are in " + str(out["city"]) + "."
 		}, func(errText string) string { return "I could not find your location: " + errText })
-	case reCall.MatchString(t.text) && isClientTool(req, reCall.FindStringSubmatch(t.text)[1]):
-		name := reCall.FindStringSubmatch(t.text)[1]
-		if r, ok := t.results[name]; ok {
-			if r.IsError {
-				s.say(name + " failed: " + errorText(r))
-			} else {
-				s.say(name + " returned: " + string(r.Content))
-			}
-			return
-		}
-		s.callTool(name, map[string]any{})
 	default:
 		s.words(agent.ChunkText, "You said: "+t.text)
 		s.finish(cmf.StopEnd)
@@ -470,7 +476,7 @@ func countOK(s string) bool {
 	return err == nil && n >= 1 && n <= MaxCount
 }
 
-func isClientTool(req *agent.Request, name string) bool {
+func isOffered(req *agent.Request, name string) bool {
 	if builtin[name] {
 		return false
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/agentui/agentui/internal/gctune"
 	"github.com/agentui/agentui/internal/server"
 	"github.com/agentui/agentui/limit"
+	"github.com/agentui/agentui/mcptools"
 	"github.com/agentui/agentui/runlog"
 	"github.com/agentui/agentui/telemetry"
 	"github.com/agentui/agentui/uiadapter"
@@ -52,7 +53,7 @@ type options struct {
 	addr, model, history, historyPrefix, secret, logLevel, debugAddr, corsOrigins string
 	models, anthropicThinking                                                     string
 	rateLimit, tokenLimit, gcMinHeap, scopeLimit, allowedHosts, maxRunOutput      string
-	addressRateLimit, addressTokenLimit, trustedProxies, files                    string
+	addressRateLimit, addressTokenLimit, trustedProxies, files, mcp               string
 	runsPerUser, runsPerAddress, runsTotal, maxResumes                            int
 	maxRunTime, bearerTTL                                                         time.Duration
 	historyTTL, demoDelay                                                         time.Duration
@@ -112,6 +113,7 @@ func newFlags() (*flag.FlagSet, *options, error) {
 	str(&o.history, "history", "memory", "where conversations are kept: memory, none, redis://host:port/db, rediss://…, redis+cluster://host:port,host:port")
 	str(&o.historyPrefix, "history-prefix", "agentui:", "prefix of the Redis keys")
 	str(&o.files, "files", "", "directory where files that messages carry are kept by reference (with history; replicas share it); empty: a temporary one, removed at exit; none: files stay inline")
+	str(&o.mcp, "mcp", "", `a JSON file of MCP servers whose tools the model is offered: {"servers": [{"name": "…", "command": […]} or {"name": "…", "url": "…"}]} (docs/mcp.md)`)
 	str(&o.secret, "secret", "", "key that signs approval requests and scope cookies; random per process when empty")
 	str(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	str(&o.debugAddr, "debug-addr", "", "serve /debug/pprof and /debug/vars on this address; off when empty")
@@ -254,9 +256,19 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	var mcpServers []mcptools.Server
+	if o.mcp != "" {
+		data, err := os.ReadFile(o.mcp)
+		if err != nil {
+			return fmt.Errorf("-mcp: %w", err)
+		}
+		if mcpServers, err = mcptools.ParseConfig(data); err != nil {
+			return fmt.Errorf("-mcp %s: %w", o.mcp, err)
+		}
+	}
 	srv, err := server.New(server.Config{
 		Page: webui.Handler(), Model: model, Models: models, AnthropicThinking: o.anthropicThinking,
-		History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix, Files: o.files,
+		History: o.history, HistoryTTL: o.historyTTL, HistoryPrefix: o.historyPrefix, Files: o.files, MCP: mcpServers,
 		Secret: o.secret, DemoDelay: o.demoDelay, Logger: logger,
 		BodyTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout, IdleTimeout: o.idleTimeout, LockTTL: o.lockTTL, RunRetention: o.runRetention, MaxResumes: maxResumes,
 		CORSOrigins: splitList(o.corsOrigins), Limits: limits, Telemetry: otelProviders != nil,

@@ -28,6 +28,7 @@ import (
 	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/internal/turn"
 	"github.com/agentui/agentui/limit"
+	"github.com/agentui/agentui/mcptools"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/runlog"
@@ -64,6 +65,9 @@ type Config struct {
 	// history, they last as long as the process), a path a directory
 	// kept there, "none" no files (a file part is then kept inline).
 	Files string
+	// MCP are MCP servers whose tools the agent offers besides the demo's
+	// (connected, and their tools listed, at New; docs/mcp.md).
+	MCP []mcptools.Server
 	// AISDK7 sends AI SDK 7's additional chunks on /api/chat
 	// (vercelai.WithAISDK7); AI SDK 6 clients, the chat page among them,
 	// fail on them. The conformance tests use it; the binary does not.
@@ -150,8 +154,12 @@ type Server struct {
 	RandomSecret bool
 }
 
+// mcpStartTimeout bounds connecting to the MCP servers and listing their
+// tools at start-up.
+const mcpStartTimeout = 30 * time.Second
+
 // New builds the server.
-func New(cfg Config) (*Server, error) {
+func New(cfg Config) (_ *Server, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -171,7 +179,26 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	loopOpts := []agent.Option{agent.WithTools(demo.Tools()...)}
+	s := &Server{cfg: cfg}
+	defer func() {
+		if err != nil {
+			s.Close() // what New opened: MCP servers, Redis clients, a temporary directory
+		}
+	}()
+	tools := demo.Tools()
+	var mcpTools int
+	if len(cfg.MCP) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), mcpStartTimeout)
+		ts, err := mcptools.Connect(ctx, cfg.Logger, cfg.MCP...)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("-mcp: %w", err)
+		}
+		s.closers = append(s.closers, ts.Close)
+		mcpTools = len(ts.Tools())
+		tools = append(tools, ts.Tools()...)
+	}
+	loopOpts := []agent.Option{agent.WithTools(tools...)}
 	if cfg.Telemetry {
 		ic, err := telemetry.Interceptor(telemetryModel(specs)...)
 		if err != nil {
@@ -183,12 +210,14 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg}
 	store, desc, err := s.newStore(cfg)
 	if err != nil {
 		return nil, err
 	}
 	s.Description = fmt.Sprintf("%s, history %s", describeModels(specs), desc)
+	if len(cfg.MCP) > 0 {
+		s.Description += fmt.Sprintf(", %d MCP tools from %d servers", mcpTools, len(cfg.MCP))
+	}
 	key := []byte(cfg.Secret)
 	if cfg.Secret == "" {
 		key, s.RandomSecret = turn.RandomKey(), true
