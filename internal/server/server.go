@@ -155,8 +155,9 @@ type Server struct {
 }
 
 // mcpStartTimeout bounds connecting to the MCP servers and listing their
-// tools at start-up.
-const mcpStartTimeout = 30 * time.Second
+// tools at start-up: a stdio server started by `go run` or `npx` may build
+// or download itself first.
+const mcpStartTimeout = 60 * time.Second
 
 // New builds the server.
 func New(cfg Config) (_ *Server, err error) {
