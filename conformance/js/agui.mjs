@@ -330,6 +330,34 @@ const flows = {
     return copilotKitInterrupt(true, 'Deleted /tmp/x.txt.');
   },
 
+  // An MCP server's tools (conformance TestMCPThroughRealClients): add
+  // is an interrupt, answered by a resume; a denied add never reaches the
+  // server; tidy's passes are tool-progress activity.
+  async mcpTools() {
+    const agent = newAgent();
+    const add = async (text, approved) => {
+      agent.messages = [...agent.messages, user(`call notes_add {"text":"${text}"}`)];
+      await agent.runAgent();
+      const finished = (await eventsOf(checks.length - 1)).at(-1);
+      assert.equal(finished.outcome?.type, 'interrupt', 'notes_add asks first');
+      const [interrupt] = finished.outcome.interrupts;
+      await agent.runAgent({ resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved } }] });
+    };
+    await add('milk', true);
+    assert.equal(lastAssistant(agent), 'notes_add returned: "Noted (1 notes)."');
+    await add('eggs', false);
+    agent.messages = [...agent.messages, user('call notes_list')];
+    await agent.runAgent();
+    assert.equal(lastAssistant(agent), 'notes_list returned: {"notes":["milk"]}', 'the denied note never reached the server');
+    agent.messages = [...agent.messages, user('call notes_tidy {"steps":2}')];
+    await agent.runAgent();
+    const events = await eventsOf(checks.length - 1);
+    const progress = events.filter((e) => e.type === 'ACTIVITY_SNAPSHOT' && e.activityType === 'tool-progress');
+    assert.ok(progress.length >= 1 && progress.every((e, i) => e.content.output.progress === i + 1), 'the passes, in order');
+    assert.ok(events.findIndex((e) => e.type === 'TOOL_CALL_RESULT') > events.indexOf(progress.at(-1)), 'the result comes after the progress');
+    assert.equal(lastAssistant(agent), 'notes_tidy returned: "Tidied in 2 passes."');
+  },
+
   async approve() {
     return interruptFlow({ approved: true }, 'Deleted /tmp/x.txt.');
   },

@@ -349,6 +349,60 @@ const flows = {
     return flows.sealed();
   },
 
+  // An MCP server's tools (conformance TestMCPThroughRealClients: the
+  // examples/mcp notes server over stdio): add asks for approval, and a
+  // denied add never reaches the server; list is read-only and returns
+  // structured content; tidy streams its passes as preliminary output;
+  // an error the server returns is the tool part's error.
+  async mcpTools() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    const answer = async (text, approved) => {
+      await chat.sendMessage({ text });
+      await settled(chat);
+      const asked = toolPart(assistant(chat), 'notes_add');
+      assert.equal(asked.state, 'approval-requested', 'notes_add asks first');
+      await chat.addToolApprovalResponse({ id: asked.approval.id, approved });
+      await until(() => chat.status === 'ready' && texts(assistant(chat)) !== '', 'the continuation');
+      await settled(chat);
+      return toolPart(assistant(chat), 'notes_add');
+    };
+    let tool = await answer('call notes_add {"text":"milk"}', true);
+    assert.equal(tool.state, 'output-available');
+    assert.equal(texts(assistant(chat)), 'notes_add returned: "Noted (1 notes)."');
+    tool = await answer('call notes_add {"text":"eggs"}', false);
+    assert.equal(tool.state, 'output-denied');
+    await chat.sendMessage({ text: 'call notes_list' });
+    await settled(chat);
+    assert.deepEqual(toolPart(assistant(chat), 'notes_list').output, { notes: ['milk'] }, 'the denied note never reached the server');
+
+    const shown = [];
+    const unsubscribe = chat['~registerMessagesCallback'](() => {
+      const part = assistant(chat) && toolPart(assistant(chat), 'notes_tidy');
+      const out = part?.output && JSON.stringify({ output: part.output, preliminary: !!part.preliminary });
+      if (out && shown.at(-1) !== out) shown.push(out);
+    });
+    await chat.sendMessage({ text: 'call notes_tidy {"steps":2}' });
+    await settled(chat);
+    unsubscribe();
+    const { chunks } = await checks.at(-1);
+    const outputs = chunks.filter((c) => c.type === 'tool-output-available');
+    assert.deepEqual(outputs.at(-1).output, 'Tidied in 2 passes.');
+    const passes = outputs.slice(0, -1);
+    assert.ok(passes.length >= 1 && passes.every((c, i) => c.preliminary && c.output.progress === i + 1 && c.output.total === 2), 'the passes, in order: ' + JSON.stringify(passes));
+    assert.equal(JSON.parse(shown.at(-1)).preliminary, false, 'the Chat ends on the result');
+    assert.ok(shown.slice(0, -1).every((s) => JSON.parse(s).preliminary), 'the Chat showed the passes before it');
+    assert.equal(texts(assistant(chat)), 'notes_tidy returned: "Tidied in 2 passes."');
+
+    await chat.sendMessage({ text: 'call notes_tidy {"steps":0}' });
+    await settled(chat);
+    tool = toolPart(assistant(chat), 'notes_tidy');
+    assert.equal(tool.state, 'output-error');
+    assert.equal(tool.errorText, 'steps must be 1 to 10, not 0');
+    assert.equal(texts(assistant(chat)), 'notes_tidy failed: steps must be 1 to 10, not 0');
+    assert.equal(chat.status, 'ready', 'a tool error is no failed reply');
+    return chat;
+  },
+
   async approvalGranted() {
     const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
     await chat.sendMessage({ text: 'delete /tmp/x.txt' });
