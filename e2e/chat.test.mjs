@@ -874,6 +874,44 @@ test('useChat: an approved tool call runs', async () => {
   assert.equal(await page.getByTestId('approve').count(), 0, 'no approval left open');
 });
 
+// An MCP server's tools (examples/mcp's notes server, over stdio, from
+// the binary's -mcp file) show as any tool: a call the server does not
+// mark read-only asks first and runs once approved; one whose server
+// streams progress shows its result; an error the server returns is the
+// tool's error, not a failed reply.
+test("useChat: an MCP server's tools ask, run and fail like any other", async () => {
+  const config = join(OUT, 'mcp.json');
+  writeFileSync(config, JSON.stringify({ servers: [{ name: 'notes', command: ['go', 'run', 'github.com/agentui/agentui/examples/mcp/notes'] }] }));
+  const mcp = await start(BIN, ['-addr', '127.0.0.1:0', '-demo-delay', '10ms', '-secret', SECRET, '-mcp', config], { cwd: ROOT });
+  const main = page;
+  page = await context.newPage();
+  watch(page, problems, 'mcp');
+  try {
+    await page.goto(mcp.url + '/');
+    await send('call notes_add {"text":"milk"}');
+    const add = lastAssistant().locator('[data-testid=tool][data-tool-name=notes_add]');
+    await add.and(page.locator('[data-state=approval-requested]')).waitFor();
+    await settled();
+    await add.getByTestId('approve').click();
+    await expectReply('notes_add returned: "Noted (1 notes)."');
+    assert.equal(await state(add), 'output-available');
+    await truthful('an approved MCP call');
+    await send('call notes_tidy {"steps":2}');
+    await expectReply('notes_tidy returned: "Tidied in 2 passes."');
+    const tidy = lastAssistant().locator('[data-testid=tool][data-tool-name=notes_tidy]');
+    assert.equal(await state(tidy), 'output-available');
+    await send('call notes_tidy {"steps":0}');
+    await expectReply('notes_tidy failed: steps must be 1 to 10, not 0');
+    assert.equal(await state(lastAssistant().locator('[data-testid=tool][data-tool-name=notes_tidy]')), 'output-error');
+    await truthful('an MCP call that failed');
+    await shot('mcp');
+  } finally {
+    await page.close();
+    page = main;
+    await stop(mcp);
+  }
+});
+
 test('useChat: a denied tool call does not run', async () => {
   await send('delete /tmp/keep.txt');
   const tool = lastAssistant().locator('[data-testid=tool][data-tool-name=delete_file]');
