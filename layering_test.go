@@ -139,3 +139,25 @@ func TestArchitectureTableNamesEveryPackage(t *testing.T) {
 		}
 	}
 }
+
+// The agent-framework adapters are modules of their own (adapters/…): the
+// core module names none of their frameworks, so an application that
+// imports neither builds exactly what it built before them, and its
+// go.mod gains nothing.
+func TestAdaptersStayOutOfTheCore(t *testing.T) {
+	for _, f := range []string{"go.mod", "go.sum"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, framework := range []string{"github.com/cloudwego/eino", "github.com/firebase/genkit"} {
+			if strings.Contains(string(b), framework) {
+				t.Errorf("the core's %s names %s: keep it in its adapter's module", f, framework)
+			}
+		}
+	}
+	adapters, err := filepath.Glob("adapters/*/go.mod")
+	if err != nil || len(adapters) == 0 {
+		t.Fatalf("no adapter modules under adapters/ (%v)", err)
+	}
+}

@@ -57,8 +57,10 @@ func Example_mount() {
 	mux.Handle("POST /api/agui", aguiChat)                                    // AG-UI HttpAgent, CopilotKit
 	mux.Handle("POST /api/agui/connect", aguiChat.ConnectHandler())           // AG-UI reconnect after a reload
 	mux.Handle("POST /api/agui/{id}/stop", aguiChat.StopHandler(nil))
-	mux.Handle("GET /api/chats", chat.ChatsHandler())           // my chats (both protocols)
-	mux.Handle("PATCH /api/chat/{id}", chat.RenameHandler(nil)) // {"title": "…"}
+	mux.Handle("GET /api/agui/{id}/tree", agui.TreeHandler(aguiChat, nil)) // every branch, as AG-UI messages
+	mux.Handle("POST /api/agui/{id}/branch", aguiChat.BranchHandler(nil))  // {"id": "…"}
+	mux.Handle("GET /api/chats", chat.ChatsHandler())                      // my chats (both protocols)
+	mux.Handle("PATCH /api/chat/{id}", chat.RenameHandler(nil))            // {"title": "…"}
 	mux.Handle("DELETE /api/chat/{id}", chat.DeleteHandler(nil))
 	mux.Handle("GET /api/chat/{id}/tree", vercelai.TreeHandler(chat, nil))      // every branch (edits, regenerations)
 	mux.Handle("POST /api/chat/{id}/branch", chat.BranchHandler(nil))           // {"id": "…"}: make it the active branch

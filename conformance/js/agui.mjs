@@ -330,6 +330,30 @@ const flows = {
     return copilotKitInterrupt(true, 'Deleted /tmp/x.txt.');
   },
 
+  // An agent of another framework behind agentui (see vercel.mjs
+  // frameworkAgent): a tool, an interrupt approved and one denied, over
+  // several runs of one thread.
+  async frameworkAgent() {
+    const agent = newAgent();
+    const say = async (text) => {
+      agent.messages = [...agent.messages, user(text)];
+      await agent.runAgent();
+      return (await eventsOf(checks.length - 1)).at(-1);
+    };
+    await say('weather in Paris');
+    assert.equal(lastAssistant(agent), 'The weather in Paris is sunny, 21°C.');
+    for (const [path, approved, want] of [['/tmp/x.txt', true, 'Deleted /tmp/x.txt.'], ['/tmp/y.txt', false, 'Okay, I did not delete /tmp/y.txt.']]) {
+      const finished = await say('delete ' + path);
+      assert.equal(finished.outcome?.type, 'interrupt', 'delete_file asks first');
+      const [interrupt] = finished.outcome.interrupts;
+      assert.equal(interrupt.reason, 'tool_call');
+      await agent.runAgent({ resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved } }] });
+      const events = await eventsOf(checks.length - 1);
+      assert.equal(events.find((e) => e.type === 'TOOL_CALL_RESULT')?.toolCallId, interrupt.toolCallId);
+      assert.equal(lastAssistant(agent), want);
+    }
+  },
+
   // An MCP server's tools (conformance TestMCPThroughRealClients): add
   // is an interrupt, answered by a resume; a denied add never reaches the
   // server; tidy's passes are tool-progress activity.

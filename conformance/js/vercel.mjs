@@ -349,6 +349,44 @@ const flows = {
     return flows.sealed();
   },
 
+  // An agent of another framework behind agentui (adapters/eino and
+  // adapters/genkit examples, over the demo model with get_weather and
+  // delete_file): a multi-turn chat with a tool, an approval granted and
+  // one denied, and the model shown the whole conversation at the end.
+  async frameworkAgent() {
+    const chat = newChat({ sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: 'weather in Paris' });
+    await settled(chat);
+    assert.equal(texts(assistant(chat)), 'The weather in Paris is sunny, 21°C.');
+    assert.deepEqual(toolPart(assistant(chat), 'get_weather').output, { city: 'Paris', forecast: 'sunny', temperature_c: 21 });
+    for (const [path, approved, want] of [['/tmp/x.txt', true, 'Deleted /tmp/x.txt.'], ['/tmp/y.txt', false, 'Okay, I did not delete /tmp/y.txt (reason: not that one).']]) {
+      await chat.sendMessage({ text: 'delete ' + path });
+      await settled(chat);
+      const asked = toolPart(assistant(chat), 'delete_file');
+      assert.equal(asked.state, 'approval-requested');
+      assert.ok(asked.approval.signature, 'the approval request is signed');
+      await chat.addToolApprovalResponse({ id: asked.approval.id, approved, ...(approved ? {} : { reason: 'not that one' }) });
+      await until(() => chat.status === 'ready' && texts(assistant(chat)) !== '', 'the continuation');
+      await settled(chat);
+      assert.equal(toolPart(assistant(chat), 'delete_file').state, approved ? 'output-available' : 'output-denied');
+      assert.equal(texts(assistant(chat)), want);
+    }
+    await chat.sendMessage({ text: '/context' });
+    await settled(chat);
+    const seen = JSON.parse(texts(assistant(chat))).map((m) => m.role + (m.parts.find((p) => p.startsWith('tool_')) ? ':' + m.parts.find((p) => p.startsWith('tool_')) : ''));
+    assert.deepEqual(seen.filter((r) => r !== 'system'), [
+      'user', 'assistant:tool_call:get_weather', 'tool:tool_result:get_weather', 'assistant',
+      'user', 'assistant:tool_call:delete_file', 'tool:tool_result:delete_file', 'assistant',
+      'user', 'assistant:tool_call:delete_file', 'tool:tool_result:delete_file', 'assistant',
+      'user',
+    ], 'the model saw the whole conversation: ' + JSON.stringify(seen));
+    if (history) {
+      const stored = await (await cookieFetch(`${base}/api/chat/${chat.id}`)).json();
+      assert.equal(stored.length, 8, 'four turns stored');
+    }
+    return chat;
+  },
+
   // An MCP server's tools (conformance TestMCPThroughRealClients: the
   // examples/mcp notes server over stdio): add asks for approval, and a
   // denied add never reaches the server; list is read-only and returns
