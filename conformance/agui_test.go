@@ -13,7 +13,7 @@ import (
 func TestAGUI(t *testing.T) {
 	node := testutil.Node(t)
 	testutil.NodeModules(t, "js")
-	flows := []string{"samples", "chat", "reasoning", "serverTool", "streamingTool", "frontendTool", "approve", "deny", "cancel",
+	flows := []string{"samples", "chat", "reasoning", "serverTool", "streamingTool", "frontendTool", "approve", "deny", "frameworkAgent", "cancel",
 		"editArgs", "ambiguous", "state", "files", "modelError", "abort", "abortThenSend", "steer", "queue", "duplicateCallIds", "copilotKitDeny", "copilotKitApprove",
 		"reload", "reattach"}
 	for _, mode := range modes {

@@ -70,7 +70,7 @@ func runNodeIn(t *testing.T, dir, node string, env []string, args ...string) str
 }
 
 // vercelFlows are the flows of js/vercel.mjs.
-var vercelFlows = []string{"chat", "metadata", "reasoning", "serverTool", "streamingTool", "approvalGranted", "approvalDenied",
+var vercelFlows = []string{"chat", "metadata", "reasoning", "serverTool", "streamingTool", "approvalGranted", "approvalDenied", "frameworkAgent",
 	"clientTool", "regenerate", "branches", "files", "count5000", "modelError", "clientAbort", "stopThenSend", "steer", "queue", "interrupt", "browserQueue", "duplicateCallIds", "resume", "concurrentResumes", "resumeAfterDrop"}
 
 // TestVercelAISDK runs useChat's Chat class through every flow the demo
