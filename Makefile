@@ -51,7 +51,7 @@ vet:
 # Code with dependencies the core does not take (OPA in an example, the
 # AG-UI Go SDK as a benchmark peer) lives in modules of its own: vetted
 # and tested here too.
-OWN_MODULES = examples/policy bench/peers files/s3store adapters/eino
+OWN_MODULES = examples/policy bench/peers files/s3store adapters/eino adapters/genkit
 
 # versitygw, an S3 gateway over a directory: the real S3-compatible server
 # files/s3store's tests start. Built here once (pinned).
