@@ -37,7 +37,7 @@ type fixture struct {
 
 const hangTimeout = 300 * time.Millisecond
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, extra ...uiadapter.Option) *fixture {
 	t.Helper()
 	f := &fixture{t: t, store: history.NewMemory(), steps: make(chan struct{}, 10)}
 	web := httpServer(t, &f.effects, f.steps)
@@ -61,6 +61,7 @@ func newFixture(t *testing.T) *fixture {
 		uiadapter.WithScope(func(r *http.Request) (string, error) { return r.Header.Get("X-Scope"), nil }),
 		uiadapter.WithLogger(slog.New(slog.DiscardHandler)),
 	}
+	opts = append(opts, extra...)
 	chat := testutil.Must(vercelai.Handler(loop, opts...))
 	ag := testutil.Must(agui.Handler(loop, opts...))
 	mux := http.NewServeMux()
@@ -274,5 +275,35 @@ func TestBadConfiguration(t *testing.T) {
 	_, err := mcptools.Connect(context.Background(), nil, mcptools.Server{URL: web.URL}, mcptools.Server{URL: web.URL})
 	if err == nil || !strings.Contains(err.Error(), "give the servers names") {
 		t.Errorf("two servers' tools with one name: %v", err)
+	}
+}
+
+// denyDeletes is a policy that refuses every call of a tool whose name
+// ends in _delete.
+type denyDeletes struct{}
+
+func (denyDeletes) Guards(p agent.Point) bool { return p == agent.PointPreTool }
+
+func (denyDeletes) Check(_ context.Context, c *agent.Check) (agent.Verdict, error) {
+	if strings.HasSuffix(c.Tool, "_delete") {
+		return agent.Verdict{Deny: "deleting is not allowed here"}, nil
+	}
+	return agent.Verdict{}, nil
+}
+
+// An MCP tool passes the policies' points as a Go tool does: a call the
+// pre-tool point denies never asks for approval and never reaches its
+// server.
+func TestPoliciesGuardMCPTools(t *testing.T) {
+	f := newFixture(t, uiadapter.WithGuard(denyDeletes{}))
+	chunks := f.chat("alice", "g", `call web_delete {"path":"/tmp/a"}`)
+	if chunks.Find("tool-approval-request") != nil || f.effects.Load() != 0 {
+		t.Fatalf("the denied call asked or ran: %v, %d runs", chunks, f.effects.Load())
+	}
+	if got := chunks.Text(); !strings.Contains(got, "deleting is not allowed here") {
+		t.Fatalf("the reply: %q", got)
+	}
+	if got := f.chat("alice", "g2", `call web_echo {"text":"hi"}`).Text(); got != `web_echo returned: "echo: hi"` {
+		t.Fatalf("an allowed call: %q", got)
 	}
 }
