@@ -36,7 +36,8 @@ const conformance = "../../../conformance"
 // The real clients, as their docs wire them, against the example on
 // memory and on Redis: useChat's Chat on AI SDK 6 and 7 and AG-UI's
 // HttpAgent through a multi-turn chat with a tool and approvals
-// (frameworkAgent), and a reload mid-reply that resumes it (resume).
+// (frameworkAgent), and a reload mid-reply that resumes it (useChat's
+// resume, AG-UI's reattach).
 func TestRealClients(t *testing.T) {
 	node := testutil.Node(t)
 	testutil.NodeModules(t, filepath.Join(conformance, "js"))
@@ -59,6 +60,7 @@ func TestRealClients(t *testing.T) {
 				{"js7", node7, "vercel.mjs", p.URL, "frameworkAgent"},
 				{"js7", node7, "vercel.mjs", p.URL, "resume"},
 				{"js", node, "agui.mjs", p.URL + "/api/agui", "frameworkAgent"},
+				{"js", node, "agui.mjs", p.URL + "/api/agui", "reattach"},
 			} {
 				t.Run(c.dir+"/"+strings.TrimSuffix(c.script, ".mjs")+"/"+c.flow, func(t *testing.T) {
 					t.Log(runNode(t, filepath.Join(conformance, c.dir), c.node, c.script, c.url, c.flow))
