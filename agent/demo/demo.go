@@ -254,13 +254,7 @@ func (s *stream) answer(t turn, req *agent.Request) {
 			}
 			return
 		}
-		var args any = map[string]any{}
-		if raw := reCall.FindStringSubmatch(t.text)[2]; json.Valid([]byte(raw)) {
-			args = json.RawMessage(raw)
-		} else if raw != "" {
-			args = raw // not an object: the loop refuses it, as it would a real model's
-		}
-		s.callTool(name, args)
+		s.callTool(name, callArgs(t.text))
 	case reSet.MatchString(t.text):
 		g := reSet.FindStringSubmatch(t.text)
 		s.setState(req.State, g[1], g[2])
@@ -515,4 +509,19 @@ func countWords(msgs []cmf.Message) int64 {
 		n += int64(len(strings.Fields(msgs[i].Text())))
 	}
 	return n
+}
+
+// callArgs is the arguments "call <name> <JSON>" gives: the JSON, {} when
+// none, and text that is not JSON as a string (which the loop refuses, as
+// it would a real model's). A function of its own: answer's frame is on
+// the stack of every streamed event (internal/server TestStreamFitsStartingStack).
+func callArgs(text string) any {
+	raw := reCall.FindStringSubmatch(text)[2]
+	switch {
+	case raw == "":
+		return map[string]any{}
+	case json.Valid([]byte(raw)):
+		return json.RawMessage(raw)
+	}
+	return raw
 }
