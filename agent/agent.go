@@ -88,6 +88,10 @@ type Input struct {
 	// for none, which costs nothing.
 	Guard Guard
 
+	// Ledger records the run's server tool calls (see [Ledger]); nil
+	// runs them with no record.
+	Ledger Ledger
+
 	// Steering hands the run the user messages sent while it runs; nil
 	// for none. The messages have passed what the turn's own message
 	// passes (sanitizing, the input guard).

@@ -591,18 +591,41 @@ func (r *run) runTool(c *call, sent chan<- Event) (res *ToolResult) {
 	}()
 	tc := ToolCall{ID: c.id, Name: c.name, Args: c.args}
 	ctx := context.WithValue(r.ctx, emitterKey{}, &ToolEmitter{ctx: r.ctx, call: tc, out: sent})
+	ctx = context.WithValue(ctx, idempotencyKeyKey{}, idempotencyKey(r.ctx, c.id))
+	ledger := r.in.Ledger
+	if ledger != nil {
+		rec, found, err := ledger.Begin(ctx, tc)
+		switch {
+		case err != nil && r.ctx.Err() != nil:
+			return errorResult("The tool call was interrupted before it started.")
+		case err != nil:
+			return errorResult("The tool call was not run: it could not be recorded first.")
+		case found && rec.Finished:
+			return &ToolResult{Output: rec.Output, IsError: rec.IsError} // never run twice
+		case found && (c.tool == nil || !c.tool.Idempotent):
+			return errorResult(OutcomeUnknown)
+		}
+	}
 	out, err := r.execTool(ctx, tc)
 	switch {
 	case err != nil && r.ctx.Err() != nil:
+		// Not recorded as finished: whether it took effect is unknown.
 		return errorResult("The tool call was interrupted before it finished.")
 	case err != nil:
-		return errorResult(err.Error())
+		res = errorResult(err.Error())
 	case len(out) == 0:
-		out = json.RawMessage("null")
+		res = &ToolResult{Output: json.RawMessage("null")}
 	case !json.Valid(out):
-		return errorResult("the tool returned invalid JSON")
+		res = errorResult("the tool returned invalid JSON")
+	default:
+		res = &ToolResult{Output: out}
 	}
-	return &ToolResult{Output: out}
+	if ledger != nil {
+		// A record that fails to land leaves the call started: a later
+		// attempt reports its outcome unknown (or, idempotent, runs it).
+		_ = ledger.Finish(context.WithoutCancel(ctx), tc, LedgerRecord{Finished: true, Output: res.Output, IsError: res.IsError})
+	}
+	return res
 }
 
 // callTool is the innermost ToolFunc: the named server tool's Execute.

@@ -39,6 +39,13 @@ type Tool struct {
 	// Nil for none.
 	Object *cmf.ObjectSecurityProfile
 	Data   *cmf.DataPolicy
+	// Idempotent says the tool may run twice for one call: a call that
+	// started and never finished (its run stopped, its server died) runs
+	// again when the run goes on, with the same [IdempotencyKey]. False,
+	// the default, is at-most-once: such a call is not run again, and its
+	// result says its outcome is unknown ([OutcomeUnknown]). With history
+	// a [Ledger] keeps this promise across requests and replicas.
+	Idempotent bool
 }
 
 // Always is a NeedsApproval predicate for tools that always need approval.

@@ -32,7 +32,8 @@ type Memory struct {
 	convs     map[Key]*memConv
 	recent    list.List // of *memConv, most recently used first
 	locks     map[Key]memLock
-	queues    map[Key][]Queued // see Queue; dropped with their conversation
+	queues    map[Key][]Queued              // see Queue; dropped with their conversation
+	calls     map[Key]map[string]CallRecord // see Ledger; dropped with their conversation
 	nextSweep time.Time
 }
 
@@ -86,7 +87,8 @@ func WithMemoryMaxBytes(n int64) MemoryOption { return func(m *Memory) { m.maxBy
 
 // NewMemory returns an empty in-memory store.
 func NewMemory(opts ...MemoryOption) *Memory {
-	m := &Memory{now: time.Now, maxBytes: DefaultMemoryMaxBytes, convs: map[Key]*memConv{}, locks: map[Key]memLock{}, queues: map[Key][]Queued{}}
+	m := &Memory{now: time.Now, maxBytes: DefaultMemoryMaxBytes, convs: map[Key]*memConv{}, locks: map[Key]memLock{}, queues: map[Key][]Queued{},
+		calls: map[Key]map[string]CallRecord{}}
 	for _, o := range opts {
 		o(m)
 	}
@@ -110,6 +112,7 @@ func (m *Memory) conv(key Key) *memConv {
 func (m *Memory) forget(c *memConv) {
 	delete(m.convs, c.key)
 	delete(m.queues, c.key)
+	delete(m.calls, c.key)
 	m.recent.Remove(c.elem)
 	m.bytes -= c.bytes + c.nodeBytes
 }

@@ -205,6 +205,11 @@ func newServer(cfg Server, log *slog.Logger) *server {
 	return s
 }
 
+// IdempotencyKeyMeta is the _meta key under which a call carries its
+// agent.IdempotencyKey, the same for every attempt at the call: a server
+// that changes something can apply a call once by it.
+const IdempotencyKeyMeta = "io.agentui/idempotency-key"
+
 // Progress is what a tool's preliminary output says while its server
 // reports progress.
 type Progress struct {
@@ -368,6 +373,8 @@ func (s *server) tool(t *sdk.Tool) (agent.Tool, error) {
 	}
 	tool := agent.Tool{Name: name, Description: desc, InputSchema: schema, Execute: s.caller(t.Name)}
 	readOnly := t.Annotations != nil && t.Annotations.ReadOnlyHint
+	// The server's word that a second call does no more than the first.
+	tool.Idempotent = readOnly || t.Annotations != nil && t.Annotations.IdempotentHint
 	switch {
 	case s.cfg.Approval == ApproveAlways, s.cfg.Approval == ApproveUnlessReadOnly && !readOnly:
 		tool.NeedsApproval = agent.Always
@@ -390,6 +397,9 @@ func (s *server) caller(name string) func(ctx context.Context, args json.RawMess
 			return nil, fmt.Errorf("%s could not be reached", s.label)
 		}
 		params := &sdk.CallToolParams{Name: name, Arguments: args}
+		if key := agent.IdempotencyKey(ctx); key != "" {
+			params.Meta = sdk.Meta{IdempotencyKeyMeta: key}
+		}
 		if e := agent.Emitter(ctx); e != nil {
 			token := ids.New()
 			s.progress.Store(token, e)

@@ -135,12 +135,17 @@ func (f *fixture) stored(scope, chat string) string {
 
 func TestToolsAndTheirApprovals(t *testing.T) {
 	f := newFixture(t)
-	approval := map[string]bool{}
+	approval, idempotent := map[string]bool{}, map[string]bool{}
 	for _, tool := range f.tools.Tools() {
 		approval[tool.Name] = tool.NeedsApproval != nil
+		idempotent[tool.Name] = tool.Idempotent
 	}
-	if len(approval) != 13 || approval["web_echo"] || !approval["web_delete"] || approval["local_echo"] || approval["auth_whoami"] {
+	if len(approval) != 14 || approval["web_echo"] || !approval["web_delete"] || approval["local_echo"] || approval["auth_whoami"] || !approval["web_key"] {
 		t.Fatalf("the tools and whether they need approval: %v", approval)
+	}
+	// Read-only and idempotent-hinted tools may run twice; the rest at most once.
+	if !idempotent["web_echo"] || !idempotent["web_key"] || idempotent["web_delete"] {
+		t.Fatalf("the tools and whether they are idempotent: %v", idempotent)
 	}
 }
 
@@ -305,5 +310,24 @@ func TestPoliciesGuardMCPTools(t *testing.T) {
 	}
 	if got := f.chat("alice", "g2", `call web_echo {"text":"hi"}`).Text(); got != `web_echo returned: "echo: hi"` {
 		t.Fatalf("an allowed call: %q", got)
+	}
+}
+
+// The server gets each call's idempotency key in the call's _meta: the
+// same for every attempt at that call, another for another call.
+func TestServersGetTheIdempotencyKey(t *testing.T) {
+	f := newFixture(t)
+	keys := map[string]bool{}
+	for _, chat := range []string{"k1", "k2"} {
+		asked := f.chat("alice", chat, "call web_key")
+		got := f.answer("alice", chat, asked, true).Text()
+		key := strings.TrimSuffix(strings.TrimPrefix(got, `web_key returned: "`), `"`)
+		if !strings.HasPrefix(key, "agentui-") {
+			t.Fatalf("the key the server got: %q", got)
+		}
+		keys[key] = true
+	}
+	if len(keys) != 2 {
+		t.Fatalf("two calls, keys %v", keys)
 	}
 }

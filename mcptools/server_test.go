@@ -108,6 +108,11 @@ func newTestServer(effects *atomic.Int64, steps <-chan struct{}) *sdk.Server {
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: who}}}, nil, nil
 		})
+	sdk.AddTool(s, &sdk.Tool{Name: "key", Description: "Says the idempotency key it got.", Annotations: &sdk.ToolAnnotations{IdempotentHint: true}},
+		func(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			key, _ := req.Params.Meta["io.agentui/idempotency-key"].(string)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: key}}}, nil, nil
+		})
 	sdk.AddTool(s, &sdk.Tool{Name: "garbage", Description: "Answers something malformed (the HTTP test server rewrites it).", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "fine"}}}, nil, nil

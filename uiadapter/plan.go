@@ -90,7 +90,7 @@ func (req *request) planStored() (*run.Session, *agent.Input, error) {
 	kept := conv.Messages[:p.Keep:p.Keep]
 	// Encoders bring a client whose copy differs back in line with these.
 	req.trusted = wire.Trusted{History: h.shownFiles(req.who.scope, kept), Added: h.shownFiles(req.who.scope, p.Add)}
-	return s, req.input(kept, p.Add, p.Resume), nil
+	return s, h.withLedger(req.input(kept, p.Add, p.Resume), key), nil
 }
 
 // fileBytes gives the model what in holds: kept files read from the

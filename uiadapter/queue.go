@@ -272,7 +272,7 @@ func (req *request) planQueued(s *run.Session, conv history.Conversation) (*agen
 	s.Plan = p
 	kept := conv.Messages[:p.Keep:p.Keep]
 	req.trusted = wire.Trusted{History: h.shownFiles(req.who.scope, kept), Added: h.shownFiles(req.who.scope, p.Add)}
-	return req.input(kept, p.Add, p.Resume), nil
+	return h.withLedger(req.input(kept, p.Add, p.Resume), history.Key{Scope: req.who.scope, Chat: req.turn.ChatID}), nil
 }
 
 // drainAfter runs the head of the chat's queue once req's run has ended

@@ -87,6 +87,7 @@ func Tools() []agent.Tool {
 			return map[string]string{"deleted": in.Path}, nil
 		})
 	del.NeedsApproval = agent.Always
+	research.Idempotent, weather.Idempotent = true, true // they change nothing: a re-run is harmless
 	location := agent.Tool{
 		Name:        "get_location",
 		Description: "Get the user's current location. The user's browser answers.",

@@ -418,7 +418,7 @@ func (s *Store) Delete(ctx context.Context, key history.Key) error {
 	if _, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		gone = p.Del(ctx, verKey)
 		order, items := s.queueKeys(key)
-		p.Del(ctx, msgsKey, genKey, s.metaKey(key), s.treeKey(key), s.bornKey(key), lockKey, order, items)
+		p.Del(ctx, msgsKey, genKey, s.metaKey(key), s.treeKey(key), s.bornKey(key), lockKey, order, items, s.callsKey(key))
 		p.ZRem(ctx, s.indexKey(key.Scope), key.Chat)
 		return nil
 	}); err != nil {

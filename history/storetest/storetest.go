@@ -670,6 +670,55 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("ledger", func(t *testing.T) {
+		st, _ := newStore(t, time.Hour)
+		l, ok := st.(history.Ledger)
+		if !ok {
+			t.Skipf("%T keeps no ledger", st)
+		}
+		if _, err := st.Write(ctx, key, 0, history.KeepAll, msg("m1", "hello")); err != nil {
+			t.Fatal(err)
+		}
+		started := history.CallRecord{Tool: "delete_file", Started: time.UnixMilli(1700000000000).UTC()}
+		if had, found, err := l.BeginCall(ctx, key, "c1", started); err != nil || found {
+			t.Fatalf("the first BeginCall = %+v, %v, %v; want it recorded", had, found, err)
+		}
+		// A second attempt (a retry, another replica) finds it started.
+		if had, found, err := l.BeginCall(ctx, key, "c1", history.CallRecord{Tool: "delete_file", Started: time.Now()}); err != nil || !found || had.Finished || !had.Started.Equal(started.Started) {
+			t.Fatalf("the second BeginCall = %+v, %v, %v; want the first's record", had, found, err)
+		}
+		done := started
+		done.Output, done.IsError = json.RawMessage(`{"deleted":"/tmp/x"}`), false
+		if err := l.FinishCall(ctx, key, "c1", done); err != nil {
+			t.Fatal(err)
+		}
+		had, found, err := l.BeginCall(ctx, key, "c1", started)
+		if err != nil || !found || !had.Finished || string(had.Output) != `{"deleted":"/tmp/x"}` {
+			t.Fatalf("BeginCall of a finished call = %+v, %v, %v; want its result", had, found, err)
+		}
+		failed := history.CallRecord{Tool: "t", Started: started.Started, Output: json.RawMessage(`"boom"`), IsError: true}
+		if _, _, err := l.BeginCall(ctx, key, "c2", failed); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.FinishCall(ctx, key, "c2", failed); err != nil {
+			t.Fatal(err)
+		}
+		calls, err := l.Calls(ctx, key)
+		if err != nil || len(calls) != 2 || !calls["c1"].Finished || !calls["c2"].IsError || calls["c2"].Tool != "t" {
+			t.Fatalf("Calls = %+v, %v", calls, err)
+		}
+		// Another chat's ledger is its own.
+		if calls, err := l.Calls(ctx, history.Key{Scope: "bob", Chat: key.Chat}); err != nil || len(calls) != 0 {
+			t.Fatalf("another scope's Calls = %+v, %v", calls, err)
+		}
+		if err := st.Delete(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		if calls, err := l.Calls(ctx, key); err != nil || len(calls) != 0 {
+			t.Fatalf("Calls after the chat was deleted = %+v, %v", calls, err)
+		}
+	})
+
 	t.Run("queue", func(t *testing.T) {
 		st, _ := newStore(t, 0)
 		q, ok := st.(history.Queue)

@@ -1,0 +1,43 @@
+package uiadapter_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/agentui/agentui/history"
+)
+
+// With history, every server tool call a run makes is in the chat's
+// ledger, finished with its result, whether it ran at once or after an
+// approval; the ledger goes with the chat.
+func TestRunsRecordTheirCallsInTheLedger(t *testing.T) {
+	store := history.NewMemory()
+	f := newHistoryFixture(t, store)
+	key := history.Key{Scope: "alice", Chat: "c"}
+	weather := f.chat("alice", userBody("c", "weather in Paris"))
+	asked := f.chat("alice", userBody("c", "delete /tmp/x.txt"))
+	req, avail := asked.Find("tool-approval-request"), asked.Find("tool-input-available")
+	f.chat("alice", continuation("c", msg(asked.Find("start")["messageId"].(string), "assistant", part("step-start"),
+		part("tool-delete_file", "toolCallId", avail["toolCallId"], "state", "approval-responded", "input", avail["input"],
+			"approval", map[string]any{"id": req["approvalId"], "approved": true}))))
+	if f.deleted.Load() != 1 {
+		t.Fatalf("the approved call ran %d times", f.deleted.Load())
+	}
+	calls, err := store.Calls(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := calls[weather.Find("tool-input-available")["toolCallId"].(string)]
+	d := calls[avail["toolCallId"].(string)]
+	if len(calls) != 2 || !w.Finished || w.Tool != "get_weather" || w.Started.IsZero() ||
+		!d.Finished || d.Tool != "delete_file" || string(d.Output) != `{"deleted":"/tmp/x.txt"}` {
+		t.Fatalf("the ledger: %+v", calls)
+	}
+	if status, _ := f.do("alice", http.MethodDelete, "/api/chat/c", ""); status != http.StatusNoContent {
+		t.Fatalf("delete: %d", status)
+	}
+	if calls, _ := store.Calls(context.Background(), key); len(calls) != 0 {
+		t.Fatalf("the ledger outlived its chat: %+v", calls)
+	}
+}
