@@ -1602,6 +1602,39 @@ test('AG-UI: Stop, Escape and Regenerate', async () => {
   await shot('agui');
 });
 
+// A Stop pressed before the server has begun the reply (its request is
+// still on the way: here held back until Stop is pressed) is sent once the
+// reply begins: the server had no run to stop before, and a stop it
+// refuses would be an error in the page's console. The reply ends
+// stopped, and nothing is refused.
+test('AG-UI: Stop before the reply has begun stops it once it begins', async () => {
+  let release;
+  const held = new Promise((r) => (release = r));
+  const stops = [];
+  const onRequest = (r) => {
+    if (r.method() === 'POST' && new URL(r.url()).pathname.endsWith('/stop')) stops.push(r.url());
+  };
+  page.on('request', onRequest);
+  await page.route('**/api/agui', async (route) => {
+    await held;
+    await route.continue();
+  }, { times: 1 });
+  const failed = await page.locator('[data-testid=message][data-failed=true]').count();
+  try {
+    await send('think: wait 3000 ms');
+    await page.getByTestId('stop').click();
+    assert.equal(stops.length, 0, 'no stop is sent before the reply has begun');
+    release();
+    await page.getByTestId('send').waitFor({ timeout: 5000 });
+    assert.equal(stops.length, 1, 'the stop was sent once the reply began');
+    await truthful('a Stop before the reply began', { failed }); // a stop is no failure
+    assert.equal(await page.getByTestId('text').filter({ hasText: /^done$/ }).count(), 0, 'the stopped reply did not finish');
+  } finally {
+    page.off('request', onRequest);
+    release();
+  }
+});
+
 // How long each protocol took to show the whole reply is reported, not
 // asserted: the two runs are minutes apart on a machine whose load
 // varies (this lane installs the kits' packages meanwhile), so a ratio

@@ -72,6 +72,10 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
   const [refill, setRefill] = useState(null); // a refused message, back in the message box
   const [editing, setEditing] = useState(null);
   const stopping = useRef(false);
+  // started: the server has begun the run this page asked for or follows
+  // (its RUN_STARTED came). A Stop before that is sent once it comes: the
+  // server has no run to stop until then.
+  const started = useRef(false);
   const lastRun = useRef({}); // the last run's parameters, for Retry
   const queue = useQueue(chatId, running || queuedRunning, (e) => setFailure({ kind: 'error', text: errorText(e?.message ?? String(e)) }));
   // The versions of messages that edits and regenerations made (the
@@ -94,6 +98,10 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
     const sub = agent.subscribe({
       onMessagesChanged: () => {
         timer ??= setTimeout(flush, THROTTLE_MS);
+      },
+      onRunStartedEvent: () => {
+        started.current = true;
+        if (stopping.current) agent.stop().catch(() => {});
       },
       // The reply failed on the server (or a resumed one was cut short):
       // its turn is marked. Stop makes the client report an "abort",
@@ -140,6 +148,7 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
   const connect = useCallback(() => {
     setRunning(true);
     stopping.current = false;
+    started.current = false;
     let thrown = null;
     return agent
       .connectAgent(undefined, {
@@ -181,6 +190,7 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
     setInterrupts([]);
     setAnswers({});
     stopping.current = false;
+    started.current = false;
     lastRun.current = params;
     const before = new Set(agent.messages.map((m) => m.id));
     let thrown = null;
@@ -409,7 +419,7 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
   const whenIdle = useWhenIdle(running);
   const stop = async () => {
     stopping.current = true;
-    await agent.stop().catch(() => {});
+    if (started.current) await agent.stop().catch(() => {});
     if (!(await whenIdle(STOP_WAIT_MS))) agent.abortRun();
   };
 
