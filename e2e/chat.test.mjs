@@ -1467,9 +1467,13 @@ test('AG-UI: the protocol switch runs the chat over HttpAgent', async () => {
   await switchProtocol('agui');
   assert.equal(new URL(page.url()).searchParams.get('protocol'), 'agui');
   await watchText();
-  await send(LONG);
-  await expectReply('You said: ' + LONG);
-  assertStreamed(await seenTexts(), 'You said: ' + LONG);
+  // Three times as long as useChat's: the AG-UI page shows the thread at
+  // most every THROTTLE_MS, so a loaded machine sees fewer of a short
+  // reply's states.
+  const long = [LONG, LONG, LONG].join(' ');
+  await send(long);
+  await expectReply('You said: ' + long);
+  assertStreamed(await seenTexts(), 'You said: ' + long);
   await send('think about hello');
   await expectReply('You said: think about hello');
   assert.match(await lastAssistant().getByTestId('reasoning').textContent(), /Thinking about: think about hello/);
@@ -1603,10 +1607,11 @@ test('AG-UI: Stop, Escape and Regenerate', async () => {
 });
 
 // A Stop pressed before the server has begun the reply (its request is
-// still on the way: here held back until Stop is pressed) is sent once the
-// reply begins: the server had no run to stop before, and a stop it
-// refuses would be an error in the page's console. The reply ends
-// stopped, and nothing is refused.
+// still on the way: here held back for 2 s after Stop, longer than a
+// started reply's Stop waits for its end) is sent once the reply begins:
+// the server had no run to stop before, and a stop it refuses would be an
+// error in the page's console. The reply ends stopped, and nothing is
+// refused.
 test('AG-UI: Stop before the reply has begun stops it once it begins', async () => {
   let release;
   const held = new Promise((r) => (release = r));
@@ -1624,8 +1629,8 @@ test('AG-UI: Stop before the reply has begun stops it once it begins', async () 
     await send('think: wait 3000 ms');
     await page.getByTestId('stop').click();
     assert.equal(stops.length, 0, 'no stop is sent before the reply has begun');
-    release();
-    await page.getByTestId('send').waitFor({ timeout: 5000 });
+    setTimeout(release, 2000); // the server is slow to begin: a fixture's delay, not a wait
+    await page.getByTestId('send').waitFor({ timeout: 10000 });
     assert.equal(stops.length, 1, 'the stop was sent once the reply began');
     await truthful('a Stop before the reply began', { failed }); // a stop is no failure
     assert.equal(await page.getByTestId('text').filter({ hasText: /^done$/ }).count(), 0, 'the stopped reply did not finish');

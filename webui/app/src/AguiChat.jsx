@@ -101,7 +101,7 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
       },
       onRunStartedEvent: () => {
         started.current = true;
-        if (stopping.current) agent.stop().catch(() => {});
+        if (stopping.current) stopStarted.current();
       },
       // The reply failed on the server (or a resumed one was cut short):
       // its turn is marked. Stop makes the client report an "abort",
@@ -416,11 +416,19 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
   // stream then ends with the server's own end of the run, as useChat's
   // does, so the reply shows as far as it is stored. A server that does
   // not end it soon (it could not be reached) is stopped reading.
+  // A Stop before the server has begun the run waits for it to begin
+  // (its RUN_STARTED sends the stop), as long as a request may take to
+  // get an answer under load.
   const whenIdle = useWhenIdle(running);
+  const stopStarted = useRef(null);
+  stopStarted.current = async () => {
+    await agent.stop().catch(() => {});
+    if (!(await whenIdle(STOP_WAIT_MS))) agent.abortRun();
+  };
   const stop = async () => {
     stopping.current = true;
-    if (started.current) await agent.stop().catch(() => {});
-    if (!(await whenIdle(STOP_WAIT_MS))) agent.abortRun();
+    if (started.current) await stopStarted.current();
+    else if (!(await whenIdle(UNSTARTED_STOP_WAIT_MS))) agent.abortRun();
   };
 
   // Regenerate: keep the thread up to the last user message and run again;
@@ -547,6 +555,10 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
     </>
   );
 }
+
+// UNSTARTED_STOP_WAIT_MS is how long a Stop pressed before the server
+// began the run waits for it to begin before it stops reading.
+const UNSTARTED_STOP_WAIT_MS = 20000;
 
 // NOT_A_TURN are the events of a queued message's run that do not show
 // its turn: its start, its outcome, and its end (a message removed from
