@@ -83,6 +83,11 @@ func BenchmarkTurnCostBranched(b *testing.B) {
 // off its active branch (its last two messages replaced again and again,
 // as regenerations do).
 func benchTurn(b *testing.B, store history.Store, n, branches int) {
+	benchTurnSaying(b, store, n, branches, "hello there")
+}
+
+// benchTurnSaying is benchTurn with the user saying text.
+func benchTurnSaying(b *testing.B, store history.Store, n, branches int, text string) {
 	ctx := context.Background()
 	key := history.Key{Scope: "single", Chat: "c"} // uiadapter.SingleScope's scope
 	msgs := conversation(n)
@@ -100,7 +105,7 @@ func benchTurn(b *testing.B, store history.Store, n, branches int) {
 	}
 	h := testutil.Must(vercelai.Handler(testutil.DemoLoopWith(b), uiadapter.WithStore(store), uiadapter.WithScope(uiadapter.SingleScope),
 		uiadapter.WithInstructions(server.Instructions)))
-	body := `{"id":"c","messages":[{"id":"new","role":"user","parts":[{"type":"text","text":"hello there"}]}]}`
+	body := `{"id":"c","messages":[{"id":"new","role":"user","parts":[{"type":"text","text":"` + text + `"}]}]}`
 	turn := func() {
 		req := httptest.NewRequest(http.MethodPost, "/api/chat", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -143,3 +148,62 @@ func processCPU() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkToolTurnLedger: a turn whose reply calls a server tool
+// ("weather in Paris": the call, its result, the answer) on a chat of 10
+// messages, with the store's tool ledger (the call recorded as started
+// before the tool runs and as finished after) and without it (the same
+// store, its ledger hidden), side by side, on memory and Redis: what
+// the ledger adds to a tool call.
+func BenchmarkToolTurnLedger(b *testing.B) {
+	stores := map[string]func(b *testing.B) (with, without history.Store){
+		"memory": func(*testing.B) (history.Store, history.Store) {
+			m := history.NewMemory()
+			return m, memoryWithoutLedger{Memory: history.NewMemory()}
+		},
+		"redis": func(b *testing.B) (history.Store, history.Store) {
+			rdb := testutil.Redis(b)
+			prefix := testutil.KeyPrefix()
+			testutil.DeleteKeysOnCleanup(b, rdb, prefix)
+			return redisstore.New(rdb, redisstore.WithPrefix(prefix+"a:")), redisWithoutLedger{Store: redisstore.New(rdb, redisstore.WithPrefix(prefix+"b:"))}
+		},
+	}
+	for _, name := range []string{"memory", "redis"} {
+		for _, ledger := range []bool{true, false} {
+			b.Run(name+"/"+map[bool]string{true: "ledger", false: "no-ledger"}[ledger], func(b *testing.B) {
+				with, without := stores[name](b)
+				if _, ok := without.(history.Ledger); ok {
+					b.Fatal("the store without a ledger has one")
+				}
+				if _, ok := without.(history.Locker); !ok {
+					b.Fatal("hiding the ledger hid more")
+				}
+				store := without
+				if ledger {
+					store = with
+				}
+				benchTurnSaying(b, store, 10, 0, "weather in Paris")
+			})
+		}
+	}
+}
+
+// memoryWithoutLedger and redisWithoutLedger are stores with their
+// ledger hidden: hiddenLedger's methods of the same names make theirs
+// ambiguous, so the wrapper is no history.Ledger, and is every other
+// interface the store is.
+type memoryWithoutLedger struct {
+	*history.Memory
+	hiddenLedger
+}
+
+type redisWithoutLedger struct {
+	*redisstore.Store
+	hiddenLedger
+}
+
+type hiddenLedger struct{}
+
+func (hiddenLedger) BeginCall()  {}
+func (hiddenLedger) FinishCall() {}
+func (hiddenLedger) Calls()      {}
