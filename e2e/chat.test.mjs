@@ -1625,6 +1625,8 @@ test('AG-UI: Stop before the reply has begun stops it once it begins', async () 
     await route.continue();
   }, { times: 1 });
   const failed = await page.locator('[data-testid=message][data-failed=true]').count();
+  const finished = () => page.getByTestId('text').filter({ hasText: /^done$/ }).count(); // earlier tests' replies may say it
+  const finishedBefore = await finished();
   try {
     await send('think: wait 3000 ms');
     await page.getByTestId('stop').click();
@@ -1633,7 +1635,9 @@ test('AG-UI: Stop before the reply has begun stops it once it begins', async () 
     await page.getByTestId('send').waitFor({ timeout: 10000 });
     assert.equal(stops.length, 1, 'the stop was sent once the reply began');
     await truthful('a Stop before the reply began', { failed }); // a stop is no failure
-    assert.equal(await page.getByTestId('text').filter({ hasText: /^done$/ }).count(), 0, 'the stopped reply did not finish');
+    assert.equal(await finished(), finishedBefore, 'the stopped reply did not finish');
+    const last = (await stored()).at(-1);
+    assert.ok(!last.parts.some((p) => p.type === 'text' && p.text === 'done'), 'the server did not finish the stopped reply');
   } finally {
     page.off('request', onRequest);
     release();
