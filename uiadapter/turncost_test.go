@@ -194,16 +194,24 @@ func BenchmarkToolTurnLedger(b *testing.B) {
 // interface the store is.
 type memoryWithoutLedger struct {
 	*history.Memory
+	//lint:ignore U1000 embedded for its method names alone, which hide the store's
 	hiddenLedger
 }
 
 type redisWithoutLedger struct {
 	*redisstore.Store
+	//lint:ignore U1000 embedded for its method names alone, which hide the store's
 	hiddenLedger
 }
 
+//lint:ignore U1000 its methods are never called: their names hide the store's
 type hiddenLedger struct{}
 
-func (hiddenLedger) BeginCall()  {}
+//lint:ignore U1000 a name that hides the store's
+func (hiddenLedger) BeginCall() {}
+
+//lint:ignore U1000 a name that hides the store's
 func (hiddenLedger) FinishCall() {}
-func (hiddenLedger) Calls()      {}
+
+//lint:ignore U1000 a name that hides the store's
+func (hiddenLedger) Calls() {}
