@@ -170,9 +170,10 @@ type server struct {
 	client  *sdk.Client
 	log     *slog.Logger
 
-	mu       sync.Mutex
-	sessions map[string]*session // by scope ("" without Credentials)
-	progress sync.Map            // progress token → *agent.ToolEmitter
+	mu         sync.Mutex
+	sessions   map[string]*session      // by scope ("" without Credentials)
+	connecting map[string]chan struct{} // scopes whose session is being opened: closed once it is
+	progress   sync.Map                 // progress token → *agent.ToolEmitter
 }
 
 type session struct {
@@ -189,7 +190,7 @@ func newServer(cfg Server, log *slog.Logger) *server {
 	if cfg.Name != "" {
 		label += fmt.Sprintf(" %q", cfg.Name)
 	}
-	s := &server{cfg: cfg, label: label, timeout: cfg.CallTimeout, log: log, sessions: map[string]*session{}}
+	s := &server{cfg: cfg, label: label, timeout: cfg.CallTimeout, log: log, sessions: map[string]*session{}, connecting: map[string]chan struct{}{}}
 	if s.timeout == 0 {
 		s.timeout = DefaultCallTimeout
 	}
@@ -224,24 +225,58 @@ func (s *server) session(ctx context.Context, scope string) (*sdk.ClientSession,
 	if s.cfg.Credentials == nil {
 		scope = ""
 	}
-	now := time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, x := range s.sessions {
-		if k != scope && now.Sub(x.used) > maxIdle {
-			_ = x.cs.Close()
-			delete(s.sessions, k)
+	for {
+		now := time.Now()
+		s.mu.Lock()
+		for k, x := range s.sessions {
+			if k != scope && now.Sub(x.used) > maxIdle {
+				_ = x.cs.Close()
+				delete(s.sessions, k)
+			}
 		}
-	}
-	if x, ok := s.sessions[scope]; ok {
-		select {
-		case <-x.dead:
-			delete(s.sessions, scope)
-		default:
-			x.used = now
-			return x.cs, nil
+		if x, ok := s.sessions[scope]; ok {
+			select {
+			case <-x.dead:
+				delete(s.sessions, scope)
+			default:
+				x.used = now
+				s.mu.Unlock()
+				return x.cs, nil
+			}
 		}
+		// One connection per scope at a time, made outside the lock: a
+		// scope whose server is slow to answer holds up no other scope.
+		if wait, ok := s.connecting[scope]; ok {
+			s.mu.Unlock()
+			select {
+			case <-wait:
+				continue // connected, or failed: look again
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		done := make(chan struct{})
+		s.connecting[scope] = done
+		s.mu.Unlock()
+		cs, err := s.connect(ctx, scope)
+		s.mu.Lock()
+		delete(s.connecting, scope)
+		if err == nil {
+			x := &session{cs: cs, dead: make(chan struct{}), used: now}
+			go func() {
+				_ = cs.Wait()
+				close(x.dead)
+			}()
+			s.sessions[scope] = x
+		}
+		close(done)
+		s.mu.Unlock()
+		return cs, err
 	}
+}
+
+// connect opens a session for scope.
+func (s *server) connect(ctx context.Context, scope string) (*sdk.ClientSession, error) {
 	t, err := s.transport(ctx, scope)
 	if err != nil {
 		return nil, err
@@ -250,12 +285,6 @@ func (s *server) session(ctx context.Context, scope string) (*sdk.ClientSession,
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect: %w", err)
 	}
-	x := &session{cs: cs, dead: make(chan struct{}), used: now}
-	go func() {
-		_ = cs.Wait()
-		close(x.dead)
-	}()
-	s.sessions[scope] = x
 	return cs, nil
 }
 

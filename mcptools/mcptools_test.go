@@ -8,9 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/agent/demo"
@@ -329,5 +332,53 @@ func TestServersGetTheIdempotencyKey(t *testing.T) {
 	}
 	if len(keys) != 2 {
 		t.Fatalf("two calls, keys %v", keys)
+	}
+}
+
+// A scope whose server is slow to open its session holds up no other
+// scope: sessions are opened one per scope, outside the server's lock.
+func TestASlowScopeHoldsUpNoOther(t *testing.T) {
+	s := newTestServer(nil, nil)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+	arrived, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "Bearer token-of-slow" {
+			once.Do(func() { close(arrived) })
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	tools, err := mcptools.Connect(context.Background(), slog.New(slog.DiscardHandler), mcptools.Server{Name: "auth", URL: srv.URL, Tools: []string{"whoami"},
+		Credentials: func(_ context.Context, scope string) (http.Header, error) {
+			return http.Header{"Authorization": {"Bearer token-of-" + scope}}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tools.Close() })
+	whoami := tools.Tools()[0]
+	call := func(scope string) (string, error) {
+		ctx := agent.WithRunInfo(context.Background(), agent.RunInfo{Scope: scope, ChatID: "c"})
+		out, err := whoami.Execute(ctx, json.RawMessage(`{}`))
+		return string(out), err
+	}
+	slow := make(chan string, 1)
+	go func() {
+		out, err := call("slow")
+		slow <- fmt.Sprint(out, err)
+	}()
+	<-arrived // the slow scope is connecting
+	if out, err := call("bob"); err != nil || out != `"Bearer token-of-bob"` {
+		t.Fatalf("bob's call while another scope connects: %s, %v", out, err)
+	}
+	close(release)
+	if got := <-slow; got != `"Bearer token-of-slow"<nil>` {
+		t.Fatalf("the slow scope's call: %s", got)
 	}
 }
