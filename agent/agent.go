@@ -96,6 +96,14 @@ type Input struct {
 	// for none. The messages have passed what the turn's own message
 	// passes (sanitizing, the input guard).
 	Steering Steering
+
+	// Redrive says the run continues one whose server died mid-run: the
+	// server tool calls its last assistant message left without results
+	// are run (each through the Ledger: a call recorded finished gives
+	// its recorded result, one recorded started is run again only when
+	// its tool is idempotent). Otherwise such calls are taken as
+	// interrupted and the model is told so.
+	Redrive bool
 }
 
 // Steering is where a running agent finds the user messages sent to it

@@ -108,6 +108,8 @@ func (b *Balancer) Add(ev Event, emit func(Event)) {
 		} else {
 			b.open = slices.Delete(b.open, i, i+1)
 		}
+	case *StepReset:
+		b.finishStep(emit)
 	case *ToolResult, *ToolProgress, *Source, *ApprovalRequested, *ClientToolCall, *Data, *StateSnapshot, *StateDelta, *Steered, *SendOutcome:
 		// Outside a part: they may come between steps.
 	case *RunFinished:

@@ -29,6 +29,7 @@ const (
 	TypeStateDelta        = "state_delta"
 	TypeData              = "data"
 	TypeSteered           = "steered"
+	TypeStepReset         = "step_reset"
 	TypeRunFinished       = "run_finished"
 )
 
@@ -81,6 +82,8 @@ func EventType(ev Event) string {
 		return TypeData
 	case *Steered:
 		return TypeSteered
+	case *StepReset:
+		return TypeStepReset
 	case *RunFinished:
 		return TypeRunFinished
 	}
@@ -169,6 +172,8 @@ func UnmarshalEvent(typ string, data []byte) (Event, error) {
 		ev = &Data{}
 	case TypeSteered:
 		ev = &Steered{}
+	case TypeStepReset:
+		ev = &StepReset{}
 	case TypeToolProgress:
 		ev = &ToolProgress{}
 	case TypeSource:

@@ -204,6 +204,18 @@ type Steered struct {
 	Message cmf.Message
 }
 
+// StepReset voids the step the stream last finished: the server that
+// produced it died (or handed the run over) before the step was done,
+// and another runs it again from the run's last durable step. It comes
+// right after that step's (forced) StepFinished. A client that can
+// replace a step's parts does (AI SDK 7's reset-step); Thread, the
+// conversation as it stands without the voided step, lets one that can
+// replace its whole thread do that instead (AG-UI's MESSAGES_SNAPSHOT).
+// Servers write it; agents never produce it.
+type StepReset struct {
+	Thread []cmf.Message `json:",omitempty"`
+}
+
 // SendOutcome is what the request that sent a message while its chat's
 // reply ran is told of that message: written by a server to that
 // request's own response, never produced by an agent or kept in a run's
@@ -304,6 +316,7 @@ func (*PartEnded) isEvent()         {}
 func (*ToolResult) isEvent()        {}
 func (*ToolProgress) isEvent()      {}
 func (*Source) isEvent()            {}
+func (*StepReset) isEvent()         {}
 func (*ApprovalRequested) isEvent() {}
 func (*ClientToolCall) isEvent()    {}
 func (*StateSnapshot) isEvent()     {}

@@ -383,8 +383,20 @@ func (r *run) resume() ([]PendingCall, bool) {
 				pending = append(pending, PendingCall{Kind: PendingApproval, ToolCallID: c.id, ToolName: c.name, ApprovalID: approvalID, Input: c.args})
 				continue
 			}
-		default:
+		case !r.in.Redrive:
 			continue // a server call with no result (it was interrupted): the model gets an error result
+		default:
+			// Its server died before the result: the policies see it as
+			// they saw it then, and one that now asks for approval asks.
+			c.labels = r.preTool(c, msgs[last].ID())
+			if c.approve && c.result == nil {
+				approvalID := ids.New()
+				if !r.emit(&ApprovalRequested{ToolCallID: c.id, ToolName: c.name, ApprovalID: approvalID, Input: c.args}) {
+					return nil, false
+				}
+				pending = append(pending, PendingCall{Kind: PendingApproval, ToolCallID: c.id, ToolName: c.name, ApprovalID: approvalID, Input: c.args})
+				continue
+			}
 		}
 		batch = append(batch, c)
 	}

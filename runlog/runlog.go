@@ -124,6 +124,17 @@ type Header struct {
 	// knows the run's process died.
 	Lock    string    `json:"lock"`
 	Started time.Time `json:"started"`
+	// Input is what the run was asked with beyond the stored
+	// conversation, in its handler's own encoding: with it, another
+	// replica can run the run again from its last durable step when the
+	// run's process dies or hands it over. nil: it cannot be.
+	Input json.RawMessage `json:"input,omitempty"`
+	// Redrives counts the times the run was run again so.
+	Redrives int `json:"redrives,omitempty"`
+	// Voided are the ranges of sequence numbers, first and last, of the
+	// steps a re-drive replaced, with the events that closed them: a
+	// reader that has shown nothing of a range skips it.
+	Voided [][2]int64 `json:"voided,omitempty"`
 	// Ended is set by End: the log is complete.
 	Ended bool `json:"ended,omitempty"`
 }

@@ -94,8 +94,12 @@ func New(proto wire.Protocol, a agent.Agent, opts ...Option) (*Handler, error) {
 		cfg.queue = q
 	}
 	h := &Handler{proto: proto, agent: a, cfg: cfg, log: cfg.logger.With("protocol", proto.Name())}
-	h.runs = run.New(run.Config{Store: cfg.store, Locker: cfg.locker, RunLog: cfg.runLog, LockTTL: cfg.lockTTL,
-		StoreTimeout: cfg.storeTimeout, Retention: cfg.runRetention, KeepAlive: cfg.keepAlive, Log: h.log})
+	rc := run.Config{Store: cfg.store, Locker: cfg.locker, RunLog: cfg.runLog, LockTTL: cfg.lockTTL,
+		StoreTimeout: cfg.storeTimeout, Retention: cfg.runRetention, KeepAlive: cfg.keepAlive, Log: h.log}
+	if cfg.redrives > 0 {
+		rc.Redrive, rc.MaxRedrives = h.redrive, cfg.redrives
+	}
+	h.runs = run.New(rc)
 	return h, nil
 }
 

@@ -44,6 +44,7 @@ type config struct {
 	replay          ReplayGuard
 	runLog          runlog.Log
 	runRetention    time.Duration
+	redrives        int
 	metadata        func(*http.Request, *agent.RunFinished) map[string]any
 	limiter         limit.Limiter
 	addrLimiter     limit.Limiter
@@ -112,6 +113,7 @@ func defaults() config {
 		storeTimeout: DefaultStoreTimeout,
 		approvalTTL:  defaultApprovalTTL,
 		runRetention: runlog.DefaultRetention,
+		redrives:     DefaultRedrives,
 		resumes:      newScopeSlots(DefaultMaxResumes),
 		clientAddr:   limit.PeerAddr,
 
@@ -271,6 +273,19 @@ func WithRunLog(l runlog.Log) Option { return func(c *config) { c.runLog = l } }
 // streams that resume after the last event they saw (default
 // [runlog.DefaultRetention]).
 func WithRunRetention(d time.Duration) Option { return func(c *config) { c.runRetention = d } }
+
+// DefaultRedrives is how many times a run is run again, by default,
+// when the replica producing it dies or hands it over (WithRedrives).
+const DefaultRedrives = 5
+
+// WithRedrives sets how many times one run is run again on another
+// replica when the one producing it dies or shuts down mid-reply (with
+// a shared run log, WithRunLog): the run goes on from its last complete
+// step, with the same run id and log, and its tool calls keep their
+// guarantees (docs/runs.md). Past n, or with 0, the run's log is
+// finished as cut short and what it produced is stored. Default
+// DefaultRedrives.
+func WithRedrives(n int) Option { return func(c *config) { c.redrives = n } }
 
 // WithGuard gives every run a guard (a policy.Engine): it decides each
 // new user message before the model sees it or it is stored (a denial is

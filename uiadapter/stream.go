@@ -39,8 +39,17 @@ func (h *Handler) stream(w http.ResponseWriter, req *request, in *agent.Input, s
 		_ = sse.Flush()
 		return
 	}
+	req.startAndFollow(in, s, sse, enc)
+}
+
+// startAndFollow starts the run of a turn with history and follows its
+// log. Apart from stream, so that the frame of a stream without history
+// does not hold the run's log header: see TestStreamFitsStartingStack.
+//
+//go:noinline
+func (req *request) startAndFollow(in *agent.Input, s *run.Session, sse *wire.SSEWriter, enc wire.Encoder) {
 	rn := req.start(in, s)
-	h.runs.Follow(req.r.Context(), rn.Source(), sse, enc, 0, rn.Paced)
+	req.h.runs.Follow(req.r.Context(), rn.Source(), sse, enc, 0, rn.Paced)
 	rn.Paced(0, true)
 }
 
@@ -69,6 +78,9 @@ func (req *request) start(in *agent.Input, s *run.Session) *run.Run {
 			in.MessageID = ids.New()
 		}
 		hdr.Reply = in.MessageID
+	}
+	if h.runs.Shared() && h.cfg.redrives > 0 {
+		hdr.Input = req.runInput(in)
 	}
 	return h.runs.Start(s, run.Spec{Header: hdr, Context: req.withRunInfo(req.r.Context()), MaxDuration: h.cfg.runLimits.maxDuration(),
 		Producer: req.producer(in), Log: req.log, Ended: req.ended})

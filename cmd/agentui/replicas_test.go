@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	neturl "net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -319,11 +320,30 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 		queue("u-q2", "hello again").Body.Close()
 		a.Signal(t, syscall.SIGKILL)
 		killed := time.Now()
+		// B runs the reply again, from its last complete step: the step A
+		// was streaming is closed and asked of the model again, and B's
+		// reader reads on, with no error, until B stops it.
+		var seen []string
+		for starts := 0; starts < 2; {
+			d, ok := follower.next(t)
+			if !ok {
+				t.Fatalf("B's stream ended after A died: %q", seen[max(0, len(seen)-3):])
+			}
+			seen = append(seen, d)
+			if strings.Contains(d, `"type":"start-step"`) {
+				starts++
+			}
+		}
+		t.Logf("SIGKILL to the step run again on B: %v (lock TTL 2s)", time.Since(killed))
+		if time.Since(killed) > 30*time.Second || slices.ContainsFunc(seen, func(d string) bool { return strings.Contains(d, `"type":"error"`) }) {
+			t.Fatalf("B's stream after A died: %q", seen)
+		}
+		if resp := do(http.MethodPost, b.URL+"/api/chat/c3/stop", ""); resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("stopping the run B took over: %d", resp.StatusCode)
+		}
 		rest := follower.rest(t)
-		t.Logf("SIGKILL to the end of B's stream: %v", time.Since(killed))
-		if time.Since(killed) > 30*time.Second || len(rest) < 2 || rest[len(rest)-1] != "[DONE]" ||
-			!strings.Contains(strings.Join(rest, "\n"), wire.DiedMessage) {
-			t.Fatalf("B's stream after A died: %q", rest[max(0, len(rest)-3):])
+		if len(rest) < 2 || rest[len(rest)-1] != "[DONE]" || strings.Contains(strings.Join(rest, "\n"), wire.DiedMessage) {
+			t.Fatalf("B's stream after its stop: %q", rest[max(0, len(rest)-3):])
 		}
 		// The queue outlives A: the waiting client gets its turn's reply
 		// from B, and the message whose client left runs after it.

@@ -40,6 +40,7 @@ type Engine struct {
 // stop requests from other replicas, until Shutdown.
 func New(cfg Config) *Engine {
 	e := &Engine{env: newEnv(cfg)}
+	e.engine = e
 	if cfg.RunLog != nil { // shared: stop requests may come from elsewhere
 		e.unwatch = cfg.RunLog.Watch(e.runs.heard)
 	}
@@ -67,6 +68,10 @@ func (e *Engine) Enter(cancel context.CancelCauseFunc) (uint64, bool) {
 	}
 	return f.add(cancel), true
 }
+
+// Shared reports whether the engine's runs are in a log every replica
+// reads.
+func (e *Engine) Shared() bool { return e.shared != nil }
 
 // Closing reports whether Shutdown has begun: nothing new may start.
 func (e *Engine) Closing() bool {
@@ -159,25 +164,36 @@ func (e *Engine) shutdownRequests(ctx context.Context) error {
 // s from now on: it releases it when it ends. Its events go to the
 // engine's local log, where [Engine.Follow] reads them (Source).
 func (e *Engine) Start(s *Session, spec Spec) *Run {
-	rn := &Run{env: e.env, spec: spec, sess: s, key: s.Key, progress: make(chan struct{}), done: make(chan struct{})}
 	in := spec.Producer.Input
-	rn.header = spec.Header
-	rn.header.Started, rn.header.Base, rn.header.Turn, rn.header.Lock = time.Now(), len(in.History)+len(s.Plan.Add), s.Plan.Add, s.token
-	rn.ctx, rn.cancel = context.WithCancelCause(context.WithoutCancel(spec.Context))
-	rn.ctx, rn.stopTimer = context.WithTimeoutCause(rn.ctx, spec.MaxDuration, ErrTooLong)
+	spec.Header.Started, spec.Header.Base, spec.Header.Turn, spec.Header.Lock = time.Now(), len(in.History)+len(s.Plan.Add), s.Plan.Add, s.token
+	rn := e.newRun(s, spec)
 	if err := e.local.Begin(rn.ctx, rn.key, rn.header); err != nil {
 		spec.Log.Error("could not begin the run's log", "error", err) // a memory log does not fail
 	}
+	e.launch(rn, nil)
+	return rn
+}
+
+// newRun is the run spec describes, on s, not started yet.
+func (e *Engine) newRun(s *Session, spec Spec) *Run {
+	rn := &Run{env: e.env, spec: spec, sess: s, key: s.Key, header: spec.Header, progress: make(chan struct{}), done: make(chan struct{})}
+	rn.ctx, rn.cancel = context.WithCancelCause(context.WithoutCancel(spec.Context))
+	rn.ctx, rn.stopTimer = context.WithTimeoutCause(rn.ctx, spec.MaxDuration, ErrTooLong)
+	return rn
+}
+
+// launch registers rn and starts it, with its mirror (from, when the
+// shared log has its start already).
+func (e *Engine) launch(rn *Run, from *mirrorStart) {
 	rn.spec.Producer.Input.Steering = &rn.steering
 	e.runs.add(rn)
 	flight := e.inflight.enterRun(rn.cancel)
 	rn.forget = func() { e.runs.remove(rn) }
 	rn.exit = func() { e.inflight.exit(flight) }
 	if e.shared != nil {
-		rn.mirror = newMirror(e.env, rn.key, rn.header)
+		rn.mirror = newMirror(e.env, rn.key, rn.header, from)
 	}
 	go rn.main()
-	return rn
 }
 
 // Stop stops key's run on whichever replica runs it. A chat with no run

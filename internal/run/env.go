@@ -22,6 +22,12 @@ type Config struct {
 	Retention    time.Duration // how long an ended run's log is kept
 	KeepAlive    time.Duration // 0: no keep-alive comments
 	Log          *slog.Logger
+	// Redrive builds the run that continues one whose process died, on
+	// another replica (see redrive); nil: such a run's log is finished
+	// as cut short. MaxRedrives bounds how often one run is run again
+	// (0: DefaultMaxRedrives).
+	Redrive     Redriver
+	MaxRedrives int
 }
 
 // env is what every part of the engine works with: its configuration,
@@ -40,6 +46,7 @@ type env struct {
 
 	local  *runlog.Memory // this process's runs
 	shared runlog.Log     // every replica's runs, or nil
+	engine *Engine        // the engine this is of, which re-drives dead runs
 }
 
 // maxReleasing is how many lock releases an engine retries at once.

@@ -58,6 +58,18 @@ func (e *env) Find(ctx context.Context, key history.Key) (Source, error) {
 	return Source{Log: e.shared, Key: key, Header: hdr, Remote: true}, nil
 }
 
+// voided reports whether a reader that has shown the entries up to mute
+// skips entry seq: it is in a step a re-drive replaced, of which the
+// reader has shown nothing.
+func voided(ranges [][2]int64, seq, mute int64) bool {
+	for _, r := range ranges {
+		if r[0] <= seq && seq <= r[1] && mute < r[0] {
+			return true
+		}
+	}
+	return false
+}
+
 // Follow writes a run's log to a stream until the log ends, the client
 // goes away, or the log is lost, a page at a time (runlog.Cursor: a
 // remote log's reader holds one page, not the run). Entries up to mute are
@@ -124,6 +136,9 @@ func (e *env) Follow(ctx context.Context, src Source, sse *wire.SSEWriter, enc w
 		for i := range es {
 			en := &es[i]
 			after = en.Seq
+			if voided(src.Header.Voided, en.Seq, mute) {
+				continue
+			}
 			sse.Mute = en.Seq <= mute
 			sse.SetID(en.Seq)
 			switch {

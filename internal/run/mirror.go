@@ -45,8 +45,15 @@ const (
 	mirrorFirstWait = 20 * time.Millisecond
 )
 
-func newMirror(e *env, key history.Key, header runlog.Header) *mirror {
+// mirrorStart is where a mirror starts when the shared log has the run's
+// start already (a re-drive): after the entry with that sequence.
+type mirrorStart struct{ after int64 }
+
+func newMirror(e *env, key history.Key, header runlog.Header, from *mirrorStart) *mirror {
 	m := &mirror{e: e, key: key, header: header, done: make(chan struct{})}
+	if from != nil {
+		m.after, m.begun = from.after, true
+	}
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	go m.loop()
 	return m
@@ -243,7 +250,11 @@ func (e *env) recoverDead(key history.Key, run string) bool {
 	if err := e.cfg.Locker.Acquire(ctx, key, token, e.cfg.LockTTL); err != nil {
 		return false // alive (ErrBusy), or the store cannot say: ask again later
 	}
+	redriven := false
 	defer func() {
+		if redriven {
+			return // the lock is the re-driven run's now
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.StoreTimeout)
 		defer cancel()
 		if err := e.cfg.Locker.Release(ctx, key, token); err != nil {
@@ -254,7 +265,8 @@ func (e *env) recoverDead(key history.Key, run string) bool {
 	if err != nil || hdr.Run != run {
 		return err == nil // another run began: the caller finds this one gone
 	}
-	return e.finishDead(ctx, key, hdr) == nil
+	redriven, err = e.finishOrRedrive(ctx, key, hdr, token)
+	return err == nil
 }
 
 // finishDead ends the shared log of a run whose process died, holding

@@ -35,6 +35,9 @@ type Run struct {
 	forget    func()  // takes it out of the engine's live runs: nothing is left to stop
 	exit      func()  // ends its registration with Shutdown
 	stopTimer context.CancelFunc
+	// redriven: the run goes on with a dead run's log, which has its
+	// RunStarted already.
+	redriven bool
 
 	// The request that started the run paces it: the agent may run at
 	// most maxAhead events ahead of what that stream has written, as long
@@ -159,6 +162,9 @@ func (rn *Run) next() int64 { rn.seq++; return rn.seq }
 // publish appends one event to the log, first waiting for the stream
 // that started the run when it is maxAhead behind.
 func (rn *Run) publish(ev agent.Event) {
+	if _, ok := ev.(*agent.RunStarted); ok && rn.redriven {
+		return
+	}
 	e := runlog.EventEntry(rn.next(), ev)
 	for {
 		rn.paceMu.Lock()

@@ -81,7 +81,13 @@ func (e *env) Open(ctx context.Context, key history.Key, log *slog.Logger) (*Ses
 	s.held.Store(time.Now().UnixNano())
 	if e.shared != nil {
 		if hdr, err := e.shared.Current(lctx, key); err == nil && !hdr.Ended && hdr.Lock != s.token {
-			if err := e.finishDead(lctx, key, hdr); err != nil {
+			redriven, err := e.finishOrRedrive(lctx, key, hdr, s.token)
+			switch {
+			case redriven:
+				// Its run goes on here, holding the lock s took: the chat
+				// is busy with it.
+				return nil, conv, busy()
+			case err != nil:
 				s.Release()
 				return nil, conv, wire.Unavailable("conversation history is unavailable", err)
 			}

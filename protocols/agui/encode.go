@@ -197,12 +197,29 @@ func (e *encoder) Encode(ev agent.Event) {
 			b = strconv.AppendInt(append(b, `,"position":`...), int64(ev.Position), 10)
 		}
 		e.end(append(b, '}'))
+	case *agent.StepReset:
+		e.resetStep(ev)
 	case *agent.StepFinished:
 		e.endStep()
 		e.sealer.EndStep()
 	case *agent.RunFinished:
 		e.finish(ev.StopReason, ev)
 	}
+}
+
+// resetStep voids the step just finished (agent.StepReset): AG-UI has no
+// way to void a step's messages but to replace the thread, so a snapshot
+// holds it without them. Not inlined: it would grow Encode's frame, which
+// is on the stack of every event.
+//
+//go:noinline
+func (e *encoder) resetStep(ev *agent.StepReset) {
+	if !e.started {
+		return
+	}
+	e.endStep()
+	msgs, _ := json.Marshal(dump(ev.Thread, e.v1))
+	e.end(jsonw.RawField(e.begin("MESSAGES_SNAPSHOT"), "messages", msgs))
 }
 
 func (e *encoder) start() {

@@ -25,8 +25,11 @@ type encoder struct {
 	continued *UIMessage
 	createdAt int64 // Unix ms of the run's start, for the start chunk
 
-	started    bool
-	stepOpen   bool
+	started  bool
+	stepOpen bool
+	// reset: a reset-step removed the last step's parts but not its
+	// step-start part, which the step that replaces it uses.
+	reset      bool
 	terminated bool              // finish, abort or error written
 	tools      map[string]string // tool call id → tool name, for calls in this message
 	inputError map[string]bool   // calls that ended with tool-input-error
@@ -79,7 +82,10 @@ func (e *encoder) Encode(ev agent.Event) {
 	case *agent.StepStarted:
 		e.start("")
 		e.endStep()
-		e.chunk(`{"type":"start-step"}`)
+		if !e.reset {
+			e.chunk(`{"type":"start-step"}`)
+		}
+		e.reset = false
 		e.stepOpen = true
 		e.step++
 		e.ordinals = [agent.PartRedactedThinking]int{}
@@ -130,6 +136,8 @@ func (e *encoder) Encode(ev agent.Event) {
 	case *agent.Data:
 		e.start("")
 		e.data(ev.Name, ev.ID, ev.Value, ev.Transient)
+	case *agent.StepReset:
+		e.resetStep()
 	case *agent.Steered:
 		e.start("")
 		e.endStep()
@@ -181,6 +189,32 @@ const SteeringData = "steering"
 // {"outcome": "queued", "messageId", "runId", "position"}. The stream then
 // waits, and goes on with the message's own turn once it runs.
 const QueueData = "queue"
+
+// resetStep voids the step just finished (agent.StepReset). AI SDK 7
+// removes its parts. AI SDK 5 and 6 have no such chunk (an unknown one
+// fails them): the step stays, closed, the one that replaces it follows,
+// and a transient data-reset-step part tells onData (docs/runs.md). Not
+// inlined: see TestStreamFitsStartingStack.
+//
+//go:noinline
+func (e *encoder) resetStep() {
+	if !e.started {
+		return
+	}
+	e.endStep()
+	if e.v7 {
+		e.chunk(`{"type":"reset-step"}`)
+		e.reset = true
+		return
+	}
+	e.data(ResetStepData, "", json.RawMessage(`{}`), true)
+}
+
+// ResetStepData names the transient data part an AI SDK 5 or 6 stream
+// carries where the server voided the step before it (its server died
+// mid-step, and another ran the step again): the stored reply holds only
+// the step that replaced it.
+const ResetStepData = "reset-step"
 
 // steered writes a user message the run took while it ran: the AI SDK
 // 7's steering-message chunk, which useChat adds to the reply as a

@@ -263,6 +263,9 @@ export function AguiChat({ chatId, fresh, draft, autoSend, model, onTurnEnd, onN
       setFailure({ kind: 'note', text: text + (refused ? REFILLED : '') });
       if (refused) setRefill({ text: refused });
       await connect();
+      // The held reply has ended: whatever happened to it shows, and
+      // the note that it was held goes (an error replaced it already).
+      setFailure((f) => (f?.kind === 'note' && f.text.startsWith(HELD_NOTICE) ? null : f));
       return;
     }
     if (thrown.status === 409 && thrown.payload?.code === UNKNOWN_CHAT) {

@@ -150,6 +150,8 @@ function Conversation({ chatId, transport, initialMessages, lost, resume, draft,
   // calls) extends that reply: which one, and how many parts it had, to
   // tell a continuation that never got through from a reply that broke.
   const continued = useRef(null);
+  // voided: the server voided a step of the streaming reply (see onFinish).
+  const voided = useRef(false);
   const [chat] = useState(() => {
     const c = new Chat({
       id: chatId,
@@ -163,11 +165,23 @@ function Conversation({ chatId, transport, initialMessages, lost, resume, draft,
         // the chat's job queue.
         c.addToolOutput({ tool: LOCATION_TOOL, toolCallId: toolCall.toolCallId, output: getLocation() });
       },
-      onFinish: () => onTurnEnd?.(),
+      onFinish: () => {
+        if (voided.current) {
+          // The reply shows the step its dead server was streaming
+          // beside the one another server ran again: once it ends, the
+          // stored reply, which holds only the latter, replaces it.
+          voided.current = false;
+          loadConversation(chatId)
+            .then((stored) => { c.messages = stored; })
+            .catch(() => {});
+        }
+        onTurnEnd?.();
+      },
       // A message sent with "Send after it" is answered "queued" at once:
       // the list above the box shows it.
       onData: (part) => {
         if (part.type === 'data-queue') queueRef.current?.refresh();
+        if (part.type === 'data-reset-step') voided.current = true;
       },
     });
     return c;
@@ -231,6 +245,9 @@ function Conversation({ chatId, transport, initialMessages, lost, resume, draft,
           if (refused) setRefill({ text: refused });
           return resumeStream();
         })
+        // The held reply has ended: whatever happened to it shows, and
+        // the note that it was held goes (an error replaced it already).
+        .then(() => setFailure((f) => (f?.kind === 'note' && f.text.startsWith(HELD_NOTICE) ? null : f)))
         .catch((e) => {
           if (!ctl.signal.aborted) setFailure({ kind: 'error', text: errorText(e?.message ?? String(e)) });
         });

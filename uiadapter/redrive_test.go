@@ -1,0 +1,140 @@
+package uiadapter_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/cmf"
+	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/history/redisstore"
+	"github.com/agentui/agentui/internal/testkit/testutil"
+	"github.com/agentui/agentui/internal/wire"
+	"github.com/agentui/agentui/protocols/agui"
+	"github.com/agentui/agentui/protocols/vercelai"
+	"github.com/agentui/agentui/runlog"
+	"github.com/agentui/agentui/uiadapter"
+)
+
+// dieMidStep leaves in the shared log what a run that can be run again
+// leaves when its process dies while its model streams: as dieMidReply,
+// with the run's input kept in its header.
+func dieMidStep(t *testing.T, r *replica, protocol, chat string, stored ...cmf.Message) {
+	t.Helper()
+	ctx := context.Background()
+	key := history.Key{Scope: "single", Chat: chat}
+	if len(stored) > 0 {
+		if _, err := r.store.Write(ctx, key, 0, history.KeepAll, stored...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hdr := runlog.Header{Run: "dead", Protocol: protocol, Base: 1, Turn: []cmf.Message{storyTurn()}, Reply: "a1",
+		Lock: "the dead process's", Started: time.Now(), Input: []byte(`{}`)}
+	var es []runlog.Entry
+	for i, ev := range []agent.Event{&agent.RunStarted{MessageID: "a1"}, &agent.StepStarted{Step: 1, MessageID: "a1"},
+		&agent.PartStarted{Kind: agent.PartText, ID: "t"}, &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "Once upon"}} {
+		es = append(es, runlog.EventEntry(int64(i+1), ev))
+	}
+	if err := r.log.Begin(ctx, key, hdr, es...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A run whose process died while its model streamed goes on on the
+// replica whose reader found it dead: the step is asked of the model
+// again, and the reader's stream goes on, numbered on, to the reply's
+// finish. The stored reply is the new step's, not the voided one's.
+func TestADeadRunGoesOnOnAnotherReplica(t *testing.T) {
+	rs := newReplicas(t)
+	b := rs.start(nil)
+	dieMidStep(t, b, "vercel-ai", "c", storyTurn())
+	rest := restOf(t, b.follow("c"))
+	for _, want := range []string{`"delta":"Once upon"`, `{"type":"text-end","id":"t"}`, `{"type":"finish-step"}`, `"type":"finish"`} {
+		if !strings.Contains(rest, want) {
+			t.Fatalf("the reader's stream lacks %s:\n%s", want, rest)
+		}
+	}
+	if strings.Contains(rest, wire.DiedMessage) || !strings.Contains(rest, `{"type":"data-reset-step","data":{},"transient":true}`) {
+		t.Fatalf("an AI SDK 6 reader's stream:\n%s", rest)
+	}
+	got := b.storedIn("c")
+	if len(got) < 2 || got[0] != "u1 user: tell me a story" || slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "Once upon") }) {
+		t.Fatalf("stored %q", got)
+	}
+	// A reader that comes once it is run again reads no voided step.
+	req, _ := http.NewRequest(http.MethodGet, b.url+"/api/chat/c/stream", nil)
+	req.Header.Set("Last-Event-ID", "1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	late := strings.Join(testutil.ReadSSE(t, resp.Body), "\n")
+	if strings.Contains(late, "Once upon") || !strings.Contains(late, `"type":"finish"`) {
+		t.Fatalf("a late reader's stream:\n%s", late)
+	}
+}
+
+// startWith starts a replica of rs that speaks proto, with its resume
+// and connect routes.
+func (rs *replicas) startWith(proto wire.Protocol) *replica {
+	t := rs.t
+	r := &replica{t: t, store: redisstore.New(rs.rdb, redisstore.WithPrefix(rs.prefix+"chats:")), logs: &testutil.LogBuffer{}}
+	l, err := redisstore.NewRunLog(context.Background(), rs.rdb, redisstore.WithRunLogPrefix(rs.prefix+"runs:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	r.log = l
+	h := testutil.Must(uiadapter.New(proto, testutil.DemoLoop(t, nil), uiadapter.WithStore(r.store), uiadapter.WithScope(uiadapter.SingleScope),
+		uiadapter.WithRunLog(l), uiadapter.WithKeepAlive(10*time.Millisecond), uiadapter.WithLogger(testutil.Logger(r.logs))))
+	mux := http.NewServeMux()
+	mux.Handle("GET /api/chat/{id}/stream", h.ResumeHandler(nil))
+	mux.Handle("POST /api/agui/connect", h.ConnectHandler())
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { testutil.ShutdownNow(h) })
+	r.url = srv.URL
+	return r
+}
+
+// A reader whose client can replace a step's parts or its thread gets
+// the voided step replaced: AI SDK 7's reset-step (the step that replaces
+// it goes on under the same step-start), AG-UI's MESSAGES_SNAPSHOT of the
+// thread without it.
+func TestAVoidedStepIsReplacedForClientsThatCan(t *testing.T) {
+	t.Run("AI SDK 7", func(t *testing.T) {
+		rs := newReplicas(t)
+		b := rs.startWith(vercelai.New(vercelai.WithAISDK7()))
+		dieMidStep(t, b, "vercel-ai", "c", storyTurn())
+		rest := restOf(t, b.follow("c"))
+		reset := strings.Index(rest, `{"type":"reset-step"}`)
+		if reset < 0 || strings.Count(rest, `{"type":"start-step"}`) != 1 || !strings.Contains(rest[reset:], `"delta":"said: "`) {
+			t.Fatalf("an AI SDK 7 reader's stream:\n%s", rest)
+		}
+	})
+	t.Run("AG-UI", func(t *testing.T) {
+		rs := newReplicas(t)
+		b := rs.startWith(agui.New())
+		dieMidStep(t, b, "ag-ui", "c", storyTurn())
+		resp, err := http.Post(b.url+"/api/agui/connect", "application/json", strings.NewReader(`{"threadId":"c","runId":"r","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		rest := strings.Join(testutil.ReadSSE(t, resp.Body), "\n")
+		snapshots := strings.Split(rest, `"type":"MESSAGES_SNAPSHOT"`)
+		if len(snapshots) != 3 {
+			t.Fatalf("an AG-UI reader's stream has %d snapshots, want the connect's and the reset's:\n%s", len(snapshots)-1, rest)
+		}
+		last := snapshots[2]
+		if strings.Contains(last[:strings.Index(last, "\n")], "Once upon") || !strings.Contains(last, `"delta":"said: "`) || !strings.Contains(last, "RUN_FINISHED") {
+			t.Fatalf("after the reset:\n%s", last)
+		}
+	})
+}
