@@ -6,10 +6,12 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentui/agentui/agent"
+	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/history/redisstore"
@@ -82,7 +84,7 @@ func TestADeadRunGoesOnOnAnotherReplica(t *testing.T) {
 
 // startWith starts a replica of rs that speaks proto, with its resume
 // and connect routes.
-func (rs *replicas) startWith(proto wire.Protocol) *replica {
+func (rs *replicas) startWith(proto wire.Protocol, a ...agent.Agent) *replica {
 	t := rs.t
 	r := &replica{t: t, store: redisstore.New(rs.rdb, redisstore.WithPrefix(rs.prefix+"chats:")), logs: &testutil.LogBuffer{}}
 	l, err := redisstore.NewRunLog(context.Background(), rs.rdb, redisstore.WithRunLogPrefix(rs.prefix+"runs:"))
@@ -91,7 +93,11 @@ func (rs *replicas) startWith(proto wire.Protocol) *replica {
 	}
 	t.Cleanup(func() { _ = l.Close() })
 	r.log = l
-	h := testutil.Must(uiadapter.New(proto, testutil.DemoLoop(t, nil), uiadapter.WithStore(r.store), uiadapter.WithScope(uiadapter.SingleScope),
+	var ag agent.Agent = testutil.DemoLoop(t, nil)
+	if len(a) > 0 {
+		ag = a[0]
+	}
+	h := testutil.Must(uiadapter.New(proto, ag, uiadapter.WithStore(r.store), uiadapter.WithScope(uiadapter.SingleScope),
 		uiadapter.WithRunLog(l), uiadapter.WithKeepAlive(10*time.Millisecond), uiadapter.WithLogger(testutil.Logger(r.logs))))
 	mux := http.NewServeMux()
 	mux.Handle("GET /api/chat/{id}/stream", h.ResumeHandler(nil))
@@ -137,4 +143,69 @@ func TestAVoidedStepIsReplacedForClientsThatCan(t *testing.T) {
 			t.Fatalf("after the reset:\n%s", last)
 		}
 	})
+}
+
+// A step whose tool call had begun when its server died is kept (the
+// model is not asked again, which would name the call anew), and the
+// call's guarantee holds through the ledger: a finished call gives its
+// recorded result, a started one is run again only when its tool is
+// idempotent, and reported unknown otherwise.
+func TestARedrivenRunKeepsItsToolCallsGuarantees(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		idempotent bool
+		finished   bool
+		runs       int32
+		result     string
+	}{
+		{"idempotent, started", true, false, 1, "sunny in Paris"},
+		{"at most once, started", false, false, 0, agent.OutcomeUnknown},
+		{"at most once, finished", false, true, 0, "recorded"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var runs atomic.Int32
+			weather := agent.FuncTool("get_weather", "Weather.", func(_ context.Context, in demo.WeatherInput) (string, error) {
+				runs.Add(1)
+				return "sunny in " + in.City, nil
+			})
+			weather.Idempotent = c.idempotent
+			rs := newReplicas(t)
+			b := rs.startWith(vercelai.New(), testutil.DemoLoopWith(t, weather))
+			ctx := context.Background()
+			key := history.Key{Scope: "single", Chat: "c"}
+			if _, err := b.store.Write(ctx, key, 0, history.KeepAll, storyTurn()); err != nil {
+				t.Fatal(err)
+			}
+			l := b.store.(history.Ledger)
+			if _, _, err := l.BeginCall(ctx, key, "c1", history.CallRecord{Tool: "get_weather", Started: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			if c.finished {
+				if err := l.FinishCall(ctx, key, "c1", history.CallRecord{Tool: "get_weather", Output: []byte(`"recorded"`)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			hdr := runlog.Header{Run: "dead", Protocol: "vercel-ai", Base: 1, Turn: []cmf.Message{storyTurn()}, Reply: "a1",
+				Lock: "the dead process's", Started: time.Now(), Input: []byte(`{}`)}
+			var es []runlog.Entry
+			for i, ev := range []agent.Event{&agent.RunStarted{MessageID: "a1"}, &agent.StepStarted{Step: 1, MessageID: "a1"},
+				&agent.PartEnded{Kind: agent.PartToolCall, ID: "c1", Part: cmf.ToolCall{ToolCallID: "c1", Name: "get_weather", Arguments: []byte(`{"city":"Paris"}`)}}} {
+				es = append(es, runlog.EventEntry(int64(i+1), ev))
+			}
+			if err := b.log.Begin(ctx, key, hdr, es...); err != nil {
+				t.Fatal(err)
+			}
+			rest := restOf(t, b.follow("c"))
+			if strings.Contains(rest, "data-reset-step") || !strings.Contains(rest, `"type":"finish"`) {
+				t.Fatalf("the reader's stream:\n%s", rest)
+			}
+			if got := runs.Load(); got != c.runs {
+				t.Fatalf("the tool ran %d times, want %d", got, c.runs)
+			}
+			stored := strings.Join(b.storedIn("c"), "\n")
+			if strings.Count(stored, "tool: ") != 1 || !strings.Contains(rest, c.result) {
+				t.Fatalf("stored:\n%s\nstream:\n%s", stored, rest)
+			}
+		})
+	}
 }
