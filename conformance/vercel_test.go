@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,8 +33,14 @@ func startServer(t *testing.T, cfg server.Config) (*httptest.Server, *testutil.L
 		ts.Close()
 		_ = srv.Close()
 	})
+	servers.Store(ts, srv)
+	t.Cleanup(func() { servers.Delete(ts) })
 	return ts, logs
 }
+
+// servers maps each test server startServer started to its server, for
+// tests that shut one down.
+var servers sync.Map // *httptest.Server → *server.Server
 
 // modes are the two ways the server runs: keeping no history (the client's
 // copy is sanitized and used) and keeping it (the client sends only the

@@ -15,6 +15,7 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
@@ -44,7 +45,7 @@ const LOCK_TTL = '9s';
 // so the servers that sign them alike (memory and redis, one secret) are
 // called as 127.0.0.1 and the one with a secret of its own (plain) as
 // localhost.
-const servers = {}; // memory (-secret), plain (memory, no -secret), redis
+const servers = {}; // memory (-secret), plain (memory, no -secret), redis; a and b: two replicas behind proxy
 const url = (name) => (name === 'plain' ? servers.plain.url.replace('127.0.0.1', 'localhost') : servers[name].url);
 let redis; // { proc, port, dir }
 
@@ -91,15 +92,57 @@ before(async () => {
   servers.memory = await agentui('-secret', SECRET);
   servers.plain = await agentui();
   servers.redis = await agentui('-secret', SECRET, '-history', `redis://127.0.0.1:${redis.port}/0`, '-lock-ttl', LOCK_TTL, '-demo-delay', '60ms');
+  const replica = () => agentui('-secret', SECRET, '-history', `redis://127.0.0.1:${redis.port}/1`, '-lock-ttl', '3s', '-demo-delay', '60ms', '-shutdown-grace', '3s');
+  servers.a = await replica();
+  servers.b = await replica();
+  proxy = await roundRobin(['a', 'b']);
 });
 
 after(async () => {
+  proxy?.server.close();
   for (const s of Object.values(servers)) await stop(s);
   if (redis) {
     redis.proc.kill('SIGKILL');
     rmSync(redis.dir, { recursive: true, force: true });
   }
 });
+
+// roundRobin is a load balancer of the test's own on loopback: each
+// request goes to the next of the named servers, or to the other when
+// that one refuses the connection (it is shutting down or gone). last is
+// the server that took the last request for a reply.
+let proxy; // { url, server, last }
+async function roundRobin(names) {
+  const p = { last: null };
+  let next = 0;
+  p.server = http.createServer((req, res) => {
+    const order = [names[next % names.length], names[(next + 1) % names.length]];
+    next++;
+    const body = [];
+    req.on('data', (c) => body.push(c));
+    req.on('end', () => {
+      const forward = (i) => {
+        const name = order[i];
+        const up = new URL(servers[name].url);
+        const out = http.request({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+          if (req.method === 'POST' && /^\/api\/(chat|agui)$/.test(new URL(req.url, 'http://x').pathname)) p.last = name;
+          res.writeHead(answer.statusCode, answer.headers);
+          answer.pipe(res);
+          res.on('close', () => answer.destroy());
+        });
+        out.on('error', () => {
+          if (i + 1 < order.length && !res.headersSent) forward(i + 1);
+          else res.destroy();
+        });
+        out.end(Buffer.concat(body));
+      };
+      forward(0);
+    });
+  });
+  await new Promise((ok) => p.server.listen(0, '127.0.0.1', ok));
+  p.url = `http://127.0.0.1:${p.server.address().port}`;
+  return p;
+}
 
 // bounce kills a server (SIGKILL, as a crash does) and starts it again on
 // its address.
@@ -414,6 +457,39 @@ for (const [device, options] of Object.entries(DEVICES)) {
           row.expect(reloaded);
         });
       }
+
+      test(`${device}, ${name}: a replica that shuts down mid-reply hands it over: one reply, whole, with no error`, async () => {
+        await h.open(proxy.url, protocol);
+        await h.send('hello');
+        await h.reply('You said: hello');
+        const replies = await h.assistants().count();
+        await h.watchBoxes();
+        await h.send(SLOW);
+        await h.assistants().nth(replies).getByTestId('text').filter({ hasText: /word3\b/ }).waitFor();
+        // SIGTERM to the replica producing the reply: its grace (3 s) is
+        // shorter than the reply, so it hands the run over, and the other
+        // replica runs the step it was streaming again.
+        const name = proxy.last;
+        const other = name === 'a' ? 'b' : 'a';
+        const logged = servers[other].log().length;
+        const exited = kill(servers[name], 'SIGTERM');
+        await h.assistants().nth(replies).getByTestId('text').filter({ hasText: /word60$/ }).waitFor({ timeout: 30000 });
+        await h.oneText();
+        await h.settled();
+        await exited;
+        assert.match(servers[name].log(), /handing the runs in progress over/, 'the replica that shut down handed its run over');
+        assert.match(servers[other].log().slice(logged), /goes on here/, 'the other replica went on with it');
+        servers[name] = await restart(servers[name]);
+        const s = await h.shows();
+        const last = s.messages.at(-1);
+        assert.equal(last.role, 'assistant');
+        assert.equal(last.text, 'You said: ' + SLOW, 'the reply whole, once');
+        assert.ok(!last.failed, 'the reply is not marked failed');
+        assert.deepEqual(s.boxes, []);
+        assert.deepEqual(await h.seenBoxes(), [], 'no error or notice showed at any time');
+        await h.reload();
+        assert.equal((await h.shows()).messages.at(-1).text, 'You said: ' + SLOW, 'stored as shown');
+      });
 
       test(`${device}, ${name}: a reload after a restart that lost the chat says so, keeps its title and starts a new chat with the next message`, async () => {
         await h.open(url('memory'), protocol);

@@ -36,6 +36,10 @@ const (
 	TypeFailed = "run_failed"
 	// TypeEnded is the last entry of every log.
 	TypeEnded = "run_ended"
+	// TypeMoved ends a process's own log of a run it handed over to
+	// another replica (see Note.Handover): its readers read on from the
+	// shared log. A shared log never holds it.
+	TypeMoved = "run_moved"
 )
 
 // Entry is one entry of a run's log: its sequence number, time, type and
@@ -73,6 +77,12 @@ func EndedEntry(seq int64) Entry {
 	return Entry{Seq: seq, Time: time.Now(), Type: TypeEnded}
 }
 
+// MovedEntry returns the TypeMoved entry that ends a process's own log
+// of a run it handed over.
+func MovedEntry(seq int64) Entry {
+	return Entry{Seq: seq, Time: time.Now(), Type: TypeMoved}
+}
+
 // EventEntry returns the entry for an agent event (its Time left zero).
 func EventEntry(seq int64, ev agent.Event) Entry {
 	return Entry{Seq: seq, Event: ev}
@@ -90,7 +100,7 @@ func (e *Entry) Encode() error {
 
 // Decode fills in Event from Type and Data.
 func (e *Entry) Decode() error {
-	if e.Type == TypeFailed || e.Type == TypeEnded || e.Event != nil {
+	if e.Type == TypeFailed || e.Type == TypeEnded || e.Type == TypeMoved || e.Event != nil {
 		return nil
 	}
 	ev, err := agent.UnmarshalEvent(e.Type, e.Data)
@@ -190,6 +200,16 @@ type Note struct {
 	Run string
 	// Steer is the message for the run to take; nil asks it to stop.
 	Steer *cmf.Message `json:",omitempty"`
+	// Handover says the run's process handed it over (it is shutting
+	// down): a replica that can, runs it again. Steer is nil.
+	Handover bool `json:",omitempty"`
+}
+
+// Peers is a shared log that can say how many processes watch it (each
+// process's log counts once): a process that shuts down hands its runs
+// over only when another would take them.
+type Peers interface {
+	Listeners(ctx context.Context) (int, error)
 }
 
 // DefaultRetention is how long a finished run's log is kept.

@@ -49,6 +49,7 @@ type replica struct {
 	store lockingStore
 	log   runlog.Log
 	logs  *testutil.LogBuffer
+	h     *uiadapter.Handler // startWith's
 }
 
 // start starts a replica; wrap, when set, stands between it and the

@@ -172,6 +172,10 @@ type request struct {
 	// request runs (queuedRequest).
 	queued   *agent.SendOutcome
 	queuedID string
+	// protocol is the run's protocol when it is not the handler's: a run
+	// another protocol's handler started, which this one runs again
+	// (redrive); its approvals are signed for that protocol.
+	protocol string
 }
 
 // caller is who a request comes from.

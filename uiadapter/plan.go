@@ -236,7 +236,7 @@ func refused(log *slog.Logger, res wire.Resolution, why string) {
 // request's chat covers.
 func (req *request) signedCall(toolCallID, toolName string, input json.RawMessage) turn.SignedCall {
 	h := req.h
-	return turn.SignedCall{Protocol: h.proto.Name(), Scope: req.who.scope, ChatID: req.turn.ChatID, ToolCallID: toolCallID, ToolName: toolName, Input: input}
+	return turn.SignedCall{Protocol: cmp.Or(req.protocol, h.proto.Name()), Scope: req.who.scope, ChatID: req.turn.ChatID, ToolCallID: toolCallID, ToolName: toolName, Input: input}
 }
 
 // chatSeal is the sealing key of a request's chat, from the handler's

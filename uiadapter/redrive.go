@@ -43,12 +43,10 @@ func (req *request) runInput(in *agent.Input) json.RawMessage {
 // that goes on with hdr's, whose server died, on thread. It runs as its
 // request did, but for what only the request had: the application's
 // metadata function gets a request with none of the original's headers,
-// and the run holds no place under RunLimits.
+// and the run holds no place under RunLimits. A run another protocol's
+// handler started (they share the run log) runs with this handler's
+// agent, its approvals signed for its own protocol.
 func (h *Handler) redrive(ctx context.Context, key history.Key, hdr runlog.Header, thread []cmf.Message) (run.Spec, []cmf.Message, error) {
-	if hdr.Protocol != h.proto.Name() {
-		// Its approvals are signed for its own protocol's handler.
-		return run.Spec{}, nil, fmt.Errorf("a %s run found by the %s handler", hdr.Protocol, h.proto.Name())
-	}
 	var ri runInput
 	if err := json.Unmarshal(hdr.Input, &ri); err != nil {
 		return run.Spec{}, nil, fmt.Errorf("the run's input: %w", err)
@@ -59,7 +57,7 @@ func (h *Handler) redrive(ctx context.Context, key history.Key, hdr runlog.Heade
 	}
 	req := &request{h: h, r: r, cancel: func(error) {}, log: h.log.With("chat", key.Chat, "intent", "redrive"),
 		turn: &wire.Turn{ChatID: key.Chat, RunID: hdr.Run, Intent: wire.Continue, MessageID: cmp.Or(hdr.Continue, hdr.Reply)},
-		who:  caller{scope: key.Scope, addr: ri.Addr}, model: ri.Model}
+		who:  caller{scope: key.Scope, addr: ri.Addr}, model: ri.Model, protocol: hdr.Protocol}
 	in := &agent.Input{History: thread, Instructions: h.cfg.instructions, ClientTools: ri.ClientTools, State: ri.State,
 		Context: ri.Context, Model: ri.Model, Resume: ri.Resume, Extensions: ri.Extensions, Guard: h.cfg.guard, Redrive: true}
 	h.withLedger(in, key)

@@ -1,6 +1,7 @@
 package uiadapter_test
 
 import (
+	"bufio"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -99,7 +100,9 @@ func (rs *replicas) startWith(proto wire.Protocol, a ...agent.Agent) *replica {
 	}
 	h := testutil.Must(uiadapter.New(proto, ag, uiadapter.WithStore(r.store), uiadapter.WithScope(uiadapter.SingleScope),
 		uiadapter.WithRunLog(l), uiadapter.WithKeepAlive(10*time.Millisecond), uiadapter.WithLogger(testutil.Logger(r.logs))))
+	r.h = h
 	mux := http.NewServeMux()
+	mux.Handle("POST /api/chat", h)
 	mux.Handle("GET /api/chat/{id}/stream", h.ResumeHandler(nil))
 	mux.Handle("POST /api/agui/connect", h.ConnectHandler())
 	srv := httptest.NewServer(mux)
@@ -207,5 +210,73 @@ func TestARedrivenRunKeepsItsToolCallsGuarantees(t *testing.T) {
 				t.Fatalf("stored:\n%s\nstream:\n%s", stored, rest)
 			}
 		})
+	}
+}
+
+// A replica that shuts down while another shares its run log hands its
+// run over at the next step boundary instead of cutting it: the other
+// runs the next step, and the client reading the reply on the first
+// reads it to its end, with no error, as one reply.
+func TestShutdownHandsRunsOver(t *testing.T) {
+	gate := make(chan struct{})
+	var runs atomic.Int32
+	weather := agent.FuncTool("get_weather", "Weather.", func(ctx context.Context, in demo.WeatherInput) (map[string]any, error) {
+		runs.Add(1)
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return map[string]any{"forecast": "sunny", "temperature_c": 21}, nil
+	})
+	rs := newReplicas(t)
+	a := rs.startWith(vercelai.New(), testutil.DemoLoopWith(t, weather))
+	b := rs.startWith(vercelai.New(), testutil.DemoLoopWith(t, weather))
+	reader := bufio.NewReader(a.send("c", "u1", "what is the weather in Paris?").Body)
+	testutil.Eventually(t, 10*time.Second, "the tool to run", func() bool { return runs.Load() == 1 })
+	shut := make(chan error, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() { shut <- a.h.Shutdown(ctx) }()
+	testutil.Eventually(t, 10*time.Second, "the replica to shut down", func() bool { return strings.Contains(a.logs.String(), "handing the runs in progress over") })
+	close(gate)
+	rest := restOf(t, reader)
+	if err := <-shut; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if !strings.Contains(rest, `"delta":"21°C."`) || strings.Count(rest, `"type":"start"`) != 1 || strings.Contains(rest, `"type":"error"`) || !strings.HasSuffix(strings.TrimSpace(rest), "data: [DONE]") {
+		t.Fatalf("the client's stream on the replica that shut down:\n%s", rest)
+	}
+	if !strings.Contains(b.logs.String(), "goes on here") || runs.Load() != 1 {
+		t.Fatalf("the other replica did not take the run over (tool runs %d):\n%s", runs.Load(), b.logs.String())
+	}
+	got := strings.Join(b.storedIn("c"), "\n")
+	if strings.Count(got, "The weather in Paris") != 1 || strings.Contains(got, "aborted") {
+		t.Fatalf("stored:\n%s", got)
+	}
+}
+
+// Alone, a replica that shuts down cuts its runs at the grace period,
+// as before: nobody would go on with them.
+func TestShutdownAloneCutsRuns(t *testing.T) {
+	gate := make(chan struct{})
+	defer close(gate)
+	weather := agent.FuncTool("get_weather", "Weather.", func(ctx context.Context, in demo.WeatherInput) (string, error) {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+		}
+		return "", ctx.Err()
+	})
+	a := newReplicas(t).startWith(vercelai.New(), testutil.DemoLoopWith(t, weather))
+	reader := bufio.NewReader(a.send("c", "u1", "what is the weather in Paris?").Body)
+	if _, err := reader.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_ = a.h.Shutdown(ctx)
+	if rest := restOf(t, reader); !strings.Contains(rest, wire.ShutdownMessage) || strings.Contains(a.logs.String(), "handing the runs") {
+		t.Fatalf("a lone replica's stream at shutdown:\n%s", rest)
 	}
 }

@@ -1,6 +1,7 @@
 package uiadapter
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -102,7 +103,7 @@ func (h *Handler) startStream(w http.ResponseWriter, resumable bool) *wire.SSEWr
 
 // withRunInfo is parent carrying the run's RunInfo.
 func (req *request) withRunInfo(parent context.Context) context.Context {
-	return agent.WithRunInfo(parent, agent.RunInfo{Protocol: req.h.proto.Name(), Scope: req.who.scope, ChatID: req.turn.ChatID, RunID: req.turn.RunID})
+	return agent.WithRunInfo(parent, agent.RunInfo{Protocol: cmp.Or(req.protocol, req.h.proto.Name()), Scope: req.who.scope, ChatID: req.turn.ChatID, RunID: req.turn.RunID})
 }
 
 // producer is the run of in by the handler's agent, with what the server

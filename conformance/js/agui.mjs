@@ -552,6 +552,25 @@ const flows = {
   // then the answer; the steering run is answered with an activity
   // reporting the delivery. Without history the message is a run of its
   // own.
+  // A reply whose server hands it over mid-step (see vercel.mjs
+  // redrive): MESSAGES_SNAPSHOT replaces the thread without the voided
+  // step, and the run goes on to the reply, shown once.
+  async redrive() {
+    const agent = newAgent();
+    const words = Array.from({ length: 150 }, (_, i) => `w${i + 1}`).join(' ');
+    const want = 'You said: please say back slowly: ' + words;
+    agent.messages = [user('please say back slowly: ' + words)];
+    const run = agent.runAgent();
+    const deadline = Date.now() + 10000;
+    while (!(assistantText(agent).includes(' w5 ')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.equal((await fetch(process.env.DRAIN, { method: 'POST' })).status, 204);
+    await run;
+    assert.deepEqual(agent.messages.map((m) => m.role), ['user', 'assistant']);
+    assert.equal(lastAssistant(agent), want, 'the voided step is gone');
+    const events = await eventsOf(0);
+    assert.equal(events.filter((e) => e.type === 'MESSAGES_SNAPSHOT').length, 1, 'one snapshot, at the reset');
+  },
+
   async steer() {
     const agent = newAgent();
     agent.messages = [user('think: wait 2500 ms')];

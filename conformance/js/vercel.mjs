@@ -725,6 +725,38 @@ const flows = {
   // onData sees). The chat stores it where the model saw it. Without
   // history nothing runs apart from its request: the message is a turn of
   // its own.
+  // A reply whose server hands it over mid-step (it shuts down while
+  // another replica shares its run log; DRAIN starts that, OTHER is the
+  // other replica): the other runs the step again. AI SDK 7 drops the
+  // voided step (reset-step) and shows the reply once; AI SDK 6 keeps it,
+  // closed, with the new step after it, and gets a data-reset-step part.
+  // Nothing breaks either client, and the stored reply is the new step's.
+  async redrive() {
+    let resets = 0;
+    const chat = newChat({ onData: (p) => { if (p.type === 'data-reset-step') resets++; } });
+    const words = Array.from({ length: 150 }, (_, i) => `w${i + 1}`).join(' ');
+    const want = 'You said: please say back slowly: ' + words;
+    const sent = chat.sendMessage({ text: 'please say back slowly: ' + words });
+    await until(() => assistant(chat) && texts(assistant(chat)).includes(' w5 '), 'the first words');
+    assert.equal((await fetch(process.env.DRAIN, { method: 'POST' })).status, 204);
+    await sent;
+    await settled(chat);
+    assert.equal(chat.status, 'ready', String(chat.error));
+    const reply = assistant(chat);
+    if (v7Chunks) {
+      const [{ chunks }] = await Promise.all(checks);
+      assert.equal(chunks.filter((c) => c.type === 'reset-step').length, 1, 'one reset-step');
+      assert.equal(texts(reply), want, 'the voided step is gone');
+      assert.deepEqual(reply.parts.map((p) => p.type), ['step-start', 'text']);
+    } else {
+      assert.equal(resets, 1, 'one data-reset-step');
+      assert.ok(texts(reply).endsWith(want) && texts(reply) !== want, 'the voided step, then the new one');
+    }
+    const stored = await (await cookieFetch(`${process.env.OTHER}/api/chat/${chat.id}`)).json();
+    assert.equal(texts(stored.at(-1)), want, 'stored: the new step only');
+    return chat;
+  },
+
   async steer() {
     const outcomes = [];
     const chat = newChat({ onData: (d) => outcomes.push(d) });

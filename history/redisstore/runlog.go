@@ -666,11 +666,13 @@ type note struct {
 	Chat  string       `json:"chat"`
 	Run   string       `json:"run"`
 	Steer *cmf.Message `json:"steer,omitempty"`
+	// Handover: the run's process handed it over (runlog.Note.Handover).
+	Handover bool `json:"handover,omitempty"`
 }
 
 // Notify implements runlog.Log: it publishes the note to every replica.
 func (l *RunLog) Notify(ctx context.Context, n runlog.Note) error {
-	b, err := json.Marshal(note{Scope: n.Key.Scope, Chat: n.Key.Chat, Run: n.Run, Steer: n.Steer})
+	b, err := json.Marshal(note{Scope: n.Key.Scope, Chat: n.Key.Chat, Run: n.Run, Steer: n.Steer, Handover: n.Handover})
 	if err != nil {
 		return err
 	}
@@ -730,5 +732,19 @@ func decodeNote(payload string, steer bool) (runlog.Note, bool) {
 	if steer && (n.Steer.Role != cmf.RoleUser || n.Steer.Validate() != nil) {
 		return runlog.Note{}, false
 	}
-	return runlog.Note{Key: history.Key{Scope: n.Scope, Chat: n.Chat}, Run: n.Run, Steer: n.Steer}, true
+	if n.Handover && steer {
+		return runlog.Note{}, false
+	}
+	return runlog.Note{Key: history.Key{Scope: n.Scope, Chat: n.Chat}, Run: n.Run, Steer: n.Steer, Handover: n.Handover}, true
+}
+
+// Listeners implements runlog.Peers: the connections subscribed to the
+// run log's notes, one per process's RunLog (PUBSUB NUMSUB; on Redis
+// Cluster, those of the node the client asks).
+func (l *RunLog) Listeners(ctx context.Context) (int, error) {
+	m, err := l.rdb.PubSubNumSub(ctx, l.stopChannel()).Result()
+	if err != nil {
+		return 0, storeError("run log: listeners", err)
+	}
+	return int(m[l.stopChannel()]), nil
 }

@@ -42,7 +42,7 @@ func New(cfg Config) *Engine {
 	e := &Engine{env: newEnv(cfg)}
 	e.engine = e
 	if cfg.RunLog != nil { // shared: stop requests may come from elsewhere
-		e.unwatch = cfg.RunLog.Watch(e.runs.heard)
+		e.unwatch = cfg.RunLog.Watch(e.heard)
 	}
 	return e
 }
@@ -119,6 +119,10 @@ func (f *inflight) exit(id uint64) {
 // not take in time, each bounded by the lock's TTL) until ctx ends, and
 // returns ctx's error when it ended first.
 func (e *Engine) Shutdown(ctx context.Context) error {
+	e.inflight.mu.Lock()
+	e.inflight.closing = true
+	e.inflight.mu.Unlock()
+	e.handOver(ctx)
 	err := e.shutdownRequests(ctx)
 	done := make(chan struct{})
 	go func() { e.background.Wait(); close(done) }()
@@ -354,6 +358,17 @@ func (rs *runs) add(rn *Run) {
 	rs.live[rn.key] = rn
 }
 
+// all returns the runs alive here.
+func (rs *runs) all() []*Run {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	out := make([]*Run, 0, len(rs.live))
+	for _, rn := range rs.live {
+		out = append(out, rn)
+	}
+	return out
+}
+
 func (rs *runs) remove(rn *Run) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -372,13 +387,22 @@ func (rs *runs) stop(key history.Key, run string) bool {
 	return true
 }
 
-// heard acts on a note from the shared log: a stop, or a steering
-// message for a run alive here.
-func (rs *runs) heard(n runlog.Note) {
-	if n.Steer == nil {
+// heard acts on a note from the shared log: a stop, a steering message
+// for a run alive here, or a run another replica handed over, which
+// this one runs again if it gets the chat's lock first.
+func (e *Engine) heard(n runlog.Note) {
+	rs := &e.runs
+	switch {
+	case n.Handover:
+		if e.cfg.Redrive != nil && !e.Closing() && rs.get(n.Key, n.Run) == nil {
+			e.Go(func() { e.recoverDead(n.Key, n.Run) })
+		}
+	case n.Steer == nil:
 		rs.stop(n.Key, n.Run)
-	} else if rn := rs.get(n.Key, n.Run); rn != nil {
-		rn.steering.offer(*n.Steer)
+	default:
+		if rn := rs.get(n.Key, n.Run); rn != nil {
+			rn.steering.offer(*n.Steer)
+		}
 	}
 }
 

@@ -151,6 +151,12 @@ func (e *env) Follow(ctx context.Context, src Source, sse *wire.SSEWriter, enc w
 				sse.Mute = false
 				_ = sse.Flush()
 				return
+			case en.Type == runlog.TypeMoved && e.shared != nil:
+				// Handed over to another replica: read on from the
+				// shared log, where it goes on.
+				l, remote = e.shared, true
+				wait = min(wait, e.cfg.LockTTL/10)
+				cur = runlog.NewCursor(l, key, run, after-1)
 			}
 		}
 		if sse.Flush() != nil {

@@ -80,6 +80,37 @@ func (m *mirror) finish(last []runlog.Entry) bool {
 	}
 }
 
+// flush copies what the mirror has not copied yet to the shared log,
+// without ending it: the run is handed over to another replica, which
+// goes on with the log. It reports whether the shared log has it all.
+func (m *mirror) flush() bool {
+	m.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), m.e.cfg.StoreTimeout)
+	defer cancel()
+	select {
+	case <-m.done:
+	case <-ctx.Done():
+		return false
+	}
+	var rest []runlog.Entry
+	for _, part := range m.rest {
+		rest = append(rest, part...)
+	}
+	var err error
+	switch {
+	case !m.begun:
+		err = m.e.shared.Begin(ctx, m.key, m.header, rest...)
+	case len(rest) > 0:
+		err = m.e.shared.Append(ctx, m.key, m.header.Run, rest...)
+	}
+	if err != nil {
+		m.e.log.Warn("could not copy a run handed over to the shared run log", "chat", m.key.Chat, "error", err)
+		return false
+	}
+	m.rest = nil
+	return true
+}
+
 // end writes what the mirror has not copied and the run's last entries,
 // ending the shared log.
 func (m *mirror) end(ctx context.Context) error {
@@ -264,6 +295,9 @@ func (e *env) recoverDead(key history.Key, run string) bool {
 	hdr, err := e.shared.Current(ctx, key)
 	if err != nil || hdr.Run != run {
 		return err == nil // another run began: the caller finds this one gone
+	}
+	if e.engine != nil && e.engine.Closing() && hdr.Input != nil && e.cfg.Redrive != nil {
+		return false // shutting down: a replica that stays runs it again
 	}
 	redriven, err = e.finishOrRedrive(ctx, key, hdr, token)
 	return err == nil

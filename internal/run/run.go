@@ -2,8 +2,10 @@ package run
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentui/agentui/agent"
@@ -38,6 +40,9 @@ type Run struct {
 	// redriven: the run goes on with a dead run's log, which has its
 	// RunStarted already.
 	redriven bool
+	// handover: the engine is shutting down and hands the run over to
+	// another replica at its next step boundary (see handOver).
+	handover atomic.Bool
 
 	// The request that started the run paces it: the agent may run at
 	// most maxAhead events ahead of what that stream has written, as long
@@ -122,7 +127,22 @@ func (rn *Run) main() {
 	sess.commit()
 	sess.keepLock(func() { rn.cancel(errLockLost) })
 	res := rn.spec.Producer.run(rn.ctx, true, rn.publish, rn.cancel)
-	out := outcomeOf(rn.ctx, res, sess.lost.Load())
+	if rn.handedOver(res) && !sess.lost.Load() && rn.handOverEnd() {
+		rn.cancel(nil)
+		return
+	}
+	octx := rn.ctx
+	if errors.Is(context.Cause(octx), errHandover) {
+		// Asked to hand over: it finished first, or could not be handed
+		// over (then it is cut as shutdown cuts it).
+		octx = context.Background()
+		if rn.handedOver(res) {
+			c, cancel := context.WithCancelCause(octx)
+			cancel(ErrShuttingDown)
+			octx = c
+		}
+	}
+	out := outcomeOf(octx, res, sess.lost.Load())
 	w := sess.pending(res, out)
 	saveOut, saveErr := sess.save(w)
 	out = out.saved(saveOut, saveErr)
@@ -185,6 +205,7 @@ func (rn *Run) publish(ev agent.Event) {
 	if err := rn.env.local.Append(rn.ctx, rn.key, rn.header.Run, e); err != nil {
 		rn.spec.Log.Error("could not log the run's event", "error", err)
 	}
+	rn.atBoundary(ev)
 }
 
 // Paced reports that the stream that started the run has written up to

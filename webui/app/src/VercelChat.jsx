@@ -150,8 +150,12 @@ function Conversation({ chatId, transport, initialMessages, lost, resume, draft,
   // calls) extends that reply: which one, and how many parts it had, to
   // tell a continuation that never got through from a reply that broke.
   const continued = useRef(null);
-  // voided: the server voided a step of the streaming reply (see onFinish).
+  // voided: the server voided a step of the streaming reply (its server
+  // died mid-step, and another ran the step again). AI SDK 6 chunks
+  // cannot remove its parts: the page hides them (hidden: the message and
+  // the range of its parts), and loads the stored reply once it ends.
   const voided = useRef(false);
+  const [hidden, setHidden] = useState(null);
   const [chat] = useState(() => {
     const c = new Chat({
       id: chatId,
@@ -172,7 +176,10 @@ function Conversation({ chatId, transport, initialMessages, lost, resume, draft,
           // stored reply, which holds only the latter, replaces it.
           voided.current = false;
           loadConversation(chatId)
-            .then((stored) => { c.messages = stored; })
+            .then((stored) => {
+              c.messages = stored;
+              setHidden(null);
+            })
             .catch(() => {});
         }
         onTurnEnd?.();
@@ -181,7 +188,11 @@ function Conversation({ chatId, transport, initialMessages, lost, resume, draft,
       // the list above the box shows it.
       onData: (part) => {
         if (part.type === 'data-queue') queueRef.current?.refresh();
-        if (part.type === 'data-reset-step') voided.current = true;
+        if (part.type === 'data-reset-step') {
+          voided.current = true;
+          const m = c.lastMessage;
+          if (m?.role === 'assistant') setHidden({ id: m.id, from: m.parts.findLastIndex((p) => p.type === 'step-start'), to: m.parts.length });
+        }
       },
     });
     return c;
@@ -442,6 +453,7 @@ function Conversation({ chatId, transport, initialMessages, lost, resume, draft,
             anyBusy={busy}
             failed={failedIds.has(m.id) || m.metadata?.finishReason === 'error'}
             editing={editing === m.id}
+            hidden={hidden?.id === m.id ? hidden : null}
             actions={actions}
           />
         ))}
@@ -509,7 +521,7 @@ function textOf(m) {
 
 // VercelMessage is one message; it renders again only when its message,
 // or whether it is the last or busy one, changes.
-const VercelMessage = memo(function VercelMessage({ message: m, isLast, busy, anyBusy, failed, editing, versions, actions }) {
+const VercelMessage = memo(function VercelMessage({ message: m, isLast, busy, anyBusy, failed, editing, versions, hidden, actions }) {
   const streaming = busy && m.role === 'assistant';
   if (m.role === 'user') {
     return (
@@ -545,9 +557,11 @@ const VercelMessage = memo(function VercelMessage({ message: m, isLast, busy, an
       }
       footer={done && <Usage usage={m.metadata?.usage} model={m.metadata?.model} />}
     >
-      {m.parts.map((part, j) => (
-        <Part key={j} part={part} role={m.role} busy={anyBusy} streaming={streaming} current={isLast} onAnswer={actions.answer} />
-      ))}
+      {m.parts.map((part, j) =>
+        hidden && j >= hidden.from && j < hidden.to ? null : (
+          <Part key={j} part={part} role={m.role} busy={anyBusy} streaming={streaming} current={isLast} onAnswer={actions.answer} />
+        ),
+      )}
     </Message>
   );
 });
