@@ -141,6 +141,9 @@ type Header struct {
 	Input json.RawMessage `json:"input,omitempty"`
 	// Redrives counts the times the run was run again so.
 	Redrives int `json:"redrives,omitempty"`
+	// Redriven is the last sequence the shared log had when the run was
+	// last run again: its entries go on from RedriveGap past it.
+	Redriven int64 `json:"redriven,omitempty"`
 	// Voided are the ranges of sequence numbers, first and last, of the
 	// steps a re-drive replaced, with the events that closed them: a
 	// reader that has shown nothing of a range skips it.
@@ -148,6 +151,13 @@ type Header struct {
 	// Ended is set by End: the log is complete.
 	Ended bool `json:"ended,omitempty"`
 }
+
+// RedriveGap is how far past the last entry of a shared log a re-drive
+// numbers its own (Header.Redriven): the process that died may have
+// given its readers entries it had not copied yet (at most a few
+// milliseconds' worth, far fewer than this). A reader that read up to
+// one of those reads on from Redriven, the last entry the log kept.
+const RedriveGap = 1 << 20
 
 // ErrNoRun: the chat has no run log (none ran, or it expired).
 var ErrNoRun = errors.New("runlog: no run")

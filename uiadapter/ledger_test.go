@@ -3,6 +3,7 @@ package uiadapter_test
 import (
 	"context"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/agentui/agentui/history"
@@ -39,5 +40,32 @@ func TestRunsRecordTheirCallsInTheLedger(t *testing.T) {
 	}
 	if calls, _ := store.Calls(context.Background(), key); len(calls) != 0 {
 		t.Fatalf("the ledger outlived its chat: %+v", calls)
+	}
+}
+
+// An approval answered, then sent again (a retried request, a replay),
+// once after the other and twice at once, over memory history in one
+// process: the approved tool runs once, whatever comes of the repeats.
+func TestRepeatedApprovalsRunTheToolOnce(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	asked := f.chat("alice", userBody("c", "delete /tmp/x.txt"))
+	req, avail := asked.Find("tool-approval-request"), asked.Find("tool-input-available")
+	answer := continuation("c", msg(asked.Find("start")["messageId"].(string), "assistant", part("step-start"),
+		part("tool-delete_file", "toolCallId", avail["toolCallId"], "state", "approval-responded", "input", avail["input"],
+			"approval", map[string]any{"id": req["approvalId"], "approved": true})))
+	f.chat("alice", answer)
+	if got := f.deleted.Load(); got != 1 {
+		t.Fatalf("the approved call ran %d times", got)
+	}
+	if status, _ := f.do("alice", http.MethodPost, "/api/chat", answer); status == http.StatusOK && f.deleted.Load() != 1 {
+		t.Fatalf("a repeated approval ran the call again (%d)", f.deleted.Load())
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() { f.do("alice", http.MethodPost, "/api/chat", answer) })
+	}
+	wg.Wait()
+	if got := f.deleted.Load(); got != 1 {
+		t.Fatalf("repeated approvals ran the call %d times", got)
 	}
 }

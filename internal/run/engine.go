@@ -196,6 +196,9 @@ func (e *Engine) launch(rn *Run, from *mirrorStart) {
 	rn.exit = func() { e.inflight.exit(flight) }
 	if e.shared != nil {
 		rn.mirror = newMirror(e.env, rn.key, rn.header, from)
+		if in := rn.spec.Producer.Input; in.Ledger != nil && rn.header.Input != nil {
+			in.Ledger = &durableLedger{Ledger: in.Ledger, rn: rn}
+		}
 	}
 	go rn.main()
 }

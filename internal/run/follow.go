@@ -88,6 +88,11 @@ func (e *env) Follow(ctx context.Context, src Source, sse *wire.SSEWriter, enc w
 	if remote {
 		wait = min(wait, e.cfg.LockTTL/10)
 	}
+	if r := src.Header.Redriven; r > 0 && mute > r && mute <= r+runlog.RedriveGap {
+		// The reader saw what a process that died sent but never copied:
+		// it reads on from the last entry the log kept.
+		mute = r
+	}
 	var after int64
 	var failing time.Time // since when the shared log has not answered
 	cur := runlog.NewCursor(l, key, run, 0)

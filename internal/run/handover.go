@@ -121,3 +121,23 @@ func (rn *Run) handOverEnd() bool {
 	rn.spec.Log.Info("the run is handed over to another replica", "run", rn.header.Run)
 	return true
 }
+
+// durableLedger is a run's tool ledger that makes the run's log durable
+// in the shared log before a call begins: a replica that runs the run
+// again after its process died then finds the step that made the call
+// (and keeps it: the model is not asked again, which would name the call
+// anew), and the ledger's record of the call under its id.
+type durableLedger struct {
+	agent.Ledger
+	rn *Run
+}
+
+func (l *durableLedger) Begin(ctx context.Context, call agent.ToolCall) (agent.LedgerRecord, bool, error) {
+	sctx, cancel := context.WithTimeout(ctx, l.rn.env.cfg.StoreTimeout)
+	ok := l.rn.mirror.sync(sctx, l.rn.seq.Load())
+	cancel()
+	if !ok {
+		return agent.LedgerRecord{}, false, errors.New("the run's log is not in the shared log yet")
+	}
+	return l.Ledger.Begin(ctx, call)
+}

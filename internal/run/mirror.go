@@ -2,6 +2,8 @@ package run
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentui/agentui/agent"
@@ -29,6 +31,14 @@ type mirror struct {
 	last   []runlog.Entry   // the run's last entries: they end the shared log, after rest
 	begun  bool             // the shared log has the run's header (read after done)
 	buf    []runlog.Entry   // gather's
+
+	// For sync: copied is the last sequence the shared log has, kick
+	// cuts the copy's wait short, and copiedCh is closed (and replaced)
+	// after each copy.
+	copied   atomic.Int64
+	kick     chan struct{}
+	copiedMu sync.Mutex
+	copiedCh chan struct{}
 }
 
 // A mirror append waits up to mirrorWait for more entries, unless it has
@@ -50,9 +60,10 @@ const (
 type mirrorStart struct{ after int64 }
 
 func newMirror(e *env, key history.Key, header runlog.Header, from *mirrorStart) *mirror {
-	m := &mirror{e: e, key: key, header: header, done: make(chan struct{})}
+	m := &mirror{e: e, key: key, header: header, done: make(chan struct{}), kick: make(chan struct{}, 1), copiedCh: make(chan struct{})}
 	if from != nil {
 		m.after, m.begun = from.after, true
+		m.copied.Store(from.after)
 	}
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	go m.loop()
@@ -181,6 +192,7 @@ func (m *mirror) loop() {
 			// short: then the rest goes with the end.
 			select {
 			case <-time.After(m.wait()):
+			case <-m.kick:
 			case <-m.ctx.Done():
 				m.takeRest()
 				return
@@ -219,7 +231,39 @@ func (m *mirror) loop() {
 		}
 		m.begun = true
 		m.after = es[len(es)-1].Seq
+		m.copied.Store(m.after)
+		m.copiedMu.Lock()
+		close(m.copiedCh)
+		m.copiedCh = make(chan struct{})
+		m.copiedMu.Unlock()
 	}
+}
+
+// sync waits until the shared log has the run's entries up to seq,
+// cutting the copy's wait short: what must be durable before an effect
+// outside the server (a tool call) is. False when ctx ends first or the
+// mirror has stopped.
+func (m *mirror) sync(ctx context.Context, seq int64) bool {
+	for m.copied.Load() < seq {
+		select {
+		case m.kick <- struct{}{}:
+		default:
+		}
+		m.copiedMu.Lock()
+		ch := m.copiedCh
+		m.copiedMu.Unlock()
+		if m.copied.Load() >= seq {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-m.done:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // wait is how long the next copy waits for more entries.
@@ -342,10 +386,19 @@ func (e *env) finishDead(ctx context.Context, key history.Key, hdr runlog.Header
 	if err != nil {
 		return err
 	}
-	next := int64(len(entries))
+	last := int64(0)
 	if n := len(entries); n > 0 {
-		next = entries[n-1].Seq
+		last = entries[n-1].Seq
 	}
+	// Its end goes RedriveGap past the last entry the log kept: its
+	// process may have sent its readers more (see runlog.RedriveGap), and
+	// a reader that read up to one of those reads on from last.
+	h := hdr
+	h.Redriven = last
+	if err := e.shared.Begin(ctx, key, h); err != nil {
+		return err
+	}
+	next := last + runlog.RedriveGap
 	if len(msgs) > 0 && holds(conv.Messages, msgs[0].ID()) {
 		// Its process stored the reply but could not end this log (the
 		// store went away for longer than its lock): the reply is whole

@@ -161,17 +161,20 @@ func (e *Engine) redrive(ctx context.Context, key history.Key, hdr runlog.Header
 	if n := len(entries); n > 0 {
 		last = entries[n-1].Seq
 	}
+	// Its entries go on RedriveGap past the last one kept: the dead
+	// process may have sent its readers more (see runlog.RedriveGap).
+	base := last + runlog.RedriveGap
 	closing := make([]runlog.Entry, len(d.closing))
 	for i, ev := range d.closing {
 		if r, ok := ev.(*agent.StepReset); ok {
 			r.Thread = shown
 		}
-		closing[i] = runlog.EventEntry(last+int64(i)+1, ev)
+		closing[i] = runlog.EventEntry(base+int64(i)+1, ev)
 	}
 	h := hdr
-	h.Lock, h.Redrives = token, hdr.Redrives+1
+	h.Lock, h.Redrives, h.Redriven = token, hdr.Redrives+1, last
 	if d.voidFrom > 0 {
-		h.Voided = append(hdr.Voided[:len(hdr.Voided):len(hdr.Voided)], [2]int64{d.voidFrom, last + int64(len(closing))})
+		h.Voided = append(hdr.Voided[:len(hdr.Voided):len(hdr.Voided)], [2]int64{d.voidFrom, base + int64(len(closing))})
 	}
 	// The header first: a reader that starts from now on skips the voided
 	// step, and one that finds the lock held by this token waits.
@@ -182,7 +185,7 @@ func (e *Engine) redrive(ctx context.Context, key history.Key, hdr runlog.Header
 	s.held.Store(time.Now().UnixNano())
 	s.Plan.Keep, s.Plan.Add = len(conv.Messages), add
 	spec.Header = h
-	e.startRedriven(s, spec, entries, closing)
+	e.startRedriven(s, spec, entries, closing, base+int64(len(closing)))
 	spec.Log.Warn("the run of a server that stopped goes on here, from its last complete step", "run", h.Run, "redrive", h.Redrives, "voided_step", d.voidFrom > 0, "kept_messages", len(d.kept))
 	return nil
 }
@@ -249,16 +252,17 @@ func (e *env) readAll(ctx context.Context, key history.Key, run string) ([]runlo
 }
 
 // startRedriven starts the run spec describes, which goes on with a dead
-// run's log: entries are that log, closing what ends its open step.
+// run's log: entries are that log, closing what ends its open step, and
+// seq the last sequence before the run's own.
 // This replica's log gets all of it, so its own readers read the run
 // whole, and the shared log gets what comes after entries.
-func (e *Engine) startRedriven(s *Session, spec Spec, entries, closing []runlog.Entry) *Run {
+func (e *Engine) startRedriven(s *Session, spec Spec, entries, closing []runlog.Entry, seq int64) *Run {
 	rn := e.newRun(s, spec)
 	rn.redriven = true
+	// No request started it here: nothing paces it.
+	rn.detached = true
 	all := append(entries[:len(entries):len(entries)], closing...)
-	if n := len(all); n > 0 {
-		rn.seq = all[n-1].Seq
-	}
+	rn.seq.Store(seq)
 	if err := e.local.Begin(rn.ctx, rn.key, rn.header, all...); err != nil {
 		spec.Log.Error("could not begin the run's log", "error", err)
 	}

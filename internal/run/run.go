@@ -32,10 +32,10 @@ type Run struct {
 	header    runlog.Header
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
-	seq       int64
-	mirror    *mirror // copies the log to the shared log; nil without one
-	forget    func()  // takes it out of the engine's live runs: nothing is left to stop
-	exit      func()  // ends its registration with Shutdown
+	seq       atomic.Int64 // the last sequence logged; its tools read it (durableLedger)
+	mirror    *mirror      // copies the log to the shared log; nil without one
+	forget    func()       // takes it out of the engine's live runs: nothing is left to stop
+	exit      func()       // ends its registration with Shutdown
 	stopTimer context.CancelFunc
 	// redriven: the run goes on with a dead run's log, which has its
 	// RunStarted already.
@@ -177,7 +177,7 @@ func (rn *Run) main() {
 	rn.cancel(nil)
 }
 
-func (rn *Run) next() int64 { rn.seq++; return rn.seq }
+func (rn *Run) next() int64 { return rn.seq.Add(1) }
 
 // publish appends one event to the log, first waiting for the stream
 // that started the run when it is maxAhead behind.
