@@ -49,14 +49,17 @@ func TestRedriveThroughRealClients(t *testing.T) {
 	}
 	symlinked := []string{"--preserve-symlinks", "--preserve-symlinks-main"}
 	t.Run("ai6", func(t *testing.T) {
+		t.Parallel()
 		a, b, drain := replicas(t, false)
 		t.Log(runNode(t, node, []string{"HISTORY=1", "DRAIN=" + drain, "OTHER=" + b}, "vercel.mjs", a, "redrive"))
 	})
 	t.Run("ai7", func(t *testing.T) {
+		t.Parallel()
 		a, b, drain := replicas(t, true)
 		t.Log(runNodeIn(t, "js7", node22, []string{"HISTORY=1", "AISDK7=1", "DRAIN=" + drain, "OTHER=" + b}, append(symlinked, "vercel.mjs", a, "redrive")...))
 	})
 	t.Run("agui", func(t *testing.T) {
+		t.Parallel()
 		a, _, drain := replicas(t, false)
 		t.Log(runNode(t, node, []string{"HISTORY=1", "DRAIN=" + drain}, "agui.mjs", a+"/api/agui", "redrive"))
 	})

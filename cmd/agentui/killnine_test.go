@@ -152,7 +152,7 @@ func TestKillNineProperty(t *testing.T) {
 	if err := os.WriteFile(mcpFile, servers, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	const lockTTL = 2 * time.Second
+	const lockTTL = time.Second
 	env := []string{effectsServerEnv + "=1", effectsFileEnv + "=" + effects}
 	args := []string{"-addr", "127.0.0.1:0", "-history", testutil.RedisURL(t), "-history-prefix", prefix,
 		"-secret", "kill nine test secret, 32 bytes or more", "-lock-ttl", lockTTL.String(), "-demo-delay", "5ms", "-mcp", mcpFile}
