@@ -49,12 +49,18 @@ type replica struct {
 	store lockingStore
 	log   runlog.Log
 	logs  *testutil.LogBuffer
-	h     *uiadapter.Handler // startWith's
+	h     *uiadapter.Handler
 }
 
-// start starts a replica; wrap, when set, stands between it and the
-// store.
+// start starts a replica of the demo loop over useChat; wrap, when set,
+// stands between it and the store.
 func (rs *replicas) start(wrap func(lockingStore) lockingStore) *replica {
+	return rs.startWith(vercelai.New(), testutil.DemoLoop(rs.t, nil), wrap)
+}
+
+// startWith starts a replica of a that speaks proto, with its resume and
+// connect routes; wrap, when set, stands between it and the store.
+func (rs *replicas) startWith(proto wire.Protocol, a agent.Agent, wrap func(lockingStore) lockingStore) *replica {
 	t := rs.t
 	r := &replica{t: t, store: redisstore.New(rs.rdb, redisstore.WithPrefix(rs.prefix+"chats:")), logs: &testutil.LogBuffer{}}
 	if wrap != nil {
@@ -68,11 +74,13 @@ func (rs *replicas) start(wrap func(lockingStore) lockingStore) *replica {
 	r.log = l
 	// Keep-alives every few milliseconds: a reader checks a quiet run's
 	// lock as often.
-	h := testutil.Must(vercelai.Handler(testutil.DemoLoop(t, nil), uiadapter.WithStore(r.store), uiadapter.WithScope(uiadapter.SingleScope),
+	h := testutil.Must(uiadapter.New(proto, a, uiadapter.WithStore(r.store), uiadapter.WithScope(uiadapter.SingleScope),
 		uiadapter.WithRunLog(l), uiadapter.WithKeepAlive(10*time.Millisecond), uiadapter.WithLogger(testutil.Logger(r.logs))))
+	r.h = h
 	mux := http.NewServeMux()
 	mux.Handle("POST /api/chat", h)
 	mux.Handle("GET /api/chat/{id}/stream", h.ResumeHandler(nil))
+	mux.Handle("POST /api/agui/connect", h.ConnectHandler())
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { testutil.ShutdownNow(h) })
@@ -113,6 +121,15 @@ func (r *replica) follow(chat string) *bufio.Reader {
 // that stored it but could not end its log left it.
 func dieMidReply(t *testing.T, r *replica, chat string, stored ...cmf.Message) {
 	t.Helper()
+	hdr := runlog.Header{Run: "dead", Protocol: "vercel-ai", Base: 1, Turn: []cmf.Message{storyTurn()}, Lock: "the dead process's", Started: time.Now()}
+	leaveDeadLog(t, r, chat, hdr, []agent.Event{&agent.RunStarted{MessageID: "a1"}, &agent.StepStarted{Step: 1, MessageID: "a1"},
+		&agent.PartStarted{Kind: agent.PartText, ID: "t"}, &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "Once upon"}}, stored...)
+}
+
+// leaveDeadLog leaves in the shared log the log of a run whose process
+// died (hdr, and its events, numbered from 1), with stored in the store.
+func leaveDeadLog(t *testing.T, r *replica, chat string, hdr runlog.Header, events []agent.Event, stored ...cmf.Message) {
+	t.Helper()
 	ctx := context.Background()
 	key := history.Key{Scope: "single", Chat: chat}
 	if len(stored) > 0 {
@@ -120,10 +137,8 @@ func dieMidReply(t *testing.T, r *replica, chat string, stored ...cmf.Message) {
 			t.Fatal(err)
 		}
 	}
-	hdr := runlog.Header{Run: "dead", Protocol: "vercel-ai", Base: 1, Turn: []cmf.Message{storyTurn()}, Lock: "the dead process's", Started: time.Now()}
 	var es []runlog.Entry
-	for i, ev := range []agent.Event{&agent.RunStarted{MessageID: "a1"}, &agent.StepStarted{Step: 1, MessageID: "a1"},
-		&agent.PartStarted{Kind: agent.PartText, ID: "t"}, &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "Once upon"}} {
+	for i, ev := range events {
 		es = append(es, runlog.EventEntry(int64(i+1), ev))
 	}
 	if err := r.log.Begin(ctx, key, hdr, es...); err != nil {

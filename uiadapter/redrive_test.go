@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -15,13 +14,11 @@ import (
 	"github.com/agentui/agentui/agent/demo"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
-	"github.com/agentui/agentui/history/redisstore"
 	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/internal/wire"
 	"github.com/agentui/agentui/protocols/agui"
 	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/runlog"
-	"github.com/agentui/agentui/uiadapter"
 )
 
 // dieMidStep leaves in the shared log what a run that can be run again
@@ -29,23 +26,10 @@ import (
 // with the run's input kept in its header.
 func dieMidStep(t *testing.T, r *replica, protocol, chat string, stored ...cmf.Message) {
 	t.Helper()
-	ctx := context.Background()
-	key := history.Key{Scope: "single", Chat: chat}
-	if len(stored) > 0 {
-		if _, err := r.store.Write(ctx, key, 0, history.KeepAll, stored...); err != nil {
-			t.Fatal(err)
-		}
-	}
 	hdr := runlog.Header{Run: "dead", Protocol: protocol, Base: 1, Turn: []cmf.Message{storyTurn()}, Reply: "a1",
 		Lock: "the dead process's", Started: time.Now(), Input: []byte(`{}`)}
-	var es []runlog.Entry
-	for i, ev := range []agent.Event{&agent.RunStarted{MessageID: "a1"}, &agent.StepStarted{Step: 1, MessageID: "a1"},
-		&agent.PartStarted{Kind: agent.PartText, ID: "t"}, &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "Once upon"}} {
-		es = append(es, runlog.EventEntry(int64(i+1), ev))
-	}
-	if err := r.log.Begin(ctx, key, hdr, es...); err != nil {
-		t.Fatal(err)
-	}
+	leaveDeadLog(t, r, chat, hdr, []agent.Event{&agent.RunStarted{MessageID: "a1"}, &agent.StepStarted{Step: 1, MessageID: "a1"},
+		&agent.PartStarted{Kind: agent.PartText, ID: "t"}, &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "Once upon"}}, stored...)
 }
 
 // A run whose process died while its model streamed goes on on the
@@ -83,35 +67,6 @@ func TestADeadRunGoesOnOnAnotherReplica(t *testing.T) {
 	}
 }
 
-// startWith starts a replica of rs that speaks proto, with its resume
-// and connect routes.
-func (rs *replicas) startWith(proto wire.Protocol, a ...agent.Agent) *replica {
-	t := rs.t
-	r := &replica{t: t, store: redisstore.New(rs.rdb, redisstore.WithPrefix(rs.prefix+"chats:")), logs: &testutil.LogBuffer{}}
-	l, err := redisstore.NewRunLog(context.Background(), rs.rdb, redisstore.WithRunLogPrefix(rs.prefix+"runs:"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = l.Close() })
-	r.log = l
-	var ag agent.Agent = testutil.DemoLoop(t, nil)
-	if len(a) > 0 {
-		ag = a[0]
-	}
-	h := testutil.Must(uiadapter.New(proto, ag, uiadapter.WithStore(r.store), uiadapter.WithScope(uiadapter.SingleScope),
-		uiadapter.WithRunLog(l), uiadapter.WithKeepAlive(10*time.Millisecond), uiadapter.WithLogger(testutil.Logger(r.logs))))
-	r.h = h
-	mux := http.NewServeMux()
-	mux.Handle("POST /api/chat", h)
-	mux.Handle("GET /api/chat/{id}/stream", h.ResumeHandler(nil))
-	mux.Handle("POST /api/agui/connect", h.ConnectHandler())
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { testutil.ShutdownNow(h) })
-	r.url = srv.URL
-	return r
-}
-
 // A reader whose client can replace a step's parts or its thread gets
 // the voided step replaced: AI SDK 7's reset-step (the step that replaces
 // it goes on under the same step-start), AG-UI's MESSAGES_SNAPSHOT of the
@@ -119,7 +74,7 @@ func (rs *replicas) startWith(proto wire.Protocol, a ...agent.Agent) *replica {
 func TestAVoidedStepIsReplacedForClientsThatCan(t *testing.T) {
 	t.Run("AI SDK 7", func(t *testing.T) {
 		rs := newReplicas(t)
-		b := rs.startWith(vercelai.New(vercelai.WithAISDK7()))
+		b := rs.startWith(vercelai.New(vercelai.WithAISDK7()), testutil.DemoLoop(t, nil), nil)
 		dieMidStep(t, b, "vercel-ai", "c", storyTurn())
 		rest := restOf(t, b.follow("c"))
 		reset := strings.Index(rest, `{"type":"reset-step"}`)
@@ -129,7 +84,7 @@ func TestAVoidedStepIsReplacedForClientsThatCan(t *testing.T) {
 	})
 	t.Run("AG-UI", func(t *testing.T) {
 		rs := newReplicas(t)
-		b := rs.startWith(agui.New())
+		b := rs.startWith(agui.New(), testutil.DemoLoop(t, nil), nil)
 		dieMidStep(t, b, "ag-ui", "c", storyTurn())
 		resp, err := http.Post(b.url+"/api/agui/connect", "application/json", strings.NewReader(`{"threadId":"c","runId":"r","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}`))
 		if err != nil {
@@ -173,12 +128,9 @@ func TestARedrivenRunKeepsItsToolCallsGuarantees(t *testing.T) {
 			})
 			weather.Idempotent = c.idempotent
 			rs := newReplicas(t)
-			b := rs.startWith(vercelai.New(), testutil.DemoLoopWith(t, weather))
+			b := rs.startWith(vercelai.New(), testutil.DemoLoopWith(t, weather), nil)
 			ctx := context.Background()
 			key := history.Key{Scope: "single", Chat: "c"}
-			if _, err := b.store.Write(ctx, key, 0, history.KeepAll, storyTurn()); err != nil {
-				t.Fatal(err)
-			}
 			l := b.store.(history.Ledger)
 			if _, _, err := l.BeginCall(ctx, key, "c1", history.CallRecord{Tool: "get_weather", Started: time.Now()}); err != nil {
 				t.Fatal(err)
@@ -190,14 +142,9 @@ func TestARedrivenRunKeepsItsToolCallsGuarantees(t *testing.T) {
 			}
 			hdr := runlog.Header{Run: "dead", Protocol: "vercel-ai", Base: 1, Turn: []cmf.Message{storyTurn()}, Reply: "a1",
 				Lock: "the dead process's", Started: time.Now(), Input: []byte(`{}`)}
-			var es []runlog.Entry
-			for i, ev := range []agent.Event{&agent.RunStarted{MessageID: "a1"}, &agent.StepStarted{Step: 1, MessageID: "a1"},
-				&agent.PartEnded{Kind: agent.PartToolCall, ID: "c1", Part: cmf.ToolCall{ToolCallID: "c1", Name: "get_weather", Arguments: []byte(`{"city":"Paris"}`)}}} {
-				es = append(es, runlog.EventEntry(int64(i+1), ev))
-			}
-			if err := b.log.Begin(ctx, key, hdr, es...); err != nil {
-				t.Fatal(err)
-			}
+			leaveDeadLog(t, b, "c", hdr, []agent.Event{&agent.RunStarted{MessageID: "a1"}, &agent.StepStarted{Step: 1, MessageID: "a1"},
+				&agent.PartEnded{Kind: agent.PartToolCall, ID: "c1", Part: cmf.ToolCall{ToolCallID: "c1", Name: "get_weather", Arguments: []byte(`{"city":"Paris"}`)}}},
+				storyTurn())
 			rest := restOf(t, b.follow("c"))
 			if strings.Contains(rest, "data-reset-step") || !strings.Contains(rest, `"type":"finish"`) {
 				t.Fatalf("the reader's stream:\n%s", rest)
@@ -230,8 +177,8 @@ func TestShutdownHandsRunsOver(t *testing.T) {
 		return map[string]any{"forecast": "sunny", "temperature_c": 21}, nil
 	})
 	rs := newReplicas(t)
-	a := rs.startWith(vercelai.New(), testutil.DemoLoopWith(t, weather))
-	b := rs.startWith(vercelai.New(), testutil.DemoLoopWith(t, weather))
+	a := rs.startWith(vercelai.New(), testutil.DemoLoopWith(t, weather), nil)
+	b := rs.startWith(vercelai.New(), testutil.DemoLoopWith(t, weather), nil)
 	reader := bufio.NewReader(a.send("c", "u1", "what is the weather in Paris?").Body)
 	testutil.Eventually(t, 10*time.Second, "the tool to run", func() bool { return runs.Load() == 1 })
 	shut := make(chan error, 1)
@@ -268,7 +215,7 @@ func TestShutdownAloneCutsRuns(t *testing.T) {
 		}
 		return "", ctx.Err()
 	})
-	a := newReplicas(t).startWith(vercelai.New(), testutil.DemoLoopWith(t, weather))
+	a := newReplicas(t).startWith(vercelai.New(), testutil.DemoLoopWith(t, weather), nil)
 	reader := bufio.NewReader(a.send("c", "u1", "what is the weather in Paris?").Body)
 	if _, err := reader.ReadString('\n'); err != nil {
 		t.Fatal(err)
