@@ -16,6 +16,7 @@ JS_PACKAGES = conformance/js conformance/js7
 # and the browser tests (test-browser: mostly waiting on Chromium and on
 # the server's timers). A lane's output is printed when it ends.
 test: js-deps
+	@echo "make test started at $$(date +%T)"
 	@$(MAKE) --no-print-directory -j2 --output-sync=recurse test-go test-browser
 
 # BROWSER_LANE_EXTRA: more targets for the browser lane once its tests
@@ -28,6 +29,7 @@ test-go:
 	@$(MAKE) --no-print-directory vet
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory cover-cmf
+	@echo "Go lane done at $$(date +%T)"
 
 # The kits' packages (about 1,200, minutes to install on a clean machine)
 # are installed while the page's browser tests run.
@@ -35,6 +37,7 @@ test-browser:
 	@$(MAKE) --no-print-directory -j2 e2e kit-deps
 	@$(MAKE) --no-print-directory e2e-kits
 	@for t in $(BROWSER_LANE_EXTRA); do $(MAKE) --no-print-directory $$t || exit 1; done
+	@echo "browser lane done at $$(date +%T)"
 
 # Install the JavaScript packages the tests drive (pinned by their lockfiles)
 # when they are missing or older than the lockfile.

@@ -46,8 +46,8 @@ type ResearchProgress struct {
 }
 
 // ResearchPause is how long research pauses after each progress update,
-// so that a page shows them.
-const ResearchPause = 50 * time.Millisecond
+// so that a page shows them, also on a loaded machine.
+const ResearchPause = 250 * time.Millisecond
 
 // builtin names the tools Tools returns; "call <name>" never targets them.
 var builtin = map[string]bool{"get_weather": true, "delete_file": true, "get_location": true, "research": true}
