@@ -123,6 +123,14 @@ const StreamIDHeader = "X-Resumable-Stream-Id"
 // it to the pages it allows.
 const ScopeHeader = "Agentui-Scope"
 
+// IdempotencyKeyHeader is the request header by which a client names a
+// chat request, so that the same request sent again (a retry after a
+// lost response) is answered with the stream of the run the first one
+// started, and runs nothing again, while the run's log is kept. AG-UI's
+// runId names a request without it; useChat's retried new message is
+// known by its id.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
 // crossOrigin is net/http's cross-origin protection: it refuses a request
 // that changes state (any method but GET, HEAD and OPTIONS) when a browser
 // sent it from another origin (Sec-Fetch-Site, or Origin where older

@@ -129,6 +129,9 @@ type Header struct {
 	// client that showed the reply holds: a request that carries it
 	// stopped reading this run (see run.Engine.Supersede).
 	Reply string `json:"reply,omitempty"`
+	// Request is the key of the request that started the run
+	// (wire.Turn.Key): a request with the same key is that one retried.
+	Request string `json:"request,omitempty"`
 	// Lock is the token that holds the chat's run lock while the run
 	// lives: a reader that finds the lock free and the log unfinished
 	// knows the run's process died.

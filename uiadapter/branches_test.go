@@ -3,6 +3,7 @@ package uiadapter_test
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -225,9 +226,11 @@ func TestARegenerationOnTheClientsBranch(t *testing.T) {
 // snapshot.
 func TestAGUIEditKeepsBranches(t *testing.T) {
 	f := newHistoryFixture(t, history.NewMemory())
+	runs := 0
 	run := func(messages string) {
 		t.Helper()
-		status, body := f.do("alice", http.MethodPost, "/api/agui", `{"threadId":"c","runId":"r","protocolVersion":"1.0","messages":`+messages+`}`)
+		runs++ // a new runId for each run, as @ag-ui/client sends (the same one again is a retry)
+		status, body := f.do("alice", http.MethodPost, "/api/agui", `{"threadId":"c","runId":"r`+strconv.Itoa(runs)+`","protocolVersion":"1.0","messages":`+messages+`}`)
 		if status != http.StatusOK || !strings.Contains(body, "RUN_FINISHED") {
 			t.Fatalf("run: %d %s", status, body)
 		}

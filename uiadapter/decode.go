@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentui/agentui/edge"
 	"github.com/agentui/agentui/internal/turn"
 	"github.com/agentui/agentui/internal/wire"
 )
@@ -59,10 +60,26 @@ func (req *request) decodeTurn(body []byte, tail bool) (*wire.Turn, error) {
 	if err == nil {
 		err = turn.Check(t)
 	}
+	if err == nil {
+		err = keyFromHeader(r, t)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// keyFromHeader names t by r's Idempotency-Key, when it has one. Out of
+// line: decodeTurn's frame is under every decoder's.
+//
+//go:noinline
+func keyFromHeader(r *http.Request, t *wire.Turn) error {
+	k := r.Header.Get(edge.IdempotencyKeyHeader)
+	if k == "" {
+		return nil
+	}
+	t.Key = k
+	return wire.CheckID(edge.IdempotencyKeyHeader, k)
 }
 
 // postBody checks that r is a POST of JSON (405, 415) and reads its body

@@ -172,6 +172,10 @@ type request struct {
 	// request runs (queuedRequest).
 	queued   *agent.SendOutcome
 	queuedID string
+	// retry is set when the request is the one that started the chat's
+	// latest run, sent again: it is answered with that run's stream
+	// (serveRetry).
+	retry *run.Source
 	// protocol is the run's protocol when it is not the handler's: a run
 	// another protocol's handler started, which this one runs again
 	// (redrive); its approvals are signed for that protocol.

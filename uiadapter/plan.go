@@ -78,6 +78,10 @@ func (req *request) planStored() (*run.Session, *agent.Input, error) {
 		}
 	}
 	findings.Log(log)
+	if (p.Resent || err != nil && t.Intent == wire.Continue) && req.retried(key) {
+		s.Release()
+		return nil, nil, nil
+	}
 	if err != nil {
 		s.Release()
 		if err == turn.ErrChatTooLong {

@@ -53,6 +53,9 @@ func (h *Handler) serve(w http.ResponseWriter, req *request) {
 	case req.queued != nil:
 		h.serveQueued(w, req)
 		return
+	case req.retry != nil:
+		h.serveRetry(w, req)
+		return
 	}
 	// The stream runs from this small frame: what prepare needed is not
 	// on the stack for as long as the stream lasts (see
@@ -109,7 +112,7 @@ func (h *Handler) prepare(w http.ResponseWriter, req *request) (*agent.Input, *r
 		}
 		s, in, err = req.planStored()
 		req.body = nil // the t is all it needs, and req lasts as long as the stream
-		if req.steered != nil || req.queued != nil {
+		if req.steered != nil || req.queued != nil || req.retry != nil {
 			req.giveSlot() // nothing of its own runs now
 			return nil, nil, nil
 		}

@@ -69,7 +69,7 @@ func (req *request) runLive(in *agent.Input, sse *wire.SSEWriter, enc wire.Encod
 //go:noinline
 func (req *request) start(in *agent.Input, s *run.Session) *run.Run {
 	h := req.h
-	hdr := runlog.Header{Run: req.turn.RunID, Protocol: h.proto.Name()}
+	hdr := runlog.Header{Run: req.turn.RunID, Protocol: h.proto.Name(), Request: req.turn.Key}
 	if req.turn.Intent == wire.Continue {
 		hdr.Continue = req.turn.MessageID
 	} else {

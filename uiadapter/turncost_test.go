@@ -151,10 +151,11 @@ func processCPU() time.Duration {
 
 // BenchmarkToolTurnLedger: a turn whose reply calls a server tool
 // ("weather in Paris": the call, its result, the answer) on a chat of 10
-// messages, with the store's tool ledger (the call recorded as started
-// before the tool runs and as finished after) and without it (the same
-// store, its ledger hidden), side by side, on memory and Redis: what
-// the ledger adds to a tool call.
+// and of 2,000 messages (TC's ends), with the store's tool ledger (the
+// call recorded as started before the tool runs and as finished after)
+// and without it (the same store, its ledger hidden), side by side, on
+// memory and Redis: what the ledger adds to a tool call, and whether a
+// tool turn stays flat as the chat grows.
 func BenchmarkToolTurnLedger(b *testing.B) {
 	stores := map[string]func(b *testing.B) (with, without history.Store){
 		"memory": func(*testing.B) (history.Store, history.Store) {
@@ -169,21 +170,23 @@ func BenchmarkToolTurnLedger(b *testing.B) {
 		},
 	}
 	for _, name := range []string{"memory", "redis"} {
-		for _, ledger := range []bool{true, false} {
-			b.Run(name+"/"+map[bool]string{true: "ledger", false: "no-ledger"}[ledger], func(b *testing.B) {
-				with, without := stores[name](b)
-				if _, ok := without.(history.Ledger); ok {
-					b.Fatal("the store without a ledger has one")
-				}
-				if _, ok := without.(history.Locker); !ok {
-					b.Fatal("hiding the ledger hid more")
-				}
-				store := without
-				if ledger {
-					store = with
-				}
-				benchTurnSaying(b, store, 10, 0, "weather in Paris")
-			})
+		for _, n := range []int{10, 2000} {
+			for _, ledger := range []bool{true, false} {
+				b.Run(name+"/"+strconv.Itoa(n)+"/"+map[bool]string{true: "ledger", false: "no-ledger"}[ledger], func(b *testing.B) {
+					with, without := stores[name](b)
+					if _, ok := without.(history.Ledger); ok {
+						b.Fatal("the store without a ledger has one")
+					}
+					if _, ok := without.(history.Locker); !ok {
+						b.Fatal("hiding the ledger hid more")
+					}
+					store := without
+					if ledger {
+						store = with
+					}
+					benchTurnSaying(b, store, n, 0, "weather in Paris")
+				})
+			}
 		}
 	}
 }

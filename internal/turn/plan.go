@@ -29,6 +29,11 @@ type Plan struct {
 	Add []cmf.Message
 	// Resume are the answers that count, for calls the base waits for.
 	Resume []wire.Resolution
+	// Resent says the request sent a stored user message again,
+	// unchanged, as a new message: a regeneration of its reply, unless
+	// the request is the one that asked for that reply, retried (see
+	// Retries).
+	Resent bool
 	// Refusal, when set, is a refusal the protocol sends as its error
 	// event instead of a run (AG-UI's pending interrupts).
 	Refusal string
@@ -196,7 +201,7 @@ func planStoredTurn(stored []cmf.Message, t *wire.Turn, policy *Policy) (Plan, F
 		// (AG-UI, which sends the thread up to it).
 		if sameContent(stored[i], user) {
 			p.note(slog.LevelDebug, "the client sent its last message again unchanged: its reply is regenerated")
-			p.Keep = i + 1
+			p.Keep, p.Resent = i+1, true
 			return p, findings, nil
 		}
 		p.Keep, abandoned = i, nil

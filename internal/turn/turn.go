@@ -1,6 +1,8 @@
 package turn
 
 import (
+	"slices"
+
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/wire"
 )
@@ -84,4 +86,29 @@ func ShowsReply(t *wire.Turn, reply, asked string) bool {
 		}
 	}
 	return false
+}
+
+// Retries reports whether t is the request that started a run, sent
+// again: a retry (a response lost on the way, a proxy's or the app's
+// second try), to be answered with that run's stream, not run again.
+// key is the run's request key (wire.Turn.Key) and asked what its
+// request added, its new user message last. A request that names itself
+// is the run's when the names match; one that names nothing (useChat
+// without an Idempotency-Key) when it sends the run's new message
+// again, unchanged, as a new message: useChat regenerates with a word of
+// its own.
+func Retries(t *wire.Turn, key string, asked []cmf.Message, policy *Policy) bool {
+	if t.Key != "" || key != "" {
+		return t.Key == key
+	}
+	if t.Intent != wire.Submit || len(asked) == 0 || len(t.Messages) == 0 {
+		return false
+	}
+	was, m := asked[len(asked)-1], t.Messages[len(t.Messages)-1]
+	if was.Role != cmf.RoleUser || m.Role != cmf.RoleUser || m.ID() == "" || m.ID() != was.ID() {
+		return false
+	}
+	m.Content = slices.Clone(m.Content) // the turn is the client's
+	clean, _ := Sanitize([]cmf.Message{m}, nil, *policy)
+	return len(clean) == 1 && sameContent(clean[0], was)
 }

@@ -35,3 +35,35 @@ func TestShowsReply(t *testing.T) {
 		t.Error("empty ids match")
 	}
 }
+
+// Retries knows a request sent again: by its key when either names one,
+// else (useChat) by its new message, sent again unchanged as a new one.
+func TestRetries(t *testing.T) {
+	asked := []cmf.Message{textMsg(cmf.RoleUser, "u1", "weather in Paris")}
+	submit := func(key string, m cmf.Message) *wire.Turn {
+		return &wire.Turn{Intent: wire.Submit, Key: key, Messages: []cmf.Message{m}}
+	}
+	var policy Policy
+	for _, c := range []struct {
+		name string
+		t    *wire.Turn
+		key  string
+		want bool
+	}{
+		{"the same key", submit("k", textMsg(cmf.RoleUser, "u2", "other")), "k", true},
+		{"another key", submit("k2", asked[0]), "k", false},
+		{"a key where the run had none", submit("k", asked[0]), "", false},
+		{"no key where the run had one", submit("", asked[0]), "k", false},
+		{"the message again", submit("", asked[0]), "", true},
+		{"the message edited", submit("", textMsg(cmf.RoleUser, "u1", "weather in Rome")), "", false},
+		{"another message", submit("", textMsg(cmf.RoleUser, "u2", "weather in Paris")), "", false},
+		{"a regeneration", &wire.Turn{Intent: wire.Regenerate, Messages: asked}, "", false},
+	} {
+		if got := Retries(c.t, c.key, asked, &policy); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	if Retries(submit("", asked[0]), "", nil, &policy) {
+		t.Error("a run that asked nothing (a continuation) has no retry by message")
+	}
+}

@@ -140,6 +140,11 @@ type Turn struct {
 	ChatID string
 	// RunID names this run (AG-UI "runId"; generated for Vercel).
 	RunID string
+	// Key names the request, so that the same request sent again (a
+	// retry) is known as one: the client's Idempotency-Key header, else
+	// AG-UI's runId; "" when the client names neither (useChat without
+	// the header).
+	Key string
 	// Skipped says what the decoder left out of the client's input (an
 	// unknown part type, an incomplete tool part), for the handler's debug
 	// log.

@@ -62,6 +62,7 @@ func (p *Protocol) read(in *RunAgentInput, body []byte) (*wire.Turn, error) {
 	turn := &wire.Turn{
 		ChatID:          in.ThreadID,
 		RunID:           in.RunID,
+		Key:             in.RunID,
 		Intent:          wire.Submit,
 		ProtocolVersion: in.ProtocolVersion,
 		ResumeRequired:  true, // a thread with pending interrupts must resume them
