@@ -26,17 +26,14 @@ test: js-deps
 BROWSER_LANE_EXTRA ?=
 
 test-go:
-	@$(MAKE) --no-print-directory vet
-	@$(MAKE) --no-print-directory unit
-	@$(MAKE) --no-print-directory cover-cmf
+	@for t in vet unit cover-cmf; do s=$$(date +%s); $(MAKE) --no-print-directory $$t || exit 1; echo "make $$t: $$(( $$(date +%s) - s )) s"; done
 	@echo "Go lane done at $$(date +%T)"
 
 # The kits' packages (about 1,200, minutes to install on a clean machine)
 # are installed while the page's browser tests run.
 test-browser:
-	@$(MAKE) --no-print-directory -j2 e2e kit-deps
-	@$(MAKE) --no-print-directory e2e-kits
-	@for t in $(BROWSER_LANE_EXTRA); do $(MAKE) --no-print-directory $$t || exit 1; done
+	@s=$$(date +%s); $(MAKE) --no-print-directory -j2 e2e kit-deps && echo "make e2e kit-deps: $$(( $$(date +%s) - s )) s"
+	@for t in e2e-kits $(BROWSER_LANE_EXTRA); do s=$$(date +%s); $(MAKE) --no-print-directory $$t || exit 1; echo "make $$t: $$(( $$(date +%s) - s )) s"; done
 	@echo "browser lane done at $$(date +%T)"
 
 # Install the JavaScript packages the tests drive (pinned by their lockfiles)
@@ -64,6 +61,7 @@ $(VERSITYGW):
 
 unit: $(VERSITYGW)
 	$(GO) test -race -count=1 ./...
+	@echo "the root module's tests done at $$(date +%T)"
 	@set -e; for m in $(OWN_MODULES); do \
 		echo "go test $$m"; (cd $$m && $(GO) vet ./... && VERSITYGW=$(VERSITYGW) $(GO) test -race -count=1 ./...); \
 	done

@@ -44,6 +44,7 @@ func containerfile(t *testing.T) (env, args []string) {
 // (on port 0 for :8080), as docker run would, then with a deployment's
 // AGENTUI_ALLOWED_HOSTS.
 func TestContainerDefaultsCheckHost(t *testing.T) {
+	t.Parallel()
 	env, args := containerfile(t)
 	i := slices.Index(args, "-addr")
 	if i < 0 || i+1 >= len(args) || args[i+1] != ":8080" {

@@ -18,6 +18,7 @@ import (
 // tokens from one address, used on A and B in turn, start 5 runs under 5
 // an hour, not 15. A token revoked on A is refused on B.
 func TestTwoReplicasShareTheAddressBounds(t *testing.T) {
+	t.Parallel()
 	testutil.Eventually(t, 2*time.Minute, "a fresh hour window", func() bool {
 		return time.Until(time.Now().Truncate(time.Hour).Add(time.Hour)) > time.Minute
 	})

@@ -131,6 +131,7 @@ type killRun struct {
 //
 // The seed is printed; AGENTUI_PROPERTY_SEED replays one.
 func TestKillNineProperty(t *testing.T) {
+	t.Parallel()
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("AGENTUI_PROPERTY_SEED"); s != "" {
 		seed, _ = strconv.ParseUint(s, 10, 64)

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +73,7 @@ func TestQuickStart(t *testing.T) {
 
 // Every flag has an AGENTUI_… twin; flags win over the environment.
 func TestEnvironmentTwins(t *testing.T) {
+	t.Parallel()
 	p := testutil.RunProgram(t, ".", []string{"AGENTUI_ADDR=127.0.0.1:0", "AGENTUI_SECRET=a test secret of at least 32 bytes", "AGENTUI_LOG_LEVEL=debug", "AGENTUI_DEMO_DELAY=0s", "AGENTUI_MODEL=demo", "AGENTUI_HISTORY=none"})
 	url, stderr := p.URL, p.Stderr
 	resp, err := http.Post(url+"/api/chat", "application/json", strings.NewReader(`{"id":"c","messages":[{"id":"m","role":"user","parts":[{"type":"text","text":"hi"}]}]}`))
@@ -85,11 +85,12 @@ func TestEnvironmentTwins(t *testing.T) {
 	if strings.Contains(stderr.String(), "no -secret") {
 		t.Fatal("AGENTUI_SECRET was ignored")
 	}
-	out, err := exec.Command("go", "run", ".", "-model", "gpt-5").CombinedOutput()
+	bin := testutil.BuildProgram(t, ".")
+	out, err := exec.Command(bin, "-model", "gpt-5").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `unknown -model "gpt-5"`) {
 		t.Fatalf("a bad -model: %v %s", err, out)
 	}
-	cmd := exec.Command("go", "run", ".", "-addr", "127.0.0.1:0", "-log-level", "loud")
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-log-level", "loud")
 	cmd.Env = append(os.Environ(), "AGENTUI_LOG_LEVEL=debug")
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "-log-level") {
 		t.Fatalf("the flag did not win over the environment: %v %s", err, out)
@@ -127,7 +128,7 @@ func TestConfigurationDocumented(t *testing.T) {
 		}
 	}
 	// -h is not an error.
-	if out, err := exec.Command("go", "run", ".", "-h").CombinedOutput(); err != nil || !strings.Contains(string(out), "-history-ttl") {
+	if out, err := exec.Command(testutil.BuildProgram(t, "."), "-h").CombinedOutput(); err != nil || !strings.Contains(string(out), "-history-ttl") {
 		t.Fatalf("-h: %v %s", err, out)
 	}
 }
@@ -135,10 +136,8 @@ func TestConfigurationDocumented(t *testing.T) {
 // Bad configuration stops the real binary at start-up, with exit status
 // 1 (2 for a bad command line) and one line that names what to fix.
 func TestStartupFailures(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "agentui")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	t.Parallel()
+	bin := testutil.BuildProgram(t, ".")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

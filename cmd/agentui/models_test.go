@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,6 +17,7 @@ import (
 // default, and GET /api/models lists them; a model whose key is missing,
 // or -model given with -models, stops the binary with one line.
 func TestModelsFlag(t *testing.T) {
+	t.Parallel()
 	keys := []string{"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=", "GOOGLE_API_KEY="}
 	p := testutil.RunProgram(t, ".", append(keys, "AGENTUI_MODELS=demo, openai-responses:gpt-5", "OPENAI_API_KEY=k"), "-addr", "127.0.0.1:0", "-secret", "a models test secret of 32 bytes or more")
 	if !strings.HasSuffix(p.Line, "(models demo (default), openai-responses:gpt-5, history memory)") {
@@ -33,10 +33,7 @@ func TestModelsFlag(t *testing.T) {
 		t.Errorf("GET /api/models: %s, want %s", body, want)
 	}
 
-	bin := filepath.Join(t.TempDir(), "agentui")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testutil.BuildProgram(t, ".")
 	for _, c := range []struct {
 		env  []string
 		args []string

@@ -54,6 +54,7 @@ func (s sseData) rest(t *testing.T) []string {
 // streams, stores the partial reply, runs the messages queued on B behind
 // A's reply, and takes the chat's next turn once A's lock lapses.
 func TestTwoReplicasShareRuns(t *testing.T) {
+	t.Parallel()
 	rdb := testutil.Redis(t)
 	prefix := testutil.KeyPrefix()
 	testutil.DeleteKeysOnCleanup(t, rdb, prefix)
@@ -504,6 +505,7 @@ func TestTwoReplicasRunACookielessApprovalOnce(t *testing.T) {
 // is told the server stopped, and nothing claims a partial reply was
 // stored.
 func TestTwoReplicasOutlastARedisFreeze(t *testing.T) {
+	t.Parallel()
 	rs := testutil.StartRedis(t)
 	args := []string{"-addr", "127.0.0.1:0", "-history", "redis://" + rs.Addr, "-secret", "replica test secret, 32 bytes long!",
 		"-lock-ttl", "20s", "-demo-delay", "20ms"}

@@ -89,6 +89,7 @@ func (p *replicaPair) do(t testing.TB, method, url, body string, header ...strin
 // gets 429 with Retry-After and a JSON error, the streams it has go on,
 // and once one of them ends a retry gets the whole run.
 func TestRemoteResumes(t *testing.T) {
+	t.Parallel()
 	const concurrent = 50
 	// The run has ended when the resumes begin: its log must outlast
 	// them, which on a loaded machine takes more than the default minute.

@@ -193,6 +193,7 @@ func TestExportsOTLP(t *testing.T) {
 // collector, every string exported is valid UTF-8 with nothing hidden and
 // at most 1 KiB, and nothing reaches stderr outside slog.
 func TestExportSurvivesHostileClients(t *testing.T) {
+	t.Parallel()
 	rc := &receiver{}
 	collector := httptest.NewServer(rc)
 	t.Cleanup(collector.Close)
