@@ -69,6 +69,9 @@ func (req *request) enqueue(key history.Key) error {
 func (h *Handler) serveQueued(w http.ResponseWriter, req *request) {
 	t := req.turn
 	key := history.Key{Scope: req.who.scope, Chat: t.ChatID}
+	if q, ok := w.(queuedRecorder); ok {
+		q.setQueued(req.queued.MessageID)
+	}
 	sse := h.startStream(w, true)
 	w.Header().Set(edge.RunHeader, t.RunID)
 	w.Header().Set(edge.StreamIDHeader, t.ChatID)

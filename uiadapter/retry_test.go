@@ -262,3 +262,31 @@ func readAll(resp *http.Response) string {
 	}
 	return b.String()
 }
+
+// An Idempotency-Key is an id a client sends: too long, or with a
+// control character, it is refused before anything is stored or run.
+func TestABadIdempotencyKeyIsRefused(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	for key, want := range map[string]string{
+		strings.Repeat("k", 257): "Idempotency-Key is longer than 256 bytes",
+		"k\u202e":                "Idempotency-Key must be printable UTF-8, without control or bidirectional formatting characters",
+	} {
+		req, _ := http.NewRequest(http.MethodPost, f.url+"/api/chat", strings.NewReader(userBody("c", "hello")))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Scope", "alice")
+		req.Header.Set(edge.IdempotencyKeyHeader, key)
+		resp, err := f.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Error string }
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || e.Error != want {
+			t.Errorf("%q: %d %q", key, resp.StatusCode, e.Error)
+		}
+	}
+	if got := f.stored("alice", "c"); len(got) != 0 {
+		t.Fatalf("stored %s", roles(got))
+	}
+}

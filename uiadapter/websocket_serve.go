@@ -43,7 +43,7 @@ func (s *wsSocket) serveSend(ctx context.Context, f *wsFrame) {
 // response is the writer of request id's response, kept with the
 // request for abort.
 func (s *wsSocket) response(id string, resume bool) *wsResponse {
-	w := &wsResponse{s: s, requestID: id, header: http.Header{}, seq: -1, skip: -1, resume: resume}
+	w := &wsResponse{s: s, requestID: id, header: http.Header{}, seq: -1, skip: -1, resume: resume, decided: make(chan struct{})}
 	s.mu.Lock()
 	if req := s.reqs[id]; req != nil {
 		req.resp = w
@@ -98,6 +98,12 @@ func (s *wsSocket) abort(requestID string) {
 	defer cancel()
 	if resp == nil {
 		return
+	}
+	// What the request asked for is known once its status is set: the
+	// run it started, or the message it queued.
+	select {
+	case <-resp.decided:
+	case <-ctx.Done():
 	}
 	run, queued := resp.ownRun()
 	if queued != "" && h.cfg.queue != nil {
@@ -155,9 +161,12 @@ type wsResponse struct {
 	resume    bool // a resume: 200 is start, 204 no-active
 	quiet     bool // nothing goes to the socket
 	mu        sync.Mutex
-	queued    string // the message a queued send's outcome named, until its turn starts
-	seq       int64  // the last chunk's sequence
-	skip      int64  // chunks up to this sequence are not sent (a resume's lastSequence)
+	run       string        // the run the response shows (its run header when its status was set)
+	queued    string        // the message a queued send's outcome named, until its turn starts
+	decided   chan struct{} // closed once the handler has set the status, or the request ended
+	decide    sync.Once
+	seq       int64 // the last chunk's sequence
+	skip      int64 // chunks up to this sequence are not sent (a resume's lastSequence)
 	pending   []byte
 	frame     []byte       // the chunk frame being written (the library copies it out)
 	quoted    []byte       // requestID as JSON
@@ -172,6 +181,10 @@ func (w *wsResponse) WriteHeader(status int) {
 		return
 	}
 	w.status = status
+	w.mu.Lock()
+	w.run = w.header.Get(edge.RunHeader)
+	w.mu.Unlock()
+	w.decide.Do(func() { close(w.decided) })
 	if w.resume && status == http.StatusOK && !w.quiet {
 		w.err = w.s.reply("start", w.requestID)
 	}
@@ -255,8 +268,21 @@ func (w *wsResponse) event(ev []byte) {
 func (w *wsResponse) ownRun() (run, queued string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.header.Get(edge.RunHeader), w.queued
+	return w.run, w.queued
 }
+
+// setQueued records that the request's message was queued, before the
+// response's status is set: an abort that waited for the status then
+// knows to take the message out of the queue.
+func (w *wsResponse) setQueued(id string) {
+	w.mu.Lock()
+	w.queued = id
+	w.mu.Unlock()
+}
+
+// queuedRecorder is a response writer that is told which message its
+// request queued (wsResponse).
+type queuedRecorder interface{ setQueued(id string) }
 
 // quotedID is the request's id as a JSON string.
 func (w *wsResponse) quotedID() []byte {
@@ -269,6 +295,7 @@ func (w *wsResponse) quotedID() []byte {
 // finish ends the request: end after a stream, no-active for a resume
 // with nothing to resume, an error frame for a refusal (its JSON body).
 func (w *wsResponse) finish() {
+	w.decide.Do(func() { close(w.decided) })
 	if w.quiet || w.err != nil || w.s.ctx.Err() != nil {
 		return
 	}
