@@ -1,6 +1,8 @@
 package agui
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/agentui/agentui/agent"
@@ -24,6 +26,26 @@ func BenchmarkEncodeTextDelta(b *testing.B) {
 		enc.Encode(ev)
 		if i++; i%64 == 0 {
 			_ = w.Flush()
+		}
+	}
+}
+
+// BenchmarkDecodeResend: a RunAgentInput resending a thread of 250
+// messages (what HttpAgent and CopilotKit send each turn), decoded whole.
+func BenchmarkDecodeResend(b *testing.B) {
+	var msgs []string
+	for i := range 125 {
+		id := strconv.Itoa(i)
+		msgs = append(msgs, `{"id":"u`+id+`","role":"user","content":"What is the weather like in city number `+id+` today?"}`,
+			`{"id":"a`+id+`","role":"assistant","content":"It is sunny in city number `+id+`, 21 degrees, with a light breeze from the west."}`)
+	}
+	body := []byte(`{"threadId":"t","runId":"r","protocolVersion":"1.0","state":{},"tools":[],"context":[],"forwardedProps":{},"messages":[` + strings.Join(msgs, ",") + `]}`)
+	p := New()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Decode(nil, body); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -53,7 +53,7 @@ func (p *Protocol) read(in *RunAgentInput, body []byte) (*wire.Turn, error) {
 	if in.RunID == "" {
 		return nil, wire.BadRequest(`missing "runId"`)
 	}
-	if !hasKey(body, "messages") {
+	if in.Messages == nil { // absent or null; [] is a thread with nothing yet
 		return nil, wire.BadRequest(`missing "messages"`)
 	}
 	if err := checkIDs(in); err != nil {
@@ -217,17 +217,6 @@ func nameResults(msgs []cmf.Message) {
 			}
 		}
 	}
-}
-
-// hasKey reports whether a JSON object has a top-level key with a non-null
-// value.
-func hasKey(body []byte, key string) bool {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) != nil {
-		return false
-	}
-	v, ok := top[key]
-	return ok && string(bytes.TrimSpace(v)) != "null"
 }
 
 // toCMF converts one message; nil for messages agentui ignores.
