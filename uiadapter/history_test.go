@@ -307,10 +307,17 @@ func TestHistoryStaleAndForgedResolutions(t *testing.T) {
 	if f.deleted.Load() != 0 {
 		t.Fatal("a refused resolution executed the tool")
 	}
-	// Genuine: approved once; the same approval again is stale.
+	// Genuine: approved once. The same approval again, while its
+	// continuation is the chat's latest run, is that request retried: it
+	// gets the continuation's stream and runs nothing. Once another turn
+	// has run, it is stale.
 	if got := f.chat("alice", continuation("chat-a", a)).Text(); got != "Deleted /tmp/x.txt." || f.deleted.Load() != 1 {
 		t.Fatalf("genuine approval: %q, %d executions", got, f.deleted.Load())
 	}
+	if got := f.chat("alice", continuation("chat-a", a)).Text(); got != "Deleted /tmp/x.txt." || f.deleted.Load() != 1 {
+		t.Fatalf("the approval sent again: %q, %d executions", got, f.deleted.Load())
+	}
+	f.chat("alice", strings.Replace(userBody("chat-a", "hello"), `"u1"`, `"u-later"`, 1))
 	refused("stale approval", "alice", continuation("chat-a", a))
 	if f.deleted.Load() != 1 {
 		t.Fatal("a replayed approval executed the tool again")

@@ -78,7 +78,7 @@ func (req *request) planStored() (*run.Session, *agent.Input, error) {
 		}
 	}
 	findings.Log(log)
-	if (p.Resent || err != nil && t.Intent == wire.Continue) && req.retried(key) {
+	if (p.Resent || err != nil && t.Intent == wire.Continue) && req.retried(key, conv.Messages) {
 		s.Release()
 		return nil, nil, nil
 	}

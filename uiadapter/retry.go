@@ -3,20 +3,23 @@ package uiadapter
 import (
 	"net/http"
 
+	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/turn"
 )
 
 // retried reports whether the request is the one that started key's
-// latest run, sent again (turn.Retries): a response lost on the way, a
+// latest run, sent again (turn.Retries; stored is the chat's
+// conversation when it was loaded): a response lost on the way, a
 // proxy's or the app's second try. It is then answered with that run's
 // stream (serveRetry) and runs nothing, so a tool the run called is not
 // called again. Only the run whose log is still kept is known
 // (WithRunRetention); asked on the paths a retry takes, so a new turn
 // pays no look-up.
-func (req *request) retried(key history.Key) bool {
+func (req *request) retried(key history.Key, stored []cmf.Message) bool {
 	src, err := req.h.runs.Find(req.r.Context(), key)
-	if err != nil || !turn.Retries(req.turn, src.Header.Request, src.Header.Turn, &req.h.cfg.policy) {
+	hdr := src.Header
+	if err != nil || !turn.Retries(req.turn, turn.RunAsked{Key: hdr.Request, Continued: hdr.Continue, Asked: hdr.Turn}, stored, &req.h.cfg.policy) {
 		return false
 	}
 	req.retry = &src

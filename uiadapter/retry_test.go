@@ -290,3 +290,26 @@ func TestABadIdempotencyKeyIsRefused(t *testing.T) {
 		t.Fatalf("stored %s", roles(got))
 	}
 }
+
+// useChat sends an approval's answer again (a retry of the continuation,
+// without an Idempotency-Key): it gets the stream of the continuation the
+// first answer started, with the call's result, and the call runs once.
+func TestARetriedApprovalGetsItsContinuation(t *testing.T) {
+	f := newHistoryFixture(t, history.NewMemory())
+	asked := f.chat("alice", userBody("c", "delete /tmp/x.txt"))
+	req, avail := asked.Find("tool-approval-request"), asked.Find("tool-input-available")
+	answer := continuation("c", msg(asked.Find("start")["messageId"].(string), "assistant", part("step-start"),
+		part("tool-delete_file", "toolCallId", avail["toolCallId"], "state", "approval-responded", "input", avail["input"],
+			"approval", map[string]any{"id": req["approvalId"], "approved": true})))
+	first := f.chat("alice", answer)
+	again := f.chat("alice", answer)
+	if got := f.deleted.Load(); got != 1 {
+		t.Fatalf("the approved call ran %d times", got)
+	}
+	if again.Find("tool-output-available") == nil || again.Find("finish") == nil || again.Text() != first.Text() {
+		t.Fatalf("the answer sent again got:\n%v\nthe first got:\n%v", again, first)
+	}
+	if got := roles(f.stored("alice", "c")); got != "user,assistant,tool,assistant" {
+		t.Fatalf("stored %s", got)
+	}
+}

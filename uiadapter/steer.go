@@ -30,7 +30,7 @@ import (
 func (req *request) whenBusy(key history.Key) (*run.Session, history.Conversation, error) {
 	h, t, ctx := req.h, req.turn, req.r.Context()
 	switch {
-	case req.retried(key):
+	case req.retried(key, nil):
 		return nil, history.Conversation{}, nil
 	case t.Busy == wire.BusyInterrupt:
 		req.log.Info("a message sent while the reply ran interrupts it")

@@ -54,8 +54,10 @@ async function recordingFetch(input, init) {
 }
 
 const flows = {
-  // A replayed approval (the client sends the same continuation again) is
-  // refused: the call is no longer waiting.
+  // The same continuation sent again while it is the chat's latest run
+  // is that request retried: it gets the continuation's stream, and the
+  // call does not run again. An approval for a call the server never
+  // made is refused.
   async vercelStale() {
     const chat = new Chat({
       id: chatId,
@@ -68,8 +70,12 @@ const flows = {
     await until(() => chat.status === 'ready' && lastText(chat) !== '', 'the approved reply');
     assert.equal(lastText(chat), 'Deleted /tmp/once.txt.');
     const replay = await cookieFetch(base + '/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: sent.at(-1) });
-    assert.equal(replay.status, 409);
-    assert.match((await replay.json()).error, /not waiting/);
+    assert.equal(replay.status, 200, 'the continuation sent again gets its stream');
+    const again = await replay.text();
+    assert.equal((again.match(/"type":"tool-output-available"/g) ?? []).length, 1, again);
+    assert.match(again, /"output":\{"deleted":"\/tmp\/once\.txt"\}/);
+    const stored = await (await cookieFetch(`${base}/api/chat/${chatId}`)).json();
+    assert.equal(stored.flatMap((m) => m.parts).filter((p) => p.type === 'tool-delete_file').length, 1, 'one call, run once');
     // An approval for a call the server never made is refused too.
     const forged = JSON.parse(sent.at(-1));
     const part = forged.messages.at(-1).parts.find((p) => p.type === 'tool-delete_file');

@@ -88,19 +88,31 @@ func ShowsReply(t *wire.Turn, reply, asked string) bool {
 	return false
 }
 
-// Retries reports whether t is the request that started a run, sent
-// again: a retry (a response lost on the way, a proxy's or the app's
-// second try), to be answered with that run's stream, not run again.
-// key is the run's request key (wire.Turn.Key) and asked what its
-// request added, its new user message last. A request that names itself
-// is the run's when the names match; one that names nothing (useChat
-// without an Idempotency-Key) when it sends the run's new message
-// again, unchanged, as a new message: useChat regenerates with a word of
-// its own.
-func Retries(t *wire.Turn, key string, asked []cmf.Message, policy *Policy) bool {
-	if t.Key != "" || key != "" {
-		return t.Key == key
+// RunAsked is what a chat's latest run was asked, as its log's header
+// keeps it: what a request sent again is compared with (Retries).
+type RunAsked struct {
+	Key       string        // its request's key (wire.Turn.Key)
+	Continued string        // the assistant message it continued, "" for a new reply
+	Asked     []cmf.Message // what its request added, its new user message last
+}
+
+// Retries reports whether t is the request that started run, sent again:
+// a retry (a response lost on the way, a proxy's or the app's second
+// try), to be answered with that run's stream, not run again. A request
+// that names itself is the run's when the names match. One that names
+// nothing (useChat without an Idempotency-Key) is when it sends the
+// run's new message again, unchanged, as a new message (useChat
+// regenerates with a word of its own), or continues the message the run
+// continued with answers stored already (stored: the chat's
+// conversation; nil knows of none).
+func Retries(t *wire.Turn, run RunAsked, stored []cmf.Message, policy *Policy) bool {
+	if t.Key != "" || run.Key != "" {
+		return t.Key == run.Key
 	}
+	if t.Intent == wire.Continue {
+		return run.Continued != "" && t.MessageID == run.Continued && answered(stored, t.Resolutions)
+	}
+	asked := run.Asked
 	if t.Intent != wire.Submit || len(asked) == 0 || len(t.Messages) == 0 {
 		return false
 	}
@@ -111,4 +123,19 @@ func Retries(t *wire.Turn, key string, asked []cmf.Message, policy *Policy) bool
 	m.Content = slices.Clone(m.Content) // the turn is the client's
 	clean, _ := Sanitize([]cmf.Message{m}, nil, *policy)
 	return len(clean) == 1 && sameContent(clean[0], was)
+}
+
+// answered reports whether every answer names a call the stored
+// conversation's last turn holds with its result: answers spent already.
+func answered(stored []cmf.Message, answers []wire.Resolution) bool {
+	if len(stored) == 0 || len(answers) == 0 {
+		return false
+	}
+	status := storedStatuses(stored)
+	for _, a := range answers {
+		if status[a.ToolCallID] != callAnswered {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package turn
 import (
 	"testing"
 
+	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/wire"
 )
@@ -59,11 +60,35 @@ func TestRetries(t *testing.T) {
 		{"another message", submit("", textMsg(cmf.RoleUser, "u2", "weather in Paris")), "", false},
 		{"a regeneration", &wire.Turn{Intent: wire.Regenerate, Messages: asked}, "", false},
 	} {
-		if got := Retries(c.t, c.key, asked, &policy); got != c.want {
+		if got := Retries(c.t, RunAsked{Key: c.key, Asked: asked}, nil, &policy); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
-	if Retries(submit("", asked[0]), "", nil, &policy) {
+	if Retries(submit("", asked[0]), RunAsked{Continued: "a1"}, nil, &policy) {
 		t.Error("a run that asked nothing (a continuation) has no retry by message")
+	}
+	call := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleAssistant, Content: []cmf.Part{cmf.ToolCall{ToolCallID: "c1", Name: "delete_file", Arguments: []byte(`{}`)}}}
+	call.SetID("a1")
+	result := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleTool, Content: []cmf.Part{cmf.ToolResult{ToolCallID: "c1", ToolName: "delete_file", Content: []byte(`"ok"`)}}}
+	stored := []cmf.Message{asked[0], call, result}
+	cont := func(id string) *wire.Turn {
+		return &wire.Turn{Intent: wire.Continue, MessageID: "a1", Resolutions: []wire.Resolution{{Resolution: agent.Resolution{ToolCallID: id, Kind: agent.Approve}}}}
+	}
+	for _, c := range []struct {
+		name      string
+		t         *wire.Turn
+		continued string
+		stored    []cmf.Message
+		want      bool
+	}{
+		{"the answer again", cont("c1"), "a1", stored, true},
+		{"an answer for another message's run", cont("c1"), "a2", stored, false},
+		{"an answer for a call never made", cont("invented"), "a1", stored, false},
+		{"an answer for a call still waiting", cont("c1"), "a1", stored[:2], false},
+		{"the conversation not loaded", cont("c1"), "a1", nil, false},
+	} {
+		if got := Retries(c.t, RunAsked{Continued: c.continued}, c.stored, &policy); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }
