@@ -312,4 +312,17 @@ func TestARetriedApprovalGetsItsContinuation(t *testing.T) {
 	if got := roles(f.stored("alice", "c")); got != "user,assistant,tool,assistant" {
 		t.Fatalf("stored %s", got)
 	}
+	// A denial sent again as an approval is no retry: refused, and the
+	// call does not run.
+	asked = f.chat("alice", userBody("d", "delete /tmp/y.txt"))
+	req, avail = asked.Find("tool-approval-request"), asked.Find("tool-input-available")
+	answerWith := func(approved bool) string {
+		return continuation("d", msg(asked.Find("start")["messageId"].(string), "assistant", part("step-start"),
+			part("tool-delete_file", "toolCallId", avail["toolCallId"], "state", "approval-responded", "input", avail["input"],
+				"approval", map[string]any{"id": req["approvalId"], "approved": approved})))
+	}
+	f.chat("alice", answerWith(false))
+	if status, body := f.do("alice", http.MethodPost, "/api/chat", answerWith(true)); status != http.StatusConflict || f.deleted.Load() != 1 {
+		t.Fatalf("a denial sent again as an approval: %d %s, %d executions", status, body, f.deleted.Load())
+	}
 }

@@ -3,6 +3,7 @@ package turn
 import (
 	"slices"
 
+	"github.com/agentui/agentui/agent"
 	"github.com/agentui/agentui/cmf"
 	"github.com/agentui/agentui/internal/wire"
 )
@@ -125,15 +126,24 @@ func Retries(t *wire.Turn, run RunAsked, stored []cmf.Message, policy *Policy) b
 	return len(clean) == 1 && sameContent(clean[0], was)
 }
 
-// answered reports whether every answer names a call the stored
-// conversation's last turn holds with its result: answers spent already.
+// answered reports whether every answer is one the stored
+// conversation's last turn holds already: its call has its result, and
+// an approval was approved and a denial denied (a denial sent again as an
+// approval is no retry).
 func answered(stored []cmf.Message, answers []wire.Resolution) bool {
 	if len(stored) == 0 || len(answers) == 0 {
 		return false
 	}
-	status := storedStatuses(stored)
+	status := map[string]cmf.ToolCallStatus{}
+	for _, c := range cmf.ToolCallStates(stored[lastUser(stored)+1:]) {
+		status[c.Call.ToolCallID] = c.Status()
+	}
 	for _, a := range answers {
-		if status[a.ToolCallID] != callAnswered {
+		want := cmf.CallAnswered
+		if a.Kind == agent.Deny {
+			want = cmf.CallDenied
+		}
+		if status[a.ToolCallID] != want {
 			return false
 		}
 	}

@@ -71,6 +71,16 @@ func TestRetries(t *testing.T) {
 	call.SetID("a1")
 	result := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleTool, Content: []cmf.Part{cmf.ToolResult{ToolCallID: "c1", ToolName: "delete_file", Content: []byte(`"ok"`)}}}
 	stored := []cmf.Message{asked[0], call, result}
+	deniedCall := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleAssistant, Content: []cmf.Part{
+		cmf.ToolCall{ToolCallID: "d1", Name: "delete_file", Arguments: []byte(`{}`)}}}
+	deniedCall.SetID("a1")
+	deniedCall.SetCallRecord("d1", cmf.CallRecord{ApprovalID: "ap"})
+	denial := cmf.Message{SchemaVersion: cmf.SchemaVersion, Role: cmf.RoleTool, Content: []cmf.Part{cmf.ToolResult{ToolCallID: "d1", ToolName: "delete_file", Content: []byte(`"denied"`), IsError: true}}}
+	denial.SetCallRecord("d1", cmf.CallRecord{Decision: &cmf.Decision{Approved: false}})
+	denied := []cmf.Message{asked[0], deniedCall, denial}
+	deny := func(id string) *wire.Turn {
+		return &wire.Turn{Intent: wire.Continue, MessageID: "a1", Resolutions: []wire.Resolution{{Resolution: agent.Resolution{ToolCallID: id, Kind: agent.Deny}}}}
+	}
 	cont := func(id string) *wire.Turn {
 		return &wire.Turn{Intent: wire.Continue, MessageID: "a1", Resolutions: []wire.Resolution{{Resolution: agent.Resolution{ToolCallID: id, Kind: agent.Approve}}}}
 	}
@@ -86,6 +96,9 @@ func TestRetries(t *testing.T) {
 		{"an answer for a call never made", cont("invented"), "a1", stored, false},
 		{"an answer for a call still waiting", cont("c1"), "a1", stored[:2], false},
 		{"the conversation not loaded", cont("c1"), "a1", nil, false},
+		{"a denial for a call that ran", deny("c1"), "a1", stored, false},
+		{"the denial again", deny("d1"), "a1", denied, true},
+		{"a denial sent again as an approval", cont("d1"), "a1", denied, false},
 	} {
 		if got := Retries(c.t, RunAsked{Continued: c.continued}, c.stored, &policy); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
