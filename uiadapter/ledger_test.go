@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentui/agentui/history"
+	"github.com/agentui/agentui/internal/testkit/testutil"
 )
 
 // With history, every server tool call a run makes is in the chat's
@@ -18,10 +19,7 @@ func TestRunsRecordTheirCallsInTheLedger(t *testing.T) {
 	key := history.Key{Scope: "alice", Chat: "c"}
 	weather := f.chat("alice", userBody("c", "weather in Paris"))
 	asked := f.chat("alice", userBody("c", "delete /tmp/x.txt"))
-	req, avail := asked.Find("tool-approval-request"), asked.Find("tool-input-available")
-	f.chat("alice", continuation("c", msg(asked.Find("start")["messageId"].(string), "assistant", part("step-start"),
-		part("tool-delete_file", "toolCallId", avail["toolCallId"], "state", "approval-responded", "input", avail["input"],
-			"approval", map[string]any{"id": req["approvalId"], "approved": true}))))
+	f.chat("alice", answerDeleteFile("c", asked, true))
 	if f.deleted.Load() != 1 {
 		t.Fatalf("the approved call ran %d times", f.deleted.Load())
 	}
@@ -30,7 +28,7 @@ func TestRunsRecordTheirCallsInTheLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := calls[weather.Find("tool-input-available")["toolCallId"].(string)]
-	d := calls[avail["toolCallId"].(string)]
+	d := calls[asked.Find("tool-input-available")["toolCallId"].(string)]
 	if len(calls) != 2 || !w.Finished || w.Tool != "get_weather" || w.Started.IsZero() ||
 		!d.Finished || d.Tool != "delete_file" || string(d.Output) != `{"deleted":"/tmp/x.txt"}` {
 		t.Fatalf("the ledger: %+v", calls)
@@ -49,10 +47,7 @@ func TestRunsRecordTheirCallsInTheLedger(t *testing.T) {
 func TestRepeatedApprovalsRunTheToolOnce(t *testing.T) {
 	f := newHistoryFixture(t, history.NewMemory())
 	asked := f.chat("alice", userBody("c", "delete /tmp/x.txt"))
-	req, avail := asked.Find("tool-approval-request"), asked.Find("tool-input-available")
-	answer := continuation("c", msg(asked.Find("start")["messageId"].(string), "assistant", part("step-start"),
-		part("tool-delete_file", "toolCallId", avail["toolCallId"], "state", "approval-responded", "input", avail["input"],
-			"approval", map[string]any{"id": req["approvalId"], "approved": true})))
+	answer := answerDeleteFile("c", asked, true)
 	f.chat("alice", answer)
 	if got := f.deleted.Load(); got != 1 {
 		t.Fatalf("the approved call ran %d times", got)
@@ -68,4 +63,13 @@ func TestRepeatedApprovalsRunTheToolOnce(t *testing.T) {
 	if got := f.deleted.Load(); got != 1 {
 		t.Fatalf("repeated approvals ran the call %d times", got)
 	}
+}
+
+// answerDeleteFile is useChat's continuation answering the delete_file
+// approval the stream asked showed in chat: approved, or denied.
+func answerDeleteFile(chat string, asked testutil.Chunks, approved bool) string {
+	req, avail := asked.Find("tool-approval-request"), asked.Find("tool-input-available")
+	return continuation(chat, msg(asked.Find("start")["messageId"].(string), "assistant", part("step-start"),
+		part("tool-delete_file", "toolCallId", avail["toolCallId"], "state", "approval-responded", "input", avail["input"],
+			"approval", map[string]any{"id": req["approvalId"], "approved": approved})))
 }

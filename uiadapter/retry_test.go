@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -108,7 +109,8 @@ func TestRetriedRequestsRunNothingAgain(t *testing.T) {
 					t.Fatal(err)
 				}
 				if resp.StatusCode != http.StatusOK {
-					b := readAll(resp)
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
 					t.Fatalf("%s: %d %s", chat, resp.StatusCode, b)
 				}
 				return resp
@@ -251,78 +253,4 @@ func readRetryStream(resp *http.Response) retryStream {
 		}
 	}
 	return s
-}
-
-func readAll(resp *http.Response) string {
-	defer resp.Body.Close()
-	var b strings.Builder
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		b.WriteString(sc.Text())
-	}
-	return b.String()
-}
-
-// An Idempotency-Key is an id a client sends: too long, or with a
-// control character, it is refused before anything is stored or run.
-func TestABadIdempotencyKeyIsRefused(t *testing.T) {
-	f := newHistoryFixture(t, history.NewMemory())
-	for key, want := range map[string]string{
-		strings.Repeat("k", 257): "Idempotency-Key is longer than 256 bytes",
-		"k\u202e":                "Idempotency-Key must be printable UTF-8, without control or bidirectional formatting characters",
-	} {
-		req, _ := http.NewRequest(http.MethodPost, f.url+"/api/chat", strings.NewReader(userBody("c", "hello")))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Scope", "alice")
-		req.Header.Set(edge.IdempotencyKeyHeader, key)
-		resp, err := f.client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var e struct{ Error string }
-		_ = json.NewDecoder(resp.Body).Decode(&e)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest || e.Error != want {
-			t.Errorf("%q: %d %q", key, resp.StatusCode, e.Error)
-		}
-	}
-	if got := f.stored("alice", "c"); len(got) != 0 {
-		t.Fatalf("stored %s", roles(got))
-	}
-}
-
-// useChat sends an approval's answer again (a retry of the continuation,
-// without an Idempotency-Key): it gets the stream of the continuation the
-// first answer started, with the call's result, and the call runs once.
-func TestARetriedApprovalGetsItsContinuation(t *testing.T) {
-	f := newHistoryFixture(t, history.NewMemory())
-	asked := f.chat("alice", userBody("c", "delete /tmp/x.txt"))
-	req, avail := asked.Find("tool-approval-request"), asked.Find("tool-input-available")
-	answer := continuation("c", msg(asked.Find("start")["messageId"].(string), "assistant", part("step-start"),
-		part("tool-delete_file", "toolCallId", avail["toolCallId"], "state", "approval-responded", "input", avail["input"],
-			"approval", map[string]any{"id": req["approvalId"], "approved": true})))
-	first := f.chat("alice", answer)
-	again := f.chat("alice", answer)
-	if got := f.deleted.Load(); got != 1 {
-		t.Fatalf("the approved call ran %d times", got)
-	}
-	if again.Find("tool-output-available") == nil || again.Find("finish") == nil || again.Text() != first.Text() {
-		t.Fatalf("the answer sent again got:\n%v\nthe first got:\n%v", again, first)
-	}
-	if got := roles(f.stored("alice", "c")); got != "user,assistant,tool,assistant" {
-		t.Fatalf("stored %s", got)
-	}
-	// A denial sent again as an approval is no retry: refused, and the
-	// call does not run.
-	asked = f.chat("alice", userBody("d", "delete /tmp/y.txt"))
-	req, avail = asked.Find("tool-approval-request"), asked.Find("tool-input-available")
-	answerWith := func(approved bool) string {
-		return continuation("d", msg(asked.Find("start")["messageId"].(string), "assistant", part("step-start"),
-			part("tool-delete_file", "toolCallId", avail["toolCallId"], "state", "approval-responded", "input", avail["input"],
-				"approval", map[string]any{"id": req["approvalId"], "approved": approved})))
-	}
-	f.chat("alice", answerWith(false))
-	if status, body := f.do("alice", http.MethodPost, "/api/chat", answerWith(true)); status != http.StatusConflict || f.deleted.Load() != 1 {
-		t.Fatalf("a denial sent again as an approval: %d %s, %d executions", status, body, f.deleted.Load())
-	}
 }
