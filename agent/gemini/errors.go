@@ -64,7 +64,9 @@ func (e *FinishError) Error() string { return "gemini: the model ended its reply
 // was done (the connection was cut).
 var ErrIncomplete = errors.New("gemini: the stream ended before the response was complete")
 
-// ErrMalformed is returned when the SDK could not read a response.
+// ErrMalformed is returned for a streamed response that is not one the
+// API sends (not JSON, a null candidate, call arguments that are not an
+// object).
 var ErrMalformed = errors.New("gemini: the response could not be read")
 
 // streamError turns what the SDK returned into this package's errors.

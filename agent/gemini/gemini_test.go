@@ -309,14 +309,24 @@ func TestToolDeclarations(t *testing.T) {
 
 func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
 
-// A response the SDK cannot read ends the call with an error, never a
-// crash; a panic of the consumer's own is left to the consumer.
+// A response no API sends ends the call with ErrMalformed, never a crash
+// and never the response's text in the error; a panic of the consumer's
+// own is left to the consumer.
 func TestMalformedResponse(t *testing.T) {
-	m, _ := fuzzModel(t, "data: {\"candidates\":[null]}\r\n\r\n")
-	if _, err := stream(m, userReq("hi")); !errors.Is(err, gemini.ErrMalformed) {
-		t.Fatalf("err = %v", err)
+	for _, body := range []string{
+		`data: {"candidates":[null]}`,
+		`data: {"candidates":[{"content":{"parts":[null]}}]}`,
+		`data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":["secret"]}}]}}]}`,
+		`data: {"candidates":[{"content":{"parts":[{"text":"secret"}]}}`,
+		`event: {"candidates":[]}`,
+	} {
+		m, _ := fuzzModel(t, body+"\r\n\r\n")
+		_, err := stream(m, userReq("hi"))
+		if !errors.Is(err, gemini.ErrMalformed) || strings.Contains(err.Error(), "secret") {
+			t.Fatalf("%s: err = %v", body, err)
+		}
 	}
-	m, _ = fuzzModel(t, "data: "+finishChunk+"\r\n\r\n")
+	m, _ := fuzzModel(t, "data: "+finishChunk+"\r\n\r\n")
 	defer func() {
 		if r := recover(); r != "consumer" {
 			t.Fatalf("recovered %v", r)

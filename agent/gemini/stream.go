@@ -1,8 +1,12 @@
 package gemini
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 
@@ -28,8 +32,116 @@ type decoder struct {
 	sources map[string]bool
 	reason  genai.FinishReason
 	blocked genai.BlockedReason
-	usage   *genai.GenerateContentResponseUsageMetadata
+	usage   *wireUsage
 	version string
+}
+
+// wireResponse is what this package reads of a streamed
+// GenerateContentResponse: encoding/json skips the rest without
+// allocating for it.
+type wireResponse struct {
+	Candidates     []*wireCandidate `json:"candidates"`
+	PromptFeedback *struct {
+		BlockReason genai.BlockedReason `json:"blockReason"`
+	} `json:"promptFeedback"`
+	UsageMetadata *wireUsage      `json:"usageMetadata"`
+	ModelVersion  string          `json:"modelVersion"`
+	Error         *genai.APIError `json:"error"`
+}
+
+type wireCandidate struct {
+	Content *struct {
+		Parts []*wirePart `json:"parts"`
+	} `json:"content"`
+	FinishReason      genai.FinishReason `json:"finishReason"`
+	GroundingMetadata *struct {
+		GroundingChunks []*struct {
+			Web *struct {
+				URI   string `json:"uri"`
+				Title string `json:"title"`
+			} `json:"web"`
+		} `json:"groundingChunks"`
+	} `json:"groundingMetadata"`
+}
+
+type wirePart struct {
+	Text             string `json:"text"`
+	Thought          bool   `json:"thought"`
+	ThoughtSignature []byte `json:"thoughtSignature"`
+	FunctionCall     *struct {
+		ID   string          `json:"id"`
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"args"`
+	} `json:"functionCall"`
+	// Parts agentui has no place for: only whether one is there counts.
+	FunctionResponse    json.RawMessage `json:"functionResponse"`
+	InlineData          json.RawMessage `json:"inlineData"`
+	FileData            json.RawMessage `json:"fileData"`
+	ExecutableCode      json.RawMessage `json:"executableCode"`
+	CodeExecutionResult json.RawMessage `json:"codeExecutionResult"`
+}
+
+// other says whether the part holds something other than text, a thought
+// or a call.
+func (p *wirePart) other() bool {
+	for _, v := range [...]json.RawMessage{p.FunctionResponse, p.InlineData, p.FileData, p.ExecutableCode, p.CodeExecutionResult} {
+		if len(v) > 0 && string(v) != "null" {
+			return true
+		}
+	}
+	return false
+}
+
+type wireUsage struct {
+	PromptTokenCount        int32 `json:"promptTokenCount"`
+	CachedContentTokenCount int32 `json:"cachedContentTokenCount"`
+	CandidatesTokenCount    int32 `json:"candidatesTokenCount"`
+	ThoughtsTokenCount      int32 `json:"thoughtsTokenCount"`
+	ToolUsePromptTokenCount int32 `json:"toolUsePromptTokenCount"`
+	TotalTokenCount         int32 `json:"totalTokenCount"`
+}
+
+// maxEvent bounds one streamed event, as the SDK bounds it (256 MiB): a
+// reply is streamed whole, an inline image included.
+const maxEvent = 256 << 20
+
+// read decodes a streamGenerateContent body (SSE: "data: <response>"
+// events) and yields its chunks. It returns false when it yielded an
+// error or the consumer stopped, true when the body ended.
+func (d *decoder) read(ctx context.Context, body io.Reader, yield func(agent.Chunk, error) bool) bool {
+	fail := func(err error) bool {
+		yield(agent.Chunk{}, err)
+		return false
+	}
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 0, 16<<10), maxEvent)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		field, data, _ := bytes.Cut(line, []byte(":"))
+		event := string(field) == "data"
+		if !event {
+			data = line // an error body, or nothing this package can read
+		}
+		var r wireResponse
+		switch err := json.Unmarshal(data, &r); {
+		case err != nil:
+			return fail(ErrMalformed)
+		case r.Error != nil:
+			return fail(apiError(r.Error))
+		case !event:
+			return fail(ErrMalformed)
+		}
+		if !d.response(&r, yield) {
+			return false
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fail(streamError(ctx, err))
+	}
+	return true
 }
 
 type openPart uint8
@@ -40,10 +152,10 @@ const (
 	openThinking
 )
 
-func (d *decoder) response(r *genai.GenerateContentResponse, yield func(agent.Chunk, error) bool) bool {
-	if r == nil {
-		return true
-	}
+// response yields one streamed response's chunks. It returns false when
+// the consumer stopped or the response is one no API sends (a null
+// candidate or part: ErrMalformed).
+func (d *decoder) response(r *wireResponse, yield func(agent.Chunk, error) bool) bool {
 	if r.ModelVersion != "" {
 		d.version = r.ModelVersion
 	}
@@ -53,13 +165,21 @@ func (d *decoder) response(r *genai.GenerateContentResponse, yield func(agent.Ch
 	if pf := r.PromptFeedback; pf != nil && pf.BlockReason != "" && pf.BlockReason != genai.BlockedReasonUnspecified {
 		d.blocked = pf.BlockReason
 	}
-	if len(r.Candidates) == 0 || r.Candidates[0] == nil {
+	if len(r.Candidates) == 0 {
 		return true
 	}
 	c := r.Candidates[0]
+	if c == nil {
+		yield(agent.Chunk{}, ErrMalformed)
+		return false
+	}
 	if c.Content != nil {
 		for _, p := range c.Content.Parts {
-			if p != nil && !d.part(p, yield) {
+			if p == nil {
+				yield(agent.Chunk{}, ErrMalformed)
+				return false
+			}
+			if !d.part(p, yield) {
 				return false
 			}
 		}
@@ -86,16 +206,15 @@ func (d *decoder) response(r *genai.GenerateContentResponse, yield func(agent.Ch
 
 // part yields one streamed part. Parts agentui has no place for (images
 // the model generates, code execution) are left out.
-func (d *decoder) part(p *genai.Part, yield func(agent.Chunk, error) bool) bool {
+func (d *decoder) part(p *wirePart, yield func(agent.Chunk, error) bool) bool {
 	switch {
 	case p.FunctionCall != nil:
 		fc := p.FunctionCall
 		id := callID(fc.ID)
-		args := "{}"
-		if len(fc.Args) > 0 {
-			if b, err := json.Marshal(fc.Args); err == nil {
-				args = string(b)
-			}
+		args, ok := callArgs(fc.Args)
+		if !ok {
+			yield(agent.Chunk{}, ErrMalformed)
+			return false
 		}
 		d.open, d.calls = openNone, d.calls+1
 		return yield(agent.Chunk{Kind: agent.ChunkToolCall, ToolCallID: id, ToolName: fc.Name, Delta: args, Opaque: d.opaque(p.ThoughtSignature, "")}, nil)
@@ -111,7 +230,7 @@ func (d *decoder) part(p *genai.Part, yield func(agent.Chunk, error) bool) bool 
 			d.open = openNone // a thinking chunk with an Opaque ends the part
 		}
 		return yield(agent.Chunk{Kind: agent.ChunkThinking, Delta: p.Text, Opaque: o}, nil)
-	case p.FunctionResponse == nil && p.InlineData == nil && p.FileData == nil && p.ExecutableCode == nil && p.CodeExecutionResult == nil:
+	case !p.other():
 		if d.open != openText {
 			d.open, d.openLen = openText, 0
 		}
@@ -127,6 +246,24 @@ func (d *decoder) opaque(sig []byte, id string) *cmf.Opaque {
 		return nil
 	}
 	return &cmf.Opaque{Provider: Provider, Model: d.model, ID: id, Data: base64.StdEncoding.EncodeToString(sig)}
+}
+
+// callArgs is a function call's arguments as the loop takes them: a JSON
+// object, compact; none is the empty object. Anything else is no
+// arguments Gemini sends.
+func callArgs(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "{}", true
+	}
+	if raw[0] != '{' {
+		return "", false
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return "", false
+	}
+	return b.String(), true
 }
 
 func (d *decoder) finish() (agent.Chunk, error) {
@@ -149,7 +286,7 @@ func (d *decoder) finish() (agent.Chunk, error) {
 // usage converts Gemini's counts. The prompt count includes cached
 // tokens; the prompt a built-in tool (search) added is input too, so
 // input plus output is the total the API bills.
-func usage(u *genai.GenerateContentResponseUsageMetadata) agent.Usage {
+func usage(u *wireUsage) agent.Usage {
 	if u == nil {
 		return agent.Usage{}
 	}
