@@ -18,12 +18,12 @@ func TestAGUI(t *testing.T) {
 		"reload", "reattach"}
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
 			ts, logs := startServer(t, server.Config{History: mode.history})
-			url := ts.URL + "/api/agui"
+			batch := &flowBatch{dir: "js", node: node, env: mode.env, args: []string{"agui.mjs", ts.URL + "/api/agui"}}
 			for _, flow := range flows {
 				t.Run(flow, func(t *testing.T) {
-					t.Parallel()
-					t.Log(runNode(t, node, mode.env, "agui.mjs", url, flow))
+					t.Log(batch.outcome(t, flow))
 					if want := map[string]string{"none": "client disconnected; run cancelled", "memory": "run stopped"}[mode.history]; flow == "abort" && !strings.Contains(logs.String(), want) {
 						t.Errorf("the aborted run was not cancelled on the server; log:\n%s", logs)
 					}
@@ -40,11 +40,13 @@ func TestAGUILegacyClient(t *testing.T) {
 	testutil.NodeModules(t, "js")
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
 			ts, _ := startServer(t, server.Config{History: mode.history})
-			for _, flow := range []string{"chat", "frontendTool", "state", "reload", "reattach", "files"} {
+			flows := []string{"chat", "frontendTool", "state", "reload", "reattach", "files"}
+			batch := &flowBatch{dir: "js", node: node, env: mode.env, args: []string{"agui.mjs", ts.URL + "/api/agui"}, extra: []string{"legacy"}}
+			for _, flow := range flows {
 				t.Run(flow, func(t *testing.T) {
-					t.Parallel()
-					t.Log(runNode(t, node, mode.env, "agui.mjs", ts.URL+"/api/agui", flow, "legacy"))
+					t.Log(batch.outcome(t, flow))
 				})
 			}
 		})

@@ -21,11 +21,9 @@ func TestVercelPolicy(t *testing.T) {
 			logs := &testutil.LogBuffer{}
 			engine := testutil.DemoEngine(t, policy.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 			ts, _ := startServer(t, server.Config{History: mode.history, Guard: engine})
+			batch := &flowBatch{dir: "js", node: node, env: mode.env, args: []string{"vercel.mjs", ts.URL}}
 			for _, flow := range []string{"policyDenied", "policyApproval", "policyInput"} {
-				t.Run(flow, func(t *testing.T) {
-					t.Parallel()
-					t.Log(runNode(t, node, mode.env, "vercel.mjs", ts.URL, flow))
-				})
+				t.Run(flow, func(t *testing.T) { t.Log(batch.outcome(t, flow)) })
 			}
 			t.Cleanup(func() {
 				if !strings.Contains(logs.String(), `policy=tmp-only decision=deny reason="files may be deleted only under /tmp"`) {

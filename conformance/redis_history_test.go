@@ -31,30 +31,20 @@ func TestRealClientsOnRedisHistory(t *testing.T) {
 	ts7, _ := startServer(t, redis(true))
 	env := []string{"HISTORY=1"}
 	symlinked := []string{"--preserve-symlinks", "--preserve-symlinks-main"}
-	type run struct {
-		name string
-		do   func(t *testing.T) string
-	}
-	var runs []run
+	ai6 := &flowBatch{dir: "js", node: node, env: env, args: []string{"vercel.mjs", ts.URL}}
+	ai7 := &flowBatch{dir: "js7", node: node22, env: append(env, "AISDK7=1"), args: append(symlinked, "vercel.mjs", ts7.URL)}
+	agui := &flowBatch{dir: "js", node: node, env: env, args: []string{"agui.mjs", ts.URL + "/api/agui"}}
 	for _, flow := range []string{"steer", "queue", "interrupt", "stopThenSend", "browserQueue", "branches", "files"} {
-		runs = append(runs,
-			run{"ai6/" + flow, func(t *testing.T) string { return runNode(t, node, env, "vercel.mjs", ts.URL, flow) }},
-			run{"ai7/" + flow, func(t *testing.T) string {
-				return runNodeIn(t, "js7", node22, append(env, "AISDK7=1"), append(symlinked, "vercel.mjs", ts7.URL, flow)...)
-			}})
+		t.Run("ai6/"+flow, func(t *testing.T) { t.Log(ai6.outcome(t, flow)) })
+		t.Run("ai7/"+flow, func(t *testing.T) { t.Log(ai7.outcome(t, flow)) })
 	}
 	for _, flow := range []string{"steerAndQueue", "interrupt", "stop"} {
-		runs = append(runs, run{"websocket/" + flow, func(t *testing.T) string {
-			return runNodeIn(t, "js7", node22, env, append(symlinked, "websocket.mjs", ts7.URL, flow)...)
-		}})
+		t.Run("websocket/"+flow, func(t *testing.T) {
+			t.Parallel()
+			t.Log(runNodeIn(t, "js7", node22, env, append(symlinked, "websocket.mjs", ts7.URL, flow)...))
+		})
 	}
 	for _, flow := range []string{"steer", "queue", "abortThenSend", "files"} {
-		runs = append(runs, run{"agui/" + flow, func(t *testing.T) string { return runNode(t, node, env, "agui.mjs", ts.URL+"/api/agui", flow) }})
-	}
-	for _, r := range runs {
-		t.Run(r.name, func(t *testing.T) {
-			t.Parallel()
-			t.Log(r.do(t))
-		})
+		t.Run("agui/"+flow, func(t *testing.T) { t.Log(agui.outcome(t, flow)) })
 	}
 }

@@ -25,17 +25,18 @@ func TestVercelAISDK7(t *testing.T) {
 	}{{"ai6-chunks", false}, {"ai7-chunks", true}} {
 		for _, mode := range modes {
 			t.Run(chunks.name+"/"+mode.name, func(t *testing.T) {
+				t.Parallel()
 				ts, _ := startServer(t, server.Config{History: mode.history, AISDK7: chunks.v7})
 				env := mode.env
 				if chunks.v7 {
 					env = append(env[:len(env):len(env)], "AISDK7=1")
 				}
+				// The script is a symlink to js/vercel.mjs; keeping the
+				// link's path makes its imports resolve in js7/.
+				batch := &flowBatch{dir: "js7", node: node, env: env, args: []string{"--preserve-symlinks", "--preserve-symlinks-main", "vercel.mjs", ts.URL}}
 				for _, flow := range vercelFlows {
 					t.Run(flow, func(t *testing.T) {
-						t.Parallel()
-						// The script is a symlink to js/vercel.mjs; keeping
-						// the link's path makes its imports resolve in js7/.
-						out := runNodeIn(t, "js7", node, env, "--preserve-symlinks", "--preserve-symlinks-main", "vercel.mjs", ts.URL, flow)
+						out := batch.outcome(t, flow)
 						if !strings.Contains(out, `"ai":"7.`) || !strings.Contains(out, `"node":"v22.`) {
 							t.Fatalf("not AI SDK 7 on Node 22: %s", out)
 						}

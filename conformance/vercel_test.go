@@ -2,11 +2,13 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -76,6 +78,71 @@ func runNodeIn(t *testing.T, dir, node string, env []string, args ...string) str
 	return string(out)
 }
 
+// flowBatch runs flows of one script in one node process in dir, as
+// flows.mjs runs them (a few at a time, each a visitor of its own): a
+// process per flow would spend more CPU importing the SDKs than running
+// the flows. Each flow's subtest asks for its flow with outcome; the
+// process starts once every subtest -run selected has asked.
+type flowBatch struct {
+	dir, node   string
+	env         []string
+	args, extra []string // before the comma-joined flows (the script, its URL), after them
+
+	mu     sync.Mutex
+	wanted []string
+	once   sync.Once
+	lines  map[string]string // a flow's outcome line (flows.mjs)
+	failed map[string]string // a failed flow's error
+	output string            // all the process printed
+	err    error             // the process failed and no flow said why
+}
+
+// outcome is flow's outcome line; t fails when the flow failed. It calls
+// t.Parallel, so that the batch starts once all its subtests have asked.
+func (b *flowBatch) outcome(t *testing.T, flow string) string {
+	t.Helper()
+	b.mu.Lock()
+	b.wanted = append(b.wanted, flow)
+	b.mu.Unlock()
+	t.Parallel()
+	b.once.Do(b.run)
+	if e, failed := b.failed[flow]; failed {
+		t.Fatalf("flow %s failed: %s\n--- all the process printed:\n%s", flow, e, b.output)
+	}
+	line, ok := b.lines[flow]
+	if !ok {
+		t.Fatalf("flow %s did not report (%v); the process printed:\n%s", flow, b.err, b.output)
+	}
+	return line
+}
+
+func (b *flowBatch) run() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	b.mu.Lock()
+	args := append(append(slices.Clone(b.args), strings.Join(b.wanted, ",")), b.extra...)
+	b.mu.Unlock()
+	cmd := exec.CommandContext(ctx, b.node, args...)
+	cmd.Env = append(os.Environ(), b.env...)
+	cmd.Dir = b.dir
+	out, err := cmd.CombinedOutput()
+	b.lines, b.failed, b.output, b.err = map[string]string{}, map[string]string{}, string(out), err
+	for line := range strings.Lines(b.output) {
+		var v struct {
+			Flow  string `json:"flow"`
+			OK    bool   `json:"ok"`
+			Error string `json:"error"`
+		}
+		if !strings.HasPrefix(line, `{"flow":`) || json.Unmarshal([]byte(line), &v) != nil {
+			continue
+		}
+		b.lines[v.Flow] = strings.TrimSpace(line)
+		if !v.OK {
+			b.failed[v.Flow] = v.Error
+		}
+	}
+}
+
 // vercelFlows are the flows of js/vercel.mjs.
 var vercelFlows = []string{"chat", "metadata", "reasoning", "serverTool", "streamingTool", "approvalGranted", "approvalDenied", "frameworkAgent",
 	"clientTool", "regenerate", "branches", "files", "count5000", "modelError", "clientAbort", "stopThenSend", "steer", "queue", "interrupt", "browserQueue", "duplicateCallIds", "resume", "concurrentResumes", "resumeAfterDrop"}
@@ -87,11 +154,12 @@ func TestVercelAISDK(t *testing.T) {
 	testutil.NodeModules(t, "js")
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
 			ts, logs := startServer(t, server.Config{History: mode.history})
+			batch := &flowBatch{dir: "js", node: node, env: mode.env, args: []string{"vercel.mjs", ts.URL}}
 			for _, flow := range vercelFlows {
 				t.Run(flow, func(t *testing.T) {
-					t.Parallel()
-					t.Log(runNode(t, node, mode.env, "vercel.mjs", ts.URL, flow))
+					t.Log(batch.outcome(t, flow))
 					switch flow {
 					case "clientAbort": // stop() reached the server: the run was cancelled
 						if want := map[string]string{"none": "client disconnected; run cancelled", "memory": "run stopped"}[mode.history]; !strings.Contains(logs.String(), want) {

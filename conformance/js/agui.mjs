@@ -1,12 +1,13 @@
-// Runs one AG-UI flow against an agentui server with the real client:
+// Runs AG-UI flows against an agentui server with the real client:
 // @ag-ui/client's HttpAgent drives the run; every raw event is also
 // validated with EventSchema from @ag-ui/core/schemas and the whole stream
 // with verifyEvents, and any warning the client prints fails the flow.
 //
-//   node agui.mjs <agui-url> <flow>          (@ag-ui/client 1.0.0)
-//   node agui.mjs <agui-url> <flow> legacy   (@ag-ui/client 0.0.59)
+//   node agui.mjs <agui-url> <flow>[,<flow>...]          (@ag-ui/client 1.0.0)
+//   node agui.mjs <agui-url> <flow>[,<flow>...] legacy   (@ag-ui/client 0.0.59)
 //
-// Prints a JSON summary and exits 0, or prints the failure and exits 1.
+// Prints each flow's outcome as a JSON line (flows.mjs) and exits 0, or 1
+// when a flow failed.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { from, lastValueFrom, toArray } from 'rxjs';
@@ -14,22 +15,23 @@ import * as current from '@ag-ui/client';
 import * as legacyClient from '@ag-ui/client-legacy';
 import { EventSchema } from '@ag-ui/core/schemas';
 import { cookieFetch, history } from './cookies.mjs';
+import { flow, runFlows } from './flows.mjs';
 import { agentuiAgent } from '../../webui/app/src/agentuiAgent.js';
 
-const [url, flow, mode] = process.argv.slice(2);
+const [url, names, mode] = process.argv.slice(2);
 const legacy = mode === 'legacy';
 // The chat page's HttpAgent subclass (connect, stop), on this client.
 const HttpAgent = agentuiAgent(legacy ? legacyClient : current);
-const checks = [];
-const sent = []; // the RunAgentInput bodies the agent posted
+// flow().checks: the checks of the flow's responses; flow().sent: the
+// RunAgentInput bodies its agent posted; flow().warnings: what the client
+// printed on the console while the flow ran.
 // What the fake model of lineBreaks_test.go sends (lineBreaks flow).
 const ODD = 'Ber\nlin\r\n\u2028x';
 const ODD_TEXT = 'Line one\nline two\r\nthree\u2028four';
-const warnings = [];
 for (const level of ['warn', 'error']) {
   const original = console[level];
   console[level] = (...args) => {
-    warnings.push(args.map(String).join(' '));
+    flow()?.warnings.push(args.map(String).join(' '));
     original(...args);
   };
 }
@@ -41,14 +43,14 @@ async function checkingFetch(input, init) {
   if (!res.ok || !res.body || !init.body) return res; // not a stream (stop)
   const [forClient, forCheck] = res.body.tee();
   const body = JSON.parse(init.body);
-  sent.push(structuredClone(body));
+  flow().sent.push(structuredClone(body));
   body.connect = String(input).endsWith('/connect');
   const check = checkStream(res.headers, forCheck, body).catch((e) => {
     if (init.signal?.aborted) return { aborted: true, events: [] };
     throw e;
   });
   check.catch(() => {});
-  checks.push(check);
+  flow().checks.push(check);
   return new Response(forClient, { status: res.status, statusText: res.statusText, headers: res.headers });
 }
 
@@ -107,7 +109,7 @@ async function checkStream(headers, body, input) {
 function newAgent(options = {}) {
   return new HttpAgent({
     url,
-    threadId: `thread-${flow}-${Math.random().toString(36).slice(2)}`,
+    threadId: `thread-${flow().name}-${Math.random().toString(36).slice(2)}`,
     fetch: checkingFetch,
     ...options,
   });
@@ -120,7 +122,7 @@ const user = (content) => ({ id: 'u-' + Math.random().toString(36).slice(2), rol
 const assistantText = (agent) =>
   agent.messages.filter((m) => m.role === 'assistant').map((m) => m.content ?? '').join('');
 const lastAssistant = (agent) => agent.messages.filter((m) => m.role === 'assistant' && m.content).at(-1)?.content;
-const eventsOf = async (i) => (await checks[i]).events;
+const eventsOf = async (i) => (await flow().checks[i]).events;
 
 // runSample posts a recorded RunAgentInput as it is, then replays it
 // through HttpAgent.
@@ -314,7 +316,7 @@ const flows = {
     await assert.rejects(agent.runAgent({ resume }), /400|two tool calls share one id/);
     agent.messages = genuine;
     await agent.runAgent({ resume });
-    const results = (await eventsOf(checks.length - 1)).filter((e) => e.type === 'TOOL_CALL_RESULT');
+    const results = (await eventsOf(flow().checks.length - 1)).filter((e) => e.type === 'TOOL_CALL_RESULT');
     assert.deepEqual(results.map((e) => JSON.parse(e.content)), [{ deleted: '/tmp/x.txt' }]);
     assert.equal(lastAssistant(agent), 'Deleted /tmp/x.txt.');
   },
@@ -338,7 +340,7 @@ const flows = {
     const say = async (text) => {
       agent.messages = [...agent.messages, user(text)];
       await agent.runAgent();
-      return (await eventsOf(checks.length - 1)).at(-1);
+      return (await eventsOf(flow().checks.length - 1)).at(-1);
     };
     await say('weather in Paris');
     assert.equal(lastAssistant(agent), 'The weather in Paris is sunny, 21°C.');
@@ -348,7 +350,7 @@ const flows = {
       const [interrupt] = finished.outcome.interrupts;
       assert.equal(interrupt.reason, 'tool_call');
       await agent.runAgent({ resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved } }] });
-      const events = await eventsOf(checks.length - 1);
+      const events = await eventsOf(flow().checks.length - 1);
       assert.equal(events.find((e) => e.type === 'TOOL_CALL_RESULT')?.toolCallId, interrupt.toolCallId);
       assert.equal(lastAssistant(agent), want);
     }
@@ -362,7 +364,7 @@ const flows = {
     const add = async (text, approved) => {
       agent.messages = [...agent.messages, user(`call notes_add {"text":"${text}"}`)];
       await agent.runAgent();
-      const finished = (await eventsOf(checks.length - 1)).at(-1);
+      const finished = (await eventsOf(flow().checks.length - 1)).at(-1);
       assert.equal(finished.outcome?.type, 'interrupt', 'notes_add asks first');
       const [interrupt] = finished.outcome.interrupts;
       await agent.runAgent({ resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved } }] });
@@ -375,7 +377,7 @@ const flows = {
     assert.equal(lastAssistant(agent), 'notes_list returned: {"notes":["milk"]}', 'the denied note never reached the server');
     agent.messages = [...agent.messages, user('call notes_tidy {"steps":2}')];
     await agent.runAgent();
-    const events = await eventsOf(checks.length - 1);
+    const events = await eventsOf(flow().checks.length - 1);
     const progress = events.filter((e) => e.type === 'ACTIVITY_SNAPSHOT' && e.activityType === 'tool-progress');
     assert.ok(progress.length >= 1 && progress.every((e, i) => e.content.output.progress === i + 1), 'the passes, in order');
     assert.ok(events.findIndex((e) => e.type === 'TOOL_CALL_RESULT') > events.indexOf(progress.at(-1)), 'the result comes after the progress');
@@ -403,7 +405,7 @@ const flows = {
     const values = sealedValues(agent.messages.slice(1));
     assert.ok(values.length > 0, 'the step carries sealed values: ' + JSON.stringify(agent.messages));
     for (const v of values) assert.match(v, /^[A-Za-z0-9_-]{40,}$/, 'a sealed value is base64url');
-    if (flow === 'sealedTampered') {
+    if (flow().name === 'sealedTampered') {
       const v = values.at(-1);
       const i = v.length >> 1;
       const bad = v.slice(0, i) + (v[i] === 'A' ? 'B' : 'A') + v.slice(i + 1);
@@ -418,8 +420,8 @@ const flows = {
     assert.equal(lastAssistant(agent), 'You are welcome.');
     // What the agent sent back: the step's values as the server sealed
     // them (or as the client altered them), each with its message or call.
-    assert.equal(sent.length, 3);
-    for (const body of sent.slice(1)) {
+    assert.equal(flow().sent.length, 3);
+    for (const body of flow().sent.slice(1)) {
       const end = body.messages.findIndex((m) => m.role === 'tool');
       const step = body.messages.slice(1, end < 0 ? undefined : end);
       assert.deepEqual(sealedValues(step), values);
@@ -503,7 +505,7 @@ const flows = {
     assert.equal(last.type, 'RUN_ERROR');
     assert.equal(last.message, 'An error occurred.');
     assert.ok(error || true);
-    warnings.length = 0; // the client reports the run error on the console, as it should
+    flow().warnings.length = 0; // the client reports the run error on the console, as it should
   },
 
   async abort() {
@@ -511,7 +513,7 @@ const flows = {
     agent.messages = [user('wait 5000 ms')];
     const run = agent.runAgent().catch(() => {});
     const deadline = Date.now() + 5000;
-    while (!checks.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    while (!flow().checks.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     await new Promise((r) => setTimeout(r, 100));
     const started = Date.now();
     // With history a run outlives its request: Stop asks the server.
@@ -519,7 +521,7 @@ const flows = {
     agent.abortRun();
     await run;
     assert.ok(Date.now() - started < 2000, 'abort returns promptly');
-    warnings.length = 0;
+    flow().warnings.length = 0;
     // The server keeps serving.
     agent.messages = [...agent.messages, user('still there?')];
     await agent.runAgent();
@@ -538,7 +540,7 @@ const flows = {
     assert.ok(agent.messages.some((m) => m.role === 'reasoning'), 'the reply started');
     agent.abortRun();
     await run;
-    warnings.length = 0;
+    flow().warnings.length = 0;
     agent.messages = [...agent.messages, user('still there?')];
     await agent.runAgent();
     assert.equal(lastAssistant(agent), 'You said: still there?');
@@ -721,16 +723,12 @@ async function copilotKitInterrupt(approved, want) {
   assert.equal(lastAssistant(agent), want);
 }
 
-try {
-  const run = flows[flow];
-  if (!run) throw new Error('unknown flow ' + flow);
+await runFlows(names.split(','), async (name, state) => {
+  const run = flows[name];
+  if (!run) throw new Error('unknown flow ' + name);
   await run();
-  const results = await Promise.all(checks);
-  const agWarnings = warnings.filter((w) => w.includes('ag-ui') || w.includes('AG-UI') || w.includes('Unrecognized'));
+  const results = await Promise.all(state.checks);
+  const agWarnings = state.warnings.filter((w) => w.includes('ag-ui') || w.includes('AG-UI') || w.includes('Unrecognized'));
   assert.deepEqual(agWarnings, [], 'the client printed warnings');
-  console.log(JSON.stringify({ flow, legacy, ok: true, responses: results.length, events: results.reduce((n, r) => n + r.events.length, 0) }));
-  process.exit(0);
-} catch (e) {
-  console.error(`flow ${flow}${legacy ? ' (legacy)' : ''} failed:`, e?.stack ?? e);
-  process.exit(1);
-}
+  return { responses: results.length, events: results.reduce((n, r) => n + r.events.length, 0) };
+}, { fields: { legacy } });

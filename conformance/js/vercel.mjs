@@ -1,16 +1,16 @@
-// Runs one useChat flow against an agentui server with the real AI SDK:
+// Runs useChat flows against an agentui server with the real AI SDK:
 // the Chat class (what useChat wraps) and DefaultChatTransport drive the
 // conversation; every response is also checked chunk by chunk with the
 // SDK's uiMessageChunkSchema and rebuilt with readUIMessageStream.
 //
-//   node vercel.mjs <base-url> <flow>
+//   node vercel.mjs <base-url> <flow>[,<flow>...]
 //
 // The same script runs with AI SDK 6 (js/) and, through the symlink in
 // js7/ under `node --preserve-symlinks`, with AI SDK 7 on Node 22. AISDK7=1
 // says the server sends AI SDK 7's extra chunks.
 //
-// Prints a JSON summary (with the ai version it ran) and exits 0, or
-// prints the failure and exits 1.
+// Prints each flow's outcome as a JSON line (with the ai version it ran;
+// flows.mjs) and exits 0, or 1 when a flow failed.
 import assert from 'node:assert/strict';
 import { Chat } from '@ai-sdk/react';
 import {
@@ -23,12 +23,13 @@ import {
 } from 'ai';
 import { readFileSync } from 'node:fs';
 import { cookieFetch, history } from './cookies.mjs';
+import { flow, runFlows } from './flows.mjs';
 
-const [base, flow] = process.argv.slice(2);
+const [base, names] = process.argv.slice(2);
 const aiVersion = JSON.parse(readFileSync(new URL('../package.json', import.meta.resolve('ai')), 'utf8')).version;
 const v7Chunks = process.env.AISDK7 === '1';
-const checks = [];
-const sent = []; // the request bodies the Chat posted
+// flow().checks: the checks of the flow's responses; flow().sent: the
+// request bodies its Chat posted.
 // What the fake model of lineBreaks_test.go sends (lineBreaks flow).
 // A one-pixel PNG's first bytes (what the server sniffs as image/png).
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ';
@@ -41,7 +42,7 @@ async function checkingFetch(input, init) {
   const res = await cookieFetch(input, init);
   if (!res.ok || !res.body) return res;
   const body = init.body ? JSON.parse(init.body) : { messages: [] }; // GET: a resumed stream
-  if (init.body) sent.push(body);
+  if (init.body) flow().sent.push(body);
   const last = body.messages.at(-1);
   const [forClient, forCheck] = res.body.tee();
   const check = checkStream(res.headers, forCheck, last?.role === 'assistant' ? last : undefined).catch((e) => {
@@ -49,7 +50,7 @@ async function checkingFetch(input, init) {
     throw e;
   });
   check.catch(() => {}); // reported where awaited
-  checks.push(check);
+  flow().checks.push(check);
   return new Response(forClient, { status: res.status, statusText: res.statusText, headers: res.headers });
 }
 
@@ -113,7 +114,7 @@ async function until(cond, what, ms = 10000) {
 
 function newChat(options = {}) {
   return new Chat({
-    id: `conformance-${flow}-${Math.random().toString(36).slice(2)}`,
+    id: `conformance-${flow().name}-${Math.random().toString(36).slice(2)}`,
     transport: new DefaultChatTransport({ api: base + '/api/chat', fetch: checkingFetch }),
     ...options,
   });
@@ -128,13 +129,13 @@ const toolPart = (m, name) => m.parts.find((p) => p.type === 'tool-' + name);
 
 async function settled(chat) {
   await until(() => chat.status === 'ready' || chat.status === 'error', 'the chat to settle');
-  await Promise.all(checks);
+  await Promise.all(flow().checks);
 }
 
 // approvalResponseChunk checks the continuation's tool-approval-response:
 // present (AI SDK 7 chunks on) and before the call's outcome, or absent.
 async function approvalResponseChunk(want) {
-  const { chunks } = await checks.at(-1);
+  const { chunks } = await flow().checks.at(-1);
   const i = chunks.findIndex((c) => c.type === 'tool-approval-response');
   if (!v7Chunks) {
     assert.equal(i, -1, 'tool-approval-response is an AI SDK 7 chunk');
@@ -220,7 +221,7 @@ const flows = {
     await chat.sendMessage({ text: 'research owls' });
     await settled(chat);
     unsubscribe();
-    const { chunks } = await checks.at(-1);
+    const { chunks } = await flow().checks.at(-1);
     const outputs = chunks.filter((c) => c.type === 'tool-output-available');
     assert.deepEqual(outputs.map((c) => [c.output.step ?? 'final', !!c.preliminary]), [[1, true], [2, true], [3, true], ['final', false]]);
     assert.equal(outputs[2].output.status, 'Summarizing');
@@ -318,7 +319,7 @@ const flows = {
       const md = p.providerMetadata ?? p.callProviderMetadata;
       if (md) assert.deepEqual(Object.keys(md), ['agentui'], 'nothing but the sealed value');
     }
-    if (flow === 'sealedTampered') {
+    if (flow().name === 'sealedTampered') {
       const last = m.parts.findLast((p) => sealedOf(p.providerMetadata ?? p.callProviderMetadata));
       const key = last.callProviderMetadata ? 'callProviderMetadata' : 'providerMetadata';
       const v = values.at(-1);
@@ -337,8 +338,8 @@ const flows = {
     assert.equal(texts(assistant(chat)), 'You are welcome.');
     // What the Chat sent back: the step's values as the server sealed
     // them (or as the client altered them), each with its part.
-    assert.equal(sent.length, 3);
-    for (const body of sent.slice(1)) {
+    assert.equal(flow().sent.length, 3);
+    for (const body of flow().sent.slice(1)) {
       const parts = body.messages.find((x) => x.role === 'assistant').parts;
       const second = parts.findIndex((p, i) => i > 0 && p.type === 'step-start');
       assert.deepEqual(sealedValues(second < 0 ? parts : parts.slice(0, second)), values);
@@ -422,7 +423,7 @@ const flows = {
     await chat.sendMessage({ text: 'call notes_tidy {"steps":2}' });
     await settled(chat);
     unsubscribe();
-    const { chunks } = await checks.at(-1);
+    const { chunks } = await flow().checks.at(-1);
     const outputs = chunks.filter((c) => c.type === 'tool-output-available');
     assert.deepEqual(outputs.at(-1).output, 'Tidied in 2 passes.');
     const passes = outputs.slice(0, -1);
@@ -534,12 +535,12 @@ const flows = {
     await chat.sendMessage({ text: 'my password: hunter2' });
     await until(() => chat.status === 'error', 'the denial');
     assert.match(chat.error.message, /do not paste passwords into the chat/);
-    await Promise.all(checks);
+    await Promise.all(flow().checks);
     chat.clearError();
     await chat.sendMessage({ text: 'please break the policy' });
     await until(() => chat.status === 'error', 'the refusal');
     assert.match(chat.error.message, /a policy could not be evaluated/);
-    await Promise.all(checks);
+    await Promise.all(flow().checks);
     chat.clearError();
     return chat;
   },
@@ -640,7 +641,7 @@ const flows = {
     await chat.sendMessage({ text: '/context' });
     await settled(chat);
     assert.equal(chat.error, undefined, String(chat.error));
-    assert.ok(!JSON.stringify(sent.at(-1)).includes(PNG), 'the resent thread carries no bytes');
+    assert.ok(!JSON.stringify(flow().sent.at(-1)).includes(PNG), 'the resent thread carries no bytes');
     assert.match(texts(assistant(chat)), /"parts":\["image:base64","text"\]/, 'the model is given the file again');
     return chat;
   },
@@ -651,7 +652,7 @@ const flows = {
     await settled(chat);
     const want = Array.from({ length: 5000 }, (_, i) => `${i + 1} `).join('');
     assert.equal(texts(assistant(chat)), want);
-    const { chunks } = await checks.at(-1);
+    const { chunks } = await flow().checks.at(-1);
     assert.equal(chunks.filter((c) => c.type === 'text-delta').length, 5000);
     return chat;
   },
@@ -663,7 +664,7 @@ const flows = {
     assert.equal(chat.status, 'error');
     assert.equal(chat.error.message, 'An error occurred.');
     assert.equal(texts(assistant(chat)), 'Working on it', 'the partial message is kept');
-    const { chunks, errors } = await checks.at(-1);
+    const { chunks, errors } = await flow().checks.at(-1);
     assert.deepEqual(chunks.find((c) => c.type === 'error'), { type: 'error', errorText: 'An error occurred.' });
     assert.equal(errors.length, 1);
     return chat;
@@ -744,7 +745,7 @@ const flows = {
     assert.equal(chat.status, 'ready', String(chat.error));
     const reply = assistant(chat);
     if (v7Chunks) {
-      const [{ chunks }] = await Promise.all(checks);
+      const [{ chunks }] = await Promise.all(flow().checks);
       assert.equal(chunks.filter((c) => c.type === 'reset-step').length, 1, 'one reset-step');
       assert.equal(texts(reply), want, 'the voided step is gone');
       assert.deepEqual(reply.parts.map((p) => p.type), ['step-start', 'text']);
@@ -1002,10 +1003,10 @@ const flows = {
       messages: stored,
       transport: new DefaultChatTransport({ api: base + '/api/chat', fetch: checkingFetch }),
     });
-    const resumed = checks.length;
+    const resumed = flow().checks.length;
     await reloaded.resumeStream();
     await settled(reloaded);
-    assert.equal(checks.length, resumed + 1, 'the continuation was resumed, not found over');
+    assert.equal(flow().checks.length, resumed + 1, 'the continuation was resumed, not found over');
     assert.equal(reloaded.status, 'ready', String(reloaded.error));
     assert.deepEqual(reloaded.messages.map((m) => m.role), ['user', 'assistant']);
     const m = assistant(reloaded);
@@ -1018,21 +1019,17 @@ const flows = {
   },
 };
 
-try {
-  const run = flows[flow];
-  if (!run) throw new Error('unknown flow ' + flow);
+await runFlows(names.split(','), async (name, state) => {
+  const run = flows[name];
+  if (!run) throw new Error('unknown flow ' + name);
   const chat = await run();
-  const results = await Promise.all(checks);
+  const results = await Promise.all(state.checks);
   // readUIMessageStream reports what it cannot process to onError rather
   // than throwing: only the error flow may see any.
-  if (flow !== 'modelError') {
+  if (name !== 'modelError') {
     results.forEach((r, i) => assert.deepEqual(r.errors.map(String), [], `response ${i + 1}: readUIMessageStream errors`));
   }
   // What the chat holds is valid by the SDK's own message validation.
   await validateUIMessages({ messages: chat.messages });
-  console.log(JSON.stringify({ flow, ok: true, ai: aiVersion, node: process.version, responses: results.length, chunks: results.reduce((n, r) => n + r.chunks.length, 0) }));
-  process.exit(0);
-} catch (e) {
-  console.error(`flow ${flow} failed:`, e?.stack ?? e);
-  process.exit(1);
-}
+  return { ai: aiVersion, node: process.version, responses: results.length, chunks: results.reduce((n, r) => n + r.chunks.length, 0) };
+});
