@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,10 +45,12 @@ type Session struct {
 	committed chan struct{}
 	commitErr error
 
-	held     atomic.Int64 // when the lock was last known held (Unix ns)
-	lost     atomic.Bool  // the lock was lost and the run stopped
-	keepStop chan struct{}
-	keepDone chan struct{}
+	held atomic.Int64 // when the lock was last known held (Unix ns)
+	lost atomic.Bool  // the lock was lost and the run stopped
+	// keepMu is held while the lock is extended; keep is the timer of
+	// the next extension, nil once Release stopped it.
+	keepMu   sync.Mutex
+	keep     *time.Timer
 	released bool
 }
 
@@ -233,36 +236,35 @@ func (s *Session) heldAt() time.Time { return time.Unix(0, s.held.Load()) }
 // keepLock extends the lock every third of its TTL until Release. When
 // another request holds it, or it could not be extended for a whole TTL
 // (it has expired, and another request may take it), the run is stopped
-// with stop and the session marked lost.
+// with stop and the session marked lost. A timer, not a goroutine, waits
+// between extensions: a run that streams for minutes (an idle stream)
+// holds no stack for it.
 func (s *Session) keepLock(stop context.CancelFunc) {
-	s.keepStop, s.keepDone = make(chan struct{}), make(chan struct{})
 	ttl := s.e.cfg.LockTTL
-	go func() {
-		defer close(s.keepDone)
-		tick := time.NewTicker(ttl / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-s.keepStop:
-				return
-			case <-tick.C:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), s.e.cfg.StoreTimeout)
-			err := s.e.cfg.Locker.Acquire(ctx, s.Key, s.token, ttl)
-			cancel()
-			switch {
-			case err == nil:
-				s.held.Store(time.Now().UnixNano())
-			case errors.Is(err, history.ErrBusy) || time.Since(s.heldAt()) >= ttl:
-				s.log.Error("lost the conversation lock; stopping the run", "error", err)
-				s.lost.Store(true)
-				stop()
-				return
-			default:
-				s.log.Warn("could not extend the conversation lock; retrying", "error", err)
-			}
+	s.keepMu.Lock()
+	defer s.keepMu.Unlock()
+	s.keep = time.AfterFunc(ttl/3, func() {
+		s.keepMu.Lock()
+		defer s.keepMu.Unlock()
+		if s.keep == nil {
+			return // released
 		}
-	}()
+		ctx, cancel := context.WithTimeout(context.Background(), s.e.cfg.StoreTimeout)
+		err := s.e.cfg.Locker.Acquire(ctx, s.Key, s.token, ttl)
+		cancel()
+		switch {
+		case err == nil:
+			s.held.Store(time.Now().UnixNano())
+		case errors.Is(err, history.ErrBusy) || time.Since(s.heldAt()) >= ttl:
+			s.log.Error("lost the conversation lock; stopping the run", "error", err)
+			s.lost.Store(true)
+			stop()
+			return
+		default:
+			s.log.Warn("could not extend the conversation lock; retrying", "error", err)
+		}
+		s.keep.Reset(ttl / 3)
+	})
 }
 
 // Release stops extending the lock and gives it up, retrying in the
@@ -272,10 +274,14 @@ func (s *Session) Release() {
 		return
 	}
 	s.released = true
-	if s.keepStop != nil {
-		close(s.keepStop)
-		<-s.keepDone
+	// An extension under way ends first: the lock is not taken again
+	// after it is given up.
+	s.keepMu.Lock()
+	if s.keep != nil {
+		s.keep.Stop()
+		s.keep = nil
 	}
+	s.keepMu.Unlock()
 	if s.tryRelease() != nil {
 		held := s.heldAt()
 		s.e.Go(func() { s.releaseEventually(held) })
