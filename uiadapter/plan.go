@@ -24,9 +24,6 @@ import (
 // provider values go back to the client sealed.
 func (req *request) planClient() (*agent.Input, error) {
 	h := req.h
-	if err := req.decodeAll(); err != nil {
-		return nil, err
-	}
 	kinds, _ := h.agent.(agent.ToolKinds)
 	var seal *wire.ChatSeal
 	if len(req.turn.Sealed) > 0 {

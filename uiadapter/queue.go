@@ -87,11 +87,11 @@ func (h *Handler) serveQueued(w http.ResponseWriter, req *request) {
 		switch {
 		case err == nil && runsMessage(src.Header, mine):
 			// Its turn runs (started by another request or replica).
-			h.runs.Follow(ctx, src, sse, h.proto.NewEncoder(sse, t, h.trustedBefore(ctx, key, src.Header, req.log)), 0, nil)
+			h.runs.Follow(ctx, &src, sse, h.proto.NewEncoder(sse, t, h.trustedBefore(ctx, key, src.Header, req.log)), 0, nil)
 			return
 		case err == nil && !src.Header.Ended:
 			// Another reply runs: wait for its end.
-			h.runs.Follow(ctx, src, sse, nopEncoder{}, math.MaxInt64, nil)
+			h.runs.Follow(ctx, &src, sse, nopEncoder{}, math.MaxInt64, nil)
 			quiet = 0
 			continue
 		case err != nil && !errors.Is(err, runlog.ErrNoRun):
@@ -121,7 +121,7 @@ func (h *Handler) serveQueued(w http.ResponseWriter, req *request) {
 			// begun and ended since the look above), or its owner
 			// removed it.
 			if src, err := h.runs.Find(ctx, key); err == nil && runsMessage(src.Header, mine) {
-				h.runs.Follow(ctx, src, sse, h.proto.NewEncoder(sse, t, h.trustedBefore(ctx, key, src.Header, req.log)), 0, nil)
+				h.runs.Follow(ctx, &src, sse, h.proto.NewEncoder(sse, t, h.trustedBefore(ctx, key, src.Header, req.log)), 0, nil)
 				return
 			}
 			h.proto.NewEncoder(sse, t, wire.Trusted{Begun: true}).Close()

@@ -166,7 +166,7 @@ func (h *Handler) replay(w http.ResponseWriter, r *http.Request, turn *wire.Turn
 	for _, ev := range first {
 		enc.Encode(ev)
 	}
-	h.runs.Follow(r.Context(), src, sse, enc, after, nil)
+	h.runs.Follow(r.Context(), &src, sse, enc, after, nil)
 }
 
 // StopHandler serves POST {api}/{id}/stop: it stops the chat's active run

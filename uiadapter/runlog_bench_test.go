@@ -171,7 +171,10 @@ func BenchmarkIdleStreamsWithRunLog(b *testing.B) {
 			for b.Loop() {
 				var opts []uiadapter.Option
 				if mode != "no-history" {
-					opts = append(opts, uiadapter.WithStore(history.NewMemory()), uiadapter.WithScope(uiadapter.SingleScope))
+					// One scope and one address hold every stream: the
+					// bounds on runs at once are lifted to let them.
+					opts = append(opts, uiadapter.WithStore(history.NewMemory()), uiadapter.WithScope(uiadapter.SingleScope),
+						uiadapter.WithRunLimits(&uiadapter.RunLimits{PerScope: streams, PerAddress: -1, Total: streams}))
 				}
 				opts = append(opts, uiadapter.WithLogger(testutil.Logger(io.Discard)))
 				h := testutil.Must(vercelai.Handler(testutil.DemoLoop(b, nil), opts...))
@@ -198,6 +201,8 @@ func BenchmarkIdleStreamsWithRunLog(b *testing.B) {
 				runtime.GC()
 				runtime.ReadMemStats(&after)
 				b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/streams/1024, "KiB/stream")
+				b.ReportMetric(float64(after.StackInuse-before.StackInuse)/streams/1024, "stack-KiB/stream")
+				b.ReportMetric(float64(runtime.NumGoroutine())/streams, "goroutines/stream")
 				cancel()
 				for _, c := range bodies {
 					c.Close()

@@ -79,7 +79,7 @@ func voided(ranges [][2]int64, seq, mute int64) bool {
 // process (recoverDead).
 //
 // pace, when set, hears how far the stream has got.
-func (e *env) Follow(ctx context.Context, src Source, sse *wire.SSEWriter, enc wire.Encoder, mute int64, pace func(seq int64, leave bool)) {
+func (e *env) Follow(ctx context.Context, src *Source, sse *wire.SSEWriter, enc wire.Encoder, mute int64, pace func(seq int64, leave bool)) {
 	l, key, run, remote := src.Log, src.Key, src.Header.Run, src.Remote
 	wait := e.cfg.KeepAlive
 	if wait <= 0 {
@@ -98,21 +98,8 @@ func (e *env) Follow(ctx context.Context, src Source, sse *wire.SSEWriter, enc w
 	cur := runlog.NewCursor(l, key, run, 0)
 	for {
 		es, err := cur.Next(ctx, wait)
-		if remote && err != nil && ctx.Err() == nil && !errors.Is(err, runlog.ErrNoRun) {
-			// The shared store may be back soon (a failover, a pause): the
-			// run goes on meanwhile, so its reader waits too, for as long
-			// as the run's lock would last without it.
-			if failing.IsZero() {
-				failing = time.Now()
-				e.log.Warn("the shared run log does not answer; waiting for it", "chat", key.Chat, "run", run, "error", err)
-			}
-			if time.Since(failing) < e.cfg.LockTTL {
-				select {
-				case <-time.After(min(time.Since(failing)/4+50*time.Millisecond, time.Second)):
-				case <-ctx.Done():
-				}
-				continue
-			}
+		if remote && err != nil && ctx.Err() == nil && !errors.Is(err, runlog.ErrNoRun) && e.waitForShared(ctx, &failing, key, run, err) {
+			continue
 		}
 		failing = time.Time{}
 		switch {
@@ -124,10 +111,7 @@ func (e *env) Follow(ctx context.Context, src Source, sse *wire.SSEWriter, enc w
 		case err != nil && ctx.Err() != nil:
 			return
 		case err != nil:
-			e.log.Warn("the run's log could not be read", "chat", key.Chat, "run", run, "error", err)
-			enc.Fail(wire.ErrorMessage)
-			enc.Close()
-			_ = sse.Flush()
+			e.unreadable(key, run, err, sse, enc)
 			return
 		}
 		if len(es) == 0 {
@@ -171,4 +155,37 @@ func (e *env) Follow(ctx context.Context, src Source, sse *wire.SSEWriter, enc w
 			pace(after, false)
 		}
 	}
+}
+
+// waitForShared waits a while for a shared log that does not answer and
+// reports whether to read again. The shared store may be back soon (a
+// failover, a pause): the run goes on meanwhile, so its reader waits too,
+// for as long as the run's lock would last without it (since failing).
+// Apart from Follow, as the errors below are, to keep the frame a stream
+// holds small (TestStreamFitsStartingStack).
+//
+//go:noinline
+func (e *env) waitForShared(ctx context.Context, failing *time.Time, key history.Key, run string, err error) bool {
+	if failing.IsZero() {
+		*failing = time.Now()
+		e.log.Warn("the shared run log does not answer; waiting for it", "chat", key.Chat, "run", run, "error", err)
+	}
+	if time.Since(*failing) >= e.cfg.LockTTL {
+		return false
+	}
+	select {
+	case <-time.After(min(time.Since(*failing)/4+50*time.Millisecond, time.Second)):
+	case <-ctx.Done():
+	}
+	return true
+}
+
+// unreadable ends a stream whose run's log could not be read.
+//
+//go:noinline
+func (e *env) unreadable(key history.Key, run string, err error, sse *wire.SSEWriter, enc wire.Encoder) {
+	e.log.Warn("the run's log could not be read", "chat", key.Chat, "run", run, "error", err)
+	enc.Fail(wire.ErrorMessage)
+	enc.Close()
+	_ = sse.Flush()
 }

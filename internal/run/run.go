@@ -106,9 +106,13 @@ type Spec struct {
 // enough to batch bursts into few writes.
 const maxAhead = 1024
 
-// Source is where the run's own stream reads it.
-func (rn *Run) Source() Source {
-	return Source{Log: rn.env.local, Key: rn.key, Header: rn.header}
+// Source is where the run's own stream reads it. On the heap (not
+// inlined, so the pointer escapes): a stream holds the frames that call
+// Follow for as long as it lasts (TestStreamFitsStartingStack).
+//
+//go:noinline
+func (rn *Run) Source() *Source {
+	return &Source{Log: rn.env.local, Key: rn.key, Header: rn.header}
 }
 
 // main produces the run, saves it, and ends its log.
