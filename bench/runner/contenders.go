@@ -34,6 +34,9 @@ type contender struct {
 	// idleNote, when it is not measured there, says why.
 	idle     bool
 	idleNote string
+	// idleLaunch, when set, starts the contender for S3 with the given
+	// -history (settings.s3History) instead of launch.
+	idleLaunch func(ctx context.Context, e *env, history string) (*server, error)
 	// s1Only, when set, says why the contender runs in S1 alone.
 	s1Only string
 	// launch starts the contender's server.
@@ -143,6 +146,9 @@ func allContenders() []*contender {
 		{key: "agentui-vercel", label: "agentui/Vercel", proto: vercel, path: "/api/chat", idle: true,
 			launch: func(ctx context.Context, e *env) (*server, error) {
 				return startAgentui(ctx, e, "agentui (Vercel)", "none")
+			},
+			idleLaunch: func(ctx context.Context, e *env, history string) (*server, error) {
+				return startAgentui(ctx, e, "agentui (Vercel)", history)
 			}},
 		{key: "agentui-vercel-ws", label: "agentui/Vercel over a WebSocket", proto: vercelWS, path: "/api/chat",
 			idleNote: "n/a: S3 holds idle HTTP streams",

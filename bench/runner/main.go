@@ -55,6 +55,8 @@ func run() error {
 	rounds := flag.Int("rounds", 0, "override the number of S1/S2 rounds")
 	duration := flag.Duration("duration", 0, "override the length of an S1/S2 round")
 	scRounds := flag.Int("sc-rounds", 0, "override the number of SC rounds (a p99 at one connection needs more than the default 3)")
+	s3Streams := flag.Int("s3-streams", 0, "override the number of S3's idle streams (5000)")
+	s3History := flag.String("s3-history", "", "override agentui's -history in S3 (memory, the binary's default)")
 	flag.Parse()
 	logf = func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
@@ -72,6 +74,12 @@ func run() error {
 	}
 	if *scRounds > 0 {
 		st.scRounds = *scRounds
+	}
+	if *s3Streams > 0 {
+		st.s3Streams = *s3Streams
+	}
+	if *s3History != "" {
+		st.s3History = *s3History
 	}
 	if *command == "" {
 		*command = "go run ./bench/runner " + strings.Join(os.Args[1:], " ")

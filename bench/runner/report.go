@@ -316,7 +316,8 @@ func (r *report) s3Section(b *strings.Builder) {
 	s := r.s3
 	p("### S3 idle streams: %d concurrent `wait %d ms` streams\n\n", s.streams, s.wait.Milliseconds())
 	p("A fresh process of each contender per round, the contenders in turn, each warmed up with 40 short chats; the streams open over %s; "+
-		"memory and goroutines are read once every stream has its first frame. %d rounds; medians.\n\n", r.st.s3Ramp, r.st.s3Rounds)
+		"memory and goroutines are read once every stream has its first frame. %d rounds; medians. agentui runs with `-history %s`; "+
+		"the streams carry no cookie, so each is served without history, as a client that has not loaded the page is.\n\n", r.st.s3Ramp, r.st.s3Rounds, r.st.s3History)
 	p("| contender | streams open | RSS before | RSS while open | RSS per stream | ÷ bare Go | goroutines per stream | heap in use per stream | stacks per stream | TTFB p50 | TTFB p99 | errors |\n")
 	p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	var perRound []string

@@ -33,6 +33,12 @@ type settings struct {
 
 	s3Rounds, s3Streams int
 	s3Wait, s3Ramp      time.Duration
+	// s3History is agentui's -history in S3: the binary's default,
+	// memory. Its streams carry no cookie, so each is served without
+	// history, as a client that has not loaded the page is; the
+	// history's bounds on runs at once would refuse thousands of runs
+	// with it.
+	s3History string
 
 	s4Runs, s4Rounds, s4Convs, s4Prefill, s4Turns int
 	scRounds                                      int
@@ -48,7 +54,7 @@ func fullSettings() settings {
 	return settings{
 		rounds: 8, duration: 1500 * time.Millisecond, warmup: time.Second,
 		s1N: 1000, s1Conc: 8, s2N: 20, s2Conc: 64,
-		s3Rounds: 3, s3Streams: 5000, s3Wait: 10 * time.Second, s3Ramp: 3 * time.Second,
+		s3Rounds: 3, s3Streams: 5000, s3Wait: 10 * time.Second, s3Ramp: 3 * time.Second, s3History: "memory",
 		s4Runs: 3, s4Rounds: 10, s4Convs: 32, s4Prefill: 100, s4Turns: 5,
 		scRounds: 3, scDuration: time.Second,
 		tcCount: 3, tcBenchtime: "1s",
@@ -61,7 +67,7 @@ func smokeSettings() settings {
 		smoke:  true,
 		rounds: 1, duration: 500 * time.Millisecond, warmup: 200 * time.Millisecond,
 		s1N: 1000, s1Conc: 8, s2N: 20, s2Conc: 64,
-		s3Rounds: 1, s3Streams: 200, s3Wait: 2 * time.Second, s3Ramp: 200 * time.Millisecond,
+		s3Rounds: 1, s3Streams: 200, s3Wait: 2 * time.Second, s3Ramp: 200 * time.Millisecond, s3History: "memory",
 		s4Runs: 1, s4Rounds: 1, s4Convs: 8, s4Prefill: 10, s4Turns: 2,
 		scRounds: 1, scDuration: 300 * time.Millisecond,
 		tcCount: 1, tcBenchtime: "20x",
@@ -264,7 +270,11 @@ func runIdle(ctx context.Context, st settings, e *env, cs []*contender) s3Result
 func idleRound(ctx context.Context, st settings, e *env, c *contender, round int) (r s3Round) {
 	r.streams = st.s3Streams
 	text := fmt.Sprintf("wait %d ms", st.s3Wait.Milliseconds())
-	srv, err := c.launch(ctx, e)
+	launch := c.launch
+	if c.idleLaunch != nil {
+		launch = func(ctx context.Context, e *env) (*server, error) { return c.idleLaunch(ctx, e, st.s3History) }
+	}
+	srv, err := launch(ctx, e)
 	if err != nil {
 		r.err = err
 		return r
