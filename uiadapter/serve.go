@@ -23,23 +23,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.runs.Exit(id)
-	var (
-		req *request
-		in  *agent.Input
-		s   *run.Session
-		err error
-	)
+	// One value for what the fresh goroutine hands back: each variable
+	// it set would be an allocation of its own.
+	p := new(prepared)
 	onFreshStack(func() {
-		if req, err = h.decode(w, r.WithContext(ctx)); err == nil {
-			req.cancel = cancel
-			in, s, err = h.prepare(w, req)
+		if p.req, p.err = h.decode(w, r.WithContext(ctx)); p.err == nil {
+			p.req.cancel = cancel
+			p.in, p.s, p.err = h.prepare(w, p.req)
 		}
 	})
-	if req == nil {
-		wire.WriteError(w, h.log, err)
+	if p.req == nil {
+		wire.WriteError(w, h.log, p.err)
 		return
 	}
-	h.serve(w, req, in, s, err)
+	h.serve(w, p.req, p.in, p.s, p.err)
+}
+
+// prepared is a request decoded and prepared (prepare's results).
+type prepared struct {
+	req *request
+	in  *agent.Input
+	s   *run.Session
+	err error
 }
 
 // onFreshStack runs f on a goroutine of its own and waits for it.
