@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentui/agentui/history"
 	"github.com/agentui/agentui/internal/testkit/testutil"
 	"github.com/agentui/agentui/internal/wire"
+	"github.com/agentui/agentui/protocols/vercelai"
 	"github.com/agentui/agentui/uiadapter"
 )
 
@@ -97,6 +99,27 @@ func TestRunsAreCutAtTheirBounds(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A run without history (on its request's goroutine) is cut at the time
+// bound too: its stream ends with the protocol's error event saying why.
+func TestALiveRunIsCutAtItsTimeBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := testutil.Must(vercelai.Handler(testutil.DemoLoop(t, nil), uiadapter.WithLogger(testutil.Logger(io.Discard)),
+			uiadapter.WithRunLimits(&uiadapter.RunLimits{MaxDuration: 200 * time.Millisecond})))
+		defer testutil.ShutdownNow(h)
+		start := time.Now()
+		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(userBody("c", "think: wait 60000 ms")))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if e := testutil.ParseChunks(t, w.Body).Find("error"); e == nil || e["errorText"] != wire.RunTooLongMessage {
+			t.Fatalf("the stream ended with %s", w.Body)
+		}
+		if d := time.Since(start); d != 200*time.Millisecond {
+			t.Fatalf("cut after %v, bound 200ms", d)
+		}
+	})
 }
 
 // By default one scope keeps at most 8 replies going at once.

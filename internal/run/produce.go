@@ -82,8 +82,11 @@ func (p *Producer) run(ctx context.Context, record bool, emit func(agent.Event),
 // (wire.Live), cut when its client leaves (cancel is the request's) or
 // ctx ends.
 func (e *env) Live(ctx context.Context, p *Producer, maxDuration time.Duration, sse *wire.SSEWriter, enc wire.Encoder, cancel context.CancelCauseFunc, log *slog.Logger) {
-	ctx, stop := context.WithTimeoutCause(ctx, maxDuration, ErrTooLong)
-	defer stop()
+	// The run's time is up when the request's is: a timer that cancels
+	// the request, not a context of its own under it, which an idle
+	// stream would hold for as long as it is open (about 0.5 KiB).
+	tooLong := time.AfterFunc(maxDuration, func() { cancel(ErrTooLong) })
+	defer tooLong.Stop()
 	l := wire.NewLive(sse, enc, e.cfg.KeepAlive, func() { cancel(errReaderGot) })
 	res := p.run(ctx, false, l.Emit, cancel)
 	out := outcomeOf(ctx, res, false)
