@@ -366,6 +366,13 @@ func TestTwoReplicasShareRuns(t *testing.T) {
 		if msgs[1].Role != "assistant" || len(msgs[1].Parts) == 0 || msgs[2].ID != "u-q1" || msgs[4].ID != "u-q2" {
 			t.Fatalf("stored after A died: %+v", msgs)
 		}
+		// The reply is stored a moment before its run lets go of the chat
+		// and ends its log: a turn sent in between is refused as busy.
+		testutil.Eventually(t, 10*time.Second, "the queued run to end", func() bool {
+			resp := do(http.MethodGet, b.URL+"/api/chat/c3/stream", "")
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusNoContent
+		})
 		resp := do(http.MethodPost, b.URL+"/api/chat", testutil.UserMessage("c3", "u-next", "hello"))
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("a new turn on B: %d", resp.StatusCode)
