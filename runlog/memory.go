@@ -279,16 +279,19 @@ func (m *Memory) log(key history.Key, run string) *memLog {
 func (m *Memory) Append(_ context.Context, key history.Key, run string, entries ...Entry) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	l := m.log(key, run)
-	if l == nil {
-		return nil
+	if l := m.log(key, run); l != nil {
+		l.append(entries)
 	}
+	return nil
+}
+
+// append adds entries and wakes the log's readers; m.mu is held.
+func (l *memLog) append(entries []Entry) {
 	l.add(entries)
 	if l.waiting {
 		close(l.wake)
 		l.wake, l.waiting = make(chan struct{}), false
 	}
-	return nil
 }
 
 // Coalesce makes run's log merge the text and reasoning deltas no reader
@@ -367,14 +370,17 @@ func (m *Memory) Write(ctx context.Context, key history.Key, h Header, retention
 
 // End implements Log.
 func (m *Memory) End(ctx context.Context, key history.Key, run string, retention time.Duration, last ...[]Entry) error {
-	for _, es := range last {
-		_ = m.Append(ctx, key, run, es...)
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l := m.log(key, run)
 	if l == nil {
 		return nil
+	}
+	// The last entries and the end are one change: a reader given the
+	// last entry may have its client ask again at once (a reconnect),
+	// which must find the run ended, not follow it.
+	for _, es := range last {
+		l.append(es)
 	}
 	if l.expiry != nil {
 		l.expiry.Stop()

@@ -2,6 +2,8 @@ package runlog
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -308,3 +310,42 @@ func streamAll(t *testing.T, m *Memory, k history.Key, streamed, n int64) {
 }
 
 func prefix(s string) string { return s[:min(len(s), 40)] }
+
+// A reader given a run's last entry finds the log ended: its client may
+// ask again at once (a reconnect), which must not follow the run again.
+// The last entries and the end are one change; a reader that got the
+// end between them raced it, so the check runs many times.
+func TestMemoryEndsWithItsLastEntries(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory()
+	for i := range 500 {
+		k := history.Key{Scope: "s", Chat: fmt.Sprint("c", i)}
+		_ = m.Begin(ctx, k, Header{Run: "r"}, EventEntry(1, &agent.PartDelta{Kind: agent.PartText, ID: "t", Delta: "a"}))
+		ended := make(chan bool, 1)
+		go func() {
+			for after := int64(1); ; {
+				es, err := m.Read(ctx, k, "r", after, 10*time.Second)
+				if err != nil {
+					ended <- false
+					return
+				}
+				if n := len(es); n > 0 && es[n-1].Type == TypeEnded {
+					h, _ := m.Current(ctx, k)
+					ended <- h.Ended
+					return
+				} else if n > 0 {
+					after = es[n-1].Seq
+				}
+			}
+		}()
+		for waiting := false; !waiting; runtime.Gosched() {
+			m.mu.Lock()
+			waiting = m.logs[k].waiting // the reader waits for the next entry
+			m.mu.Unlock()
+		}
+		_ = m.End(ctx, k, "r", time.Minute, []Entry{EndedEntry(2)})
+		if !<-ended {
+			t.Fatalf("round %d: a reader given the last entry found the log not ended", i)
+		}
+	}
+}
