@@ -337,3 +337,25 @@ func TestMalformedResponse(t *testing.T) {
 	}
 	t.Fatal("no chunk")
 }
+
+// Parts agentui has no place for (an image the model made, code it ran)
+// are left out; the text around them streams, and a null one is nothing.
+func TestPartsWithoutAPlaceAreLeftOut(t *testing.T) {
+	m, _ := fuzzModel(t, `data: {"candidates":[{"content":{"parts":[{"text":"Here"},{"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgo="},"thoughtSignature":"c2ln"},{"executableCode":{"language":"PYTHON","code":"print(1)"}},{"text":" it is"},{"inlineData":null,"text":"."}]},"finishReason":"STOP"}]}`+"\r\n\r\n")
+	chunks, err := stream(m, userReq("draw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text []string
+	for _, c := range chunks {
+		if c.Kind != agent.ChunkFinish {
+			if c.Kind != agent.ChunkText {
+				t.Fatalf("a chunk of kind %v", c.Kind)
+			}
+			text = append(text, c.Delta)
+		}
+	}
+	if strings.Join(text, "|") != "Here| it is|." {
+		t.Fatalf("text %q", text)
+	}
+}

@@ -74,22 +74,26 @@ type wirePart struct {
 		Args json.RawMessage `json:"args"`
 	} `json:"functionCall"`
 	// Parts agentui has no place for: only whether one is there counts.
-	FunctionResponse    json.RawMessage `json:"functionResponse"`
-	InlineData          json.RawMessage `json:"inlineData"`
-	FileData            json.RawMessage `json:"fileData"`
-	ExecutableCode      json.RawMessage `json:"executableCode"`
-	CodeExecutionResult json.RawMessage `json:"codeExecutionResult"`
+	FunctionResponse    present `json:"functionResponse"`
+	InlineData          present `json:"inlineData"`
+	FileData            present `json:"fileData"`
+	ExecutableCode      present `json:"executableCode"`
+	CodeExecutionResult present `json:"codeExecutionResult"`
+}
+
+// present records whether a field held anything but null, without
+// keeping it (an image the model made can be megabytes).
+type present bool
+
+func (p *present) UnmarshalJSON(b []byte) error {
+	*p = string(b) != "null"
+	return nil
 }
 
 // other says whether the part holds something other than text, a thought
 // or a call.
 func (p *wirePart) other() bool {
-	for _, v := range [...]json.RawMessage{p.FunctionResponse, p.InlineData, p.FileData, p.ExecutableCode, p.CodeExecutionResult} {
-		if len(v) > 0 && string(v) != "null" {
-			return true
-		}
-	}
-	return false
+	return bool(p.FunctionResponse || p.InlineData || p.FileData || p.ExecutableCode || p.CodeExecutionResult)
 }
 
 type wireUsage struct {
